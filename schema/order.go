@@ -1,0 +1,226 @@
+package schema
+
+import (
+	"math"
+	"strings"
+)
+
+// Rank orders values of different kinds the way Parse (on MongoDB) sorts
+// them: missing and null first, then numbers, strings, objects, arrays,
+// bytes, booleans and dates. Range operators only compare within one rank.
+type Rank int
+
+// Ranks of the value kinds, in sort order.
+const (
+	RankNull Rank = iota
+	RankNumber
+	RankString
+	RankObject
+	RankArray
+	RankBytes
+	RankBoolean
+	RankDate
+)
+
+// RankOf classifies a value of the REST encoding. Dates must be Date maps;
+// the timestamps createdAt/updatedAt are turned into Date maps by the reader
+// (see Get) so every Date compares alike.
+func RankOf(v any) Rank {
+	switch x := v.(type) {
+	case nil:
+		return RankNull
+	case float64:
+		return RankNumber
+	case string:
+		return RankString
+	case bool:
+		return RankBoolean
+	case []any:
+		return RankArray
+	case map[string]any:
+		switch x["__type"] {
+		case "Date":
+			return RankDate
+		case "Bytes":
+			return RankBytes
+		}
+		return RankObject
+	}
+	return RankObject
+}
+
+// Compare is a total order over values: by rank, then within the rank.
+// Dates compare by their normalized iso string (the service stores every
+// Date in TimeLayout, so string order is time order). Pointers compare by
+// className then objectId; other objects by their sorted keys' values.
+func Compare(a, b any) int {
+	ra, rb := RankOf(a), RankOf(b)
+	if ra != rb {
+		if ra < rb {
+			return -1
+		}
+		return 1
+	}
+	switch ra {
+	case RankNull:
+		return 0
+	case RankNumber:
+		x, y := a.(float64), b.(float64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		case x == y:
+			return 0
+		}
+		// NaN never arrives from JSON; keep the order total anyway.
+		return compareBool(math.IsNaN(y), math.IsNaN(x))
+	case RankString:
+		return strings.Compare(a.(string), b.(string))
+	case RankBoolean:
+		return compareBool(a.(bool), b.(bool))
+	case RankDate:
+		return strings.Compare(isoOf(a), isoOf(b))
+	case RankBytes:
+		x, _ := a.(map[string]any)["base64"].(string)
+		y, _ := b.(map[string]any)["base64"].(string)
+		return strings.Compare(x, y)
+	case RankArray:
+		x, y := a.([]any), b.([]any)
+		for i := 0; i < len(x) && i < len(y); i++ {
+			if c := Compare(x[i], y[i]); c != 0 {
+				return c
+			}
+		}
+		return compareInt(len(x), len(y))
+	}
+	return compareObjects(a.(map[string]any), b.(map[string]any))
+}
+
+func compareObjects(x, y map[string]any) int {
+	if px, ok := x["__type"].(string); ok && px == "Pointer" {
+		if py, ok := y["__type"].(string); ok && py == "Pointer" {
+			if c := strings.Compare(str(x["className"]), str(y["className"])); c != 0 {
+				return c
+			}
+			return strings.Compare(str(x["objectId"]), str(y["objectId"]))
+		}
+	}
+	kx, ky := sortedKeys(x), sortedKeys(y)
+	for i := 0; i < len(kx) && i < len(ky); i++ {
+		if c := strings.Compare(kx[i], ky[i]); c != 0 {
+			return c
+		}
+		if c := Compare(x[kx[i]], y[ky[i]]); c != 0 {
+			return c
+		}
+	}
+	return compareInt(len(kx), len(ky))
+}
+
+// Equal is Parse equality: pointers by class and id (extra keys of an
+// expanded pointer ignored), dates by instant, others structurally.
+func Equal(a, b any) bool {
+	if pa, ok := pointerKey(a); ok {
+		pb, ok := pointerKey(b)
+		return ok && pa == pb
+	}
+	return Compare(a, b) == 0
+}
+
+func pointerKey(v any) (string, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	t := m["__type"]
+	if t != "Pointer" && t != "Object" {
+		return "", false
+	}
+	c, _ := m["className"].(string)
+	id, _ := m["objectId"].(string)
+	return c + "\x00" + id, true
+}
+
+// Get reads a top-level key or a dot path into nested objects. The
+// timestamps createdAt and updatedAt come back as Date maps so that they
+// compare with Date values from queries.
+func Get(obj Object, path string) (any, bool) {
+	head, rest, nested := strings.Cut(path, ".")
+	v, ok := obj[head]
+	if !ok {
+		return nil, false
+	}
+	if nested {
+		inner, isObj := v.(map[string]any)
+		if !isObj {
+			return nil, false
+		}
+		return getNested(inner, rest)
+	}
+	if head == "createdAt" || head == "updatedAt" {
+		if s, isStr := v.(string); isStr {
+			return Date(s), true
+		}
+	}
+	return v, true
+}
+
+func getNested(obj map[string]any, path string) (any, bool) {
+	for {
+		head, rest, nested := strings.Cut(path, ".")
+		v, ok := obj[head]
+		if !ok || !nested {
+			return v, ok
+		}
+		if obj, ok = v.(map[string]any); !ok {
+			return nil, false
+		}
+		path = rest
+	}
+}
+
+// Date wraps a TimeLayout timestamp as a Date value.
+func Date(iso string) map[string]any { return map[string]any{"__type": "Date", "iso": iso} }
+
+func isoOf(v any) string {
+	s, _ := v.(map[string]any)["iso"].(string)
+	return s
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+func compareInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	// Small maps: insertion sort avoids pulling in sort for a hot path.
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}

@@ -1,0 +1,210 @@
+package schema
+
+import (
+	"encoding/base64"
+	"math"
+	"regexp"
+	"time"
+)
+
+// Object is a Parse object in its REST encoding, as decoded by encoding/json:
+// numbers are float64, special values are maps with "__type". The reserved keys
+// objectId, createdAt and updatedAt hold strings (timestamps in TimeLayout).
+// Relation memberships are not stored inside objects.
+type Object = map[string]any
+
+// Type names a field type exactly as Parse's schema API spells it.
+type Type string
+
+// The field types of the Parse data model.
+const (
+	TypeString   Type = "String"
+	TypeNumber   Type = "Number"
+	TypeBoolean  Type = "Boolean"
+	TypeDate     Type = "Date"
+	TypeObject   Type = "Object"
+	TypeArray    Type = "Array"
+	TypePointer  Type = "Pointer"
+	TypeRelation Type = "Relation"
+	TypeFile     Type = "File"
+	TypeGeoPoint Type = "GeoPoint"
+	TypePolygon  Type = "Polygon"
+	TypeBytes    Type = "Bytes"
+	TypeACL      Type = "ACL"
+)
+
+// Field is a field's locked type; TargetClass is set for Pointer and Relation.
+type Field struct {
+	Type        Type   `json:"type"`
+	TargetClass string `json:"targetClass,omitempty"`
+}
+
+// TimeLayout is the wire format of every timestamp: UTC with milliseconds.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime renders t in the wire format.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// ParseTime accepts the wire format and other RFC 3339 spellings clients send.
+func ParseTime(s string) (time.Time, bool) {
+	if t, err := time.Parse(TimeLayout, s); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), true
+	}
+	return time.Time{}, false
+}
+
+var (
+	classNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+	keyNamePattern   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+)
+
+// BuiltinClasses are the underscore classes clients may address through
+// their own routes or /classes.
+var BuiltinClasses = map[string]bool{
+	"_User": true, "_Role": true, "_Installation": true, "_Session": true,
+}
+
+// MaxKeyLength caps key names; the specification says longer names get no
+// index, Quarry refuses them outright so nothing is silently unindexed.
+const MaxKeyLength = 1024
+
+// ValidClassName reports whether a developer may use name as a class. Custom
+// classes must start with a letter; the built-in underscore classes pass.
+func ValidClassName(name string) bool {
+	return BuiltinClasses[name] || (len(name) <= 255 && classNamePattern.MatchString(name))
+}
+
+// ClassNameError is the 103 failure for a class name.
+func ClassNameError(name string) *Error {
+	return Errorf(CodeInvalidClassName, "Invalid class name: %s", name)
+}
+
+// ValidKeyName reports whether a client may write key at the top level.
+func ValidKeyName(key string) bool {
+	return len(key) <= MaxKeyLength && keyNamePattern.MatchString(key)
+}
+
+// ReservedKeys are top-level keys the server owns.
+var ReservedKeys = map[string]bool{"objectId": true, "createdAt": true, "updatedAt": true}
+
+// TypeOf infers the field type of a JSON value. ok is false for null, which
+// never fixes a type. A malformed special value gives a 111 error.
+func TypeOf(v any) (f Field, ok bool, err error) {
+	switch x := v.(type) {
+	case nil:
+		return Field{}, false, nil
+	case string:
+		return Field{Type: TypeString}, true, nil
+	case float64:
+		return Field{Type: TypeNumber}, true, nil
+	case bool:
+		return Field{Type: TypeBoolean}, true, nil
+	case []any:
+		return Field{Type: TypeArray}, true, nil
+	case map[string]any:
+		t, has := x["__type"]
+		if !has {
+			return Field{Type: TypeObject}, true, nil
+		}
+		name, _ := t.(string)
+		if err := ValidateSpecial(name, x); err != nil {
+			return Field{}, false, err
+		}
+		f := Field{Type: Type(name)}
+		if name == "Pointer" || name == "Relation" {
+			f.TargetClass, _ = x["className"].(string)
+		}
+		return f, true, nil
+	}
+	return Field{}, false, Errorf(CodeIncorrectType, "unsupported value")
+}
+
+// ValidateSpecial checks the shape of a value carrying __type.
+func ValidateSpecial(typ string, m map[string]any) error {
+	bad := func() error { return Errorf(CodeIncorrectType, "This is not a valid %s", typ) }
+	switch typ {
+	case "Date":
+		s, ok := m["iso"].(string)
+		if !ok {
+			return bad()
+		}
+		if _, ok := ParseTime(s); !ok {
+			return bad()
+		}
+	case "Pointer":
+		c, ok1 := m["className"].(string)
+		id, ok2 := m["objectId"].(string)
+		if !ok1 || !ok2 || !ValidClassName(c) || id == "" {
+			return Errorf(CodeInvalidPointer, "This is not a valid Pointer")
+		}
+	case "Relation":
+		c, ok := m["className"].(string)
+		if !ok || !ValidClassName(c) {
+			return bad()
+		}
+	case "File":
+		if _, ok := m["name"].(string); !ok {
+			return bad()
+		}
+	case "GeoPoint":
+		lat, ok1 := m["latitude"].(float64)
+		lng, ok2 := m["longitude"].(float64)
+		if !ok1 || !ok2 {
+			return bad()
+		}
+		if err := ValidateGeoPoint(lat, lng); err != nil {
+			return err
+		}
+	case "Polygon":
+		coords, ok := m["coordinates"].([]any)
+		if !ok || len(coords) < 3 {
+			return Errorf(CodeInvalidJSON, "Polygon must have at least 3 values")
+		}
+		for _, c := range coords {
+			pair, ok := c.([]any)
+			if !ok || len(pair) != 2 {
+				return bad()
+			}
+			lat, ok1 := pair[0].(float64)
+			lng, ok2 := pair[1].(float64)
+			if !ok1 || !ok2 {
+				return bad()
+			}
+			if err := ValidateGeoPoint(lat, lng); err != nil {
+				return err
+			}
+		}
+	case "Bytes":
+		s, ok := m["base64"].(string)
+		if !ok {
+			return bad()
+		}
+		if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+			return bad()
+		}
+	case "Object":
+		// An expanded pointer echoed back by a client is stored as a pointer
+		// by the service before it gets here; on its own it is refused.
+		return bad()
+	default:
+		return Errorf(CodeIncorrectType, "unknown __type: %q", typ)
+	}
+	return nil
+}
+
+// ValidateGeoPoint applies the specification's ranges: latitude strictly
+// inside (-90, 90), longitude strictly inside (-180, 180).
+func ValidateGeoPoint(lat, lng float64) error {
+	if math.IsNaN(lat) || math.IsNaN(lng) || lat <= -90 || lat >= 90 || lng <= -180 || lng >= 180 {
+		return Errorf(CodeInvalidJSON, "GeoPoint out of range: latitude must be in (-90, 90) and longitude in (-180, 180)")
+	}
+	return nil
+}
+
+// Pointer builds a pointer value.
+func Pointer(className, objectID string) map[string]any {
+	return map[string]any{"__type": "Pointer", "className": className, "objectId": objectID}
+}

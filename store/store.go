@@ -1,0 +1,43 @@
+// Package store owns persistence: the Adapter contract every backend
+// satisfies, and Open, which picks a backend from a database URI.
+//
+// Adapters know nothing of queries, schemas or HTTP; they durably keep
+// records and hand them back at start-up. Imports: only schema.
+package store
+
+import "errors"
+
+// Kind separates the record families an adapter keeps.
+type Kind byte
+
+// Record families.
+const (
+	KindObject Kind = 'o' // Class = class name, Key = objectId, Value = object JSON
+	KindSchema Kind = 's' // Class = class name, Key = "", Value = schema.Class JSON
+	KindJoin   Kind = 'j' // Class = "<relationKey>:<owningClass>", Key = "<owningId>:<relatedId>", Value = []byte{} when present
+	KindMeta   Kind = 'm' // Class = "", Key = setting name (e.g. "masterKey"), Value = bytes
+)
+
+// Record is one stored item. A nil Value in a Commit deletes the record.
+type Record struct {
+	Kind  Kind
+	Class string
+	Key   string
+	Value []byte
+}
+
+// Adapter is a persistence backend.
+type Adapter interface {
+	// Load calls fn for every stored record, grouped by kind and ordered by
+	// (Kind, Class, Key). It is called once at start-up to rebuild memory.
+	Load(fn func(Record) error) error
+	// Commit applies all records atomically and durably: when it returns
+	// nil, every record survives a crash (kill -9, power loss of the OS
+	// page cache). Concurrent callers share fsyncs (group commit).
+	Commit(records []Record) error
+	// Close flushes and releases the backend.
+	Close() error
+}
+
+// ErrClosed is returned by Commit after Close.
+var ErrClosed = errors.New("store: closed")
