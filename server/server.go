@@ -1,0 +1,158 @@
+// Package server wires Quarry together: options → store → service →
+// front ends, listening, the start-up banner, and orderly shutdown. It is
+// what cmd/quarry runs and what tests start in-process.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/store"
+	"github.com/quarrydata/quarry/transport"
+)
+
+// Server is a running Quarry instance.
+type Server struct {
+	Opts    *config.Options
+	Service *service.Service
+	REST    *transport.Server
+	store   store.Adapter
+	ln      net.Listener
+	log     *slog.Logger
+}
+
+// masterKeyMeta names the generated master key in the store's settings.
+const masterKeyMeta = "masterKey"
+
+// Open builds a server from options: it opens the store, loads it, and
+// generates (once) and keeps a master key when none is configured.
+func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	adapter, err := store.Open(opts.DatabaseURI)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := service.Open(adapter, service.Options{
+		DefaultLimit:             opts.DefaultLimit,
+		MaxLimit:                 opts.MaxLimit,
+		BatchSize:                opts.BatchSize,
+		AllowClientClassCreation: opts.AllowClientClassCreation,
+	})
+	if err != nil {
+		adapter.Close()
+		return nil, err
+	}
+	if opts.MasterKey == "" {
+		key, err := keptMasterKey(svc)
+		if err != nil {
+			adapter.Close()
+			return nil, err
+		}
+		opts.MasterKey = key
+	}
+	rest, err := transport.New(svc, transport.Options{
+		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
+		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
+		DotNetKey: opts.DotNetKey, MasterKeyIPs: opts.MasterKeyIPs, MountPath: opts.MountPath,
+		ServerURL: opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
+		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
+	})
+	if err != nil {
+		adapter.Close()
+		return nil, fmt.Errorf("masterKeyIps: %w", err)
+	}
+	return &Server{Opts: opts, Service: svc, REST: rest, store: adapter, log: log}, nil
+}
+
+func keptMasterKey(svc *service.Service) (string, error) {
+	if b, ok := svc.Meta(masterKeyMeta); ok && len(b) > 0 {
+		return string(b), nil
+	}
+	var raw [24]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", err
+	}
+	key := hex.EncodeToString(raw[:])
+	if err := svc.SetMeta(masterKeyMeta, []byte(key)); err != nil {
+		return "", fmt.Errorf("keeping the generated master key: %w", err)
+	}
+	return key, nil
+}
+
+// Listen binds the configured host and port (port 0 picks a free one).
+func (s *Server) Listen() (net.Addr, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.Opts.Host, strconv.Itoa(s.Opts.Port)))
+	if err != nil {
+		return nil, err
+	}
+	s.ln = ln
+	return ln.Addr(), nil
+}
+
+// Serve answers requests until ctx is done, then shuts down in order:
+// stop accepting, finish in-flight requests, close the store.
+func (s *Server) Serve(ctx context.Context) error {
+	if s.ln == nil {
+		if _, err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	httpServer := s.REST.NewHTTPServer()
+	errc := make(chan error, 1)
+	go func() { errc <- httpServer.Serve(s.ln) }()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		serveErr = httpServer.ShutdownWithContext(shutdown)
+	case serveErr = <-errc:
+	}
+	if err := s.store.Close(); err != nil {
+		serveErr = errors.Join(serveErr, err)
+	}
+	return serveErr
+}
+
+// Close releases the store of a server that never served.
+func (s *Server) Close() error {
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	return s.store.Close()
+}
+
+// Banner is what a developer needs to point a client at the server.
+func (s *Server) Banner(addr net.Addr) string {
+	host := s.Opts.Host
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	_, port, _ := net.SplitHostPort(addr.String())
+	url := s.Opts.ServerURL
+	if url == "" {
+		url = "http://" + net.JoinHostPort(host, port) + s.Opts.MountPath
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Quarry is running.\n")
+	fmt.Fprintf(&b, "  serverURL:  %s\n", url)
+	fmt.Fprintf(&b, "  appId:      %s\n", s.Opts.AppID)
+	fmt.Fprintf(&b, "  masterKey:  %s\n", s.Opts.MasterKey)
+	fmt.Fprintf(&b, "  database:   %s\n", s.Opts.DatabaseURI)
+	fmt.Fprintf(&b, "  health:     %s/health\n", url)
+	fmt.Fprintf(&b, "Try: curl -H 'X-Parse-Application-Id: %s' %s/classes/GameScore\n", s.Opts.AppID, url)
+	return b.String()
+}

@@ -1,0 +1,314 @@
+package service
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// draft is one object write being prepared: a private copy of the object
+// with the body applied, the field types the write implies, relation
+// changes, and what the reply echoes back (results of operators).
+type draft struct {
+	class    string
+	id       string
+	original schema.Object // nil when creating
+	obj      schema.Object
+	fields   map[string]schema.Field
+	joins    []joinChange
+	echo     map[string]any
+}
+
+type joinChange struct {
+	key          string
+	relatedClass string
+	relatedID    string
+	present      bool
+}
+
+func newDraft(class, id string, original schema.Object) *draft {
+	obj := make(schema.Object, len(original)+4)
+	for k, v := range original {
+		obj[k] = v
+	}
+	return &draft{class: class, id: id, original: original, obj: obj,
+		fields: map[string]schema.Field{}, echo: map[string]any{}}
+}
+
+// apply writes a client body into the draft. Keys are applied in sorted
+// order so that the outcome never depends on map iteration.
+func (d *draft) apply(body map[string]any, creating bool) error {
+	keys := make([]string, 0, len(body))
+	for k := range body {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if err := d.applyKey(key, body[key], creating); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *draft) applyKey(key string, val any, creating bool) error {
+	if schema.ReservedKeys[key] || key == "id" && creating {
+		return schema.Errorf(schema.CodeInvalidKeyName, "%s is an invalid field name.", key)
+	}
+	if prohibitedKeys[key] {
+		return schema.Errorf(schema.CodeInvalidKeyName, "Prohibited keyword in request data: %s.", key)
+	}
+	if key == "ACL" {
+		if isDeleteOp(val) {
+			delete(d.obj, "ACL")
+			return nil
+		}
+		acl, err := normalizeACL(val)
+		if err != nil {
+			return err
+		}
+		d.obj["ACL"] = acl
+		return nil
+	}
+	if root, rest, dotted := strings.Cut(key, "."); dotted {
+		if creating {
+			return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", key)
+		}
+		return d.applyNested(root, rest, val)
+	}
+	if !schema.ValidKeyName(key) {
+		return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", key)
+	}
+	if op, ok := val.(map[string]any); ok {
+		if name, isOp := op["__op"]; isOp {
+			return d.applyOp(key, name, op)
+		}
+	}
+	v, err := normalizeValue(val, 1)
+	if err != nil {
+		return err
+	}
+	return d.set(key, v)
+}
+
+// set stores a plain value and records the type it implies.
+func (d *draft) set(key string, v any) error {
+	f, typed, err := schema.TypeOf(v)
+	if err != nil {
+		return err
+	}
+	if f.Type == schema.TypeRelation {
+		// A Relation value declares the field; memberships come from ops.
+		d.fields[key] = f
+		delete(d.obj, key)
+		return nil
+	}
+	if typed {
+		d.fields[key] = f
+	}
+	d.obj[key] = v
+	return nil
+}
+
+func isDeleteOp(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && m["__op"] == "Delete"
+}
+
+func (d *draft) applyOp(key string, name any, op map[string]any) error {
+	switch name {
+	case "Delete":
+		delete(d.obj, key)
+		return nil
+	case "Increment":
+		amount, ok := op["amount"].(float64)
+		if !ok {
+			return schema.Errorf(schema.CodeInvalidJSON, "incrementing must provide a number")
+		}
+		var cur float64
+		switch c := d.obj[key].(type) {
+		case nil:
+		case float64:
+			cur = c
+		default:
+			return schema.Errorf(schema.CodeInvalidJSON, "cannot increment a non-number field %s", key)
+		}
+		d.obj[key] = cur + amount
+		d.fields[key] = schema.Field{Type: schema.TypeNumber}
+		d.echo[key] = cur + amount
+		return nil
+	case "Add", "AddUnique", "Remove":
+		items, err := opObjects(op, name.(string))
+		if err != nil {
+			return err
+		}
+		var cur []any
+		switch c := d.obj[key].(type) {
+		case nil:
+		case []any:
+			cur = c
+		default:
+			return schema.Errorf(schema.CodeInvalidJSON, "cannot %s on a non-array field %s", name, key)
+		}
+		next := arrayOp(name.(string), cur, items)
+		d.obj[key] = next
+		d.fields[key] = schema.Field{Type: schema.TypeArray}
+		d.echo[key] = next
+		return nil
+	case "AddRelation", "RemoveRelation":
+		return d.relationOp(key, name.(string), op)
+	case "Batch":
+		ops, ok := op["ops"].([]any)
+		if !ok {
+			return schema.Errorf(schema.CodeInvalidJSON, "Batch ops must be an array")
+		}
+		for _, o := range ops {
+			m, ok := o.(map[string]any)
+			if !ok || (m["__op"] != "AddRelation" && m["__op"] != "RemoveRelation") {
+				return schema.Errorf(schema.CodeInvalidJSON, "Batch may only hold AddRelation and RemoveRelation")
+			}
+			if err := d.relationOp(key, m["__op"].(string), m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return schema.Errorf(schema.CodeCommandUnavailable, "The %v operator is not supported yet.", name)
+}
+
+func opObjects(op map[string]any, name string) ([]any, error) {
+	raw, ok := op["objects"].([]any)
+	if !ok {
+		verb := "add"
+		if name == "Remove" || name == "RemoveRelation" {
+			verb = "remove"
+		}
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "objects to %s must be an array", verb)
+	}
+	v, err := normalizeValue(raw, 1)
+	if err != nil {
+		return nil, err
+	}
+	return v.([]any), nil
+}
+
+// arrayOp never appends into cur's backing array: cur may be shared with
+// readers of the committed object.
+func arrayOp(name string, cur, items []any) []any {
+	out := make([]any, 0, len(cur)+len(items))
+	switch name {
+	case "Add":
+		out = append(append(out, cur...), items...)
+	case "AddUnique":
+		out = append(out, cur...)
+		for _, it := range items {
+			if !containsEqual(out, it) {
+				out = append(out, it)
+			}
+		}
+	case "Remove":
+		for _, c := range cur {
+			if !containsEqual(items, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func containsEqual(list []any, v any) bool {
+	for _, e := range list {
+		if schema.Equal(e, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *draft) relationOp(key, name string, op map[string]any) error {
+	items, err := opObjects(op, name)
+	if err != nil {
+		return err
+	}
+	target := ""
+	for _, it := range items {
+		p, ok := it.(map[string]any)
+		if !ok || p["__type"] != "Pointer" {
+			return schema.Errorf(schema.CodeInvalidPointer, "%s needs an array of pointers", name)
+		}
+		c := p["className"].(string)
+		if target != "" && c != target {
+			return schema.Errorf(schema.CodeInvalidPointer, "All objects in a relation must have the same class.")
+		}
+		target = c
+		d.joins = append(d.joins, joinChange{key: key, relatedClass: c, relatedID: p["objectId"].(string),
+			present: name == "AddRelation"})
+	}
+	if target != "" {
+		d.fields[key] = schema.Field{Type: schema.TypeRelation, TargetClass: target}
+	}
+	return nil
+}
+
+// applyNested handles "root.a.b" keys: plain values, Delete and Increment
+// inside an Object field.
+func (d *draft) applyNested(root, rest string, val any) error {
+	if !schema.ValidKeyName(root) {
+		return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", root)
+	}
+	path := strings.Split(rest, ".")
+	for _, p := range path {
+		if p == "" || strings.Contains(p, "$") {
+			return schema.Errorf(schema.CodeInvalidNestedKey, "Nested keys should not contain the '$' or '.' characters")
+		}
+	}
+	// Copy every map along the path: the originals may be read concurrently.
+	top, _ := d.obj[root].(map[string]any)
+	if _, exists := d.obj[root]; exists && top == nil {
+		return schema.Errorf(schema.CodeIncorrectType, "%s is not an Object field", root)
+	}
+	top = copyMap(top)
+	d.obj[root] = top
+	d.fields[root] = schema.Field{Type: schema.TypeObject}
+	parent := top
+	for _, p := range path[:len(path)-1] {
+		child, _ := parent[p].(map[string]any)
+		child = copyMap(child)
+		parent[p] = child
+		parent = child
+	}
+	leaf := path[len(path)-1]
+	if op, ok := val.(map[string]any); ok {
+		switch op["__op"] {
+		case nil:
+		case "Delete":
+			delete(parent, leaf)
+			return nil
+		case "Increment":
+			amount, ok := op["amount"].(float64)
+			if !ok {
+				return schema.Errorf(schema.CodeInvalidJSON, "incrementing must provide a number")
+			}
+			cur, _ := parent[leaf].(float64)
+			parent[leaf] = cur + amount
+			return nil
+		default:
+			return schema.Errorf(schema.CodeCommandUnavailable, "The %v operator is not supported on nested keys.", op["__op"])
+		}
+	}
+	v, err := normalizeValue(val, len(path)+1)
+	if err != nil {
+		return err
+	}
+	parent[leaf] = v
+	return nil
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+// Package service holds the operations every front end shares (REST,
+// GraphQL, LiveQuery): create, get, update, delete, find and batch over
+// Parse objects. It validates input, enforces type lock-in, applies update
+// operators atomically, commits durably through the store, keeps the
+// in-memory index current and announces every change.
+//
+// service never speaks HTTP; transport calls it with decoded values.
+package service
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/store"
+)
+
+// Change is one committed write, as live queries consume it. Original is
+// nil for a create, Object is nil for a delete.
+type Change struct {
+	Class    string
+	Original schema.Object
+	Object   schema.Object
+}
+
+// Hooks is the seam where cloud-code triggers run. BeforeSave may change
+// the object or refuse the write; After* run once the write is durable.
+type Hooks interface {
+	BeforeSave(class string, original, object schema.Object) error
+	AfterSave(class string, original, object schema.Object)
+	BeforeDelete(class string, object schema.Object) error
+	AfterDelete(class string, object schema.Object)
+}
+
+// Options configure a Service.
+type Options struct {
+	DefaultLimit int // page size when a query gives none (100)
+	MaxLimit     int // cap on limit; 0 means none
+	BatchSize    int // most commands in one batch (20)
+	// AllowClientClassCreation lets non-master callers create classes by
+	// writing to them (schemaless, the specification's default).
+	AllowClientClassCreation bool
+	Hooks                    Hooks
+	// OnChange receives every committed change, in commit order per object.
+	OnChange func(Change)
+	// Now is the clock; tests may fix it.
+	Now func() time.Time
+}
+
+// Auth is who is calling.
+type Auth struct {
+	Master         bool
+	ReadOnly       bool // read-only master key: reads as master, writes fail
+	UserID         string
+	SessionToken   string
+	InstallationID string
+}
+
+// Service is the shared core. It is safe for concurrent use.
+type Service struct {
+	opts  Options
+	store store.Adapter
+	data  *index.DB
+
+	schemaMu sync.Mutex // serializes schema changes, held across their commit
+	schemas  sync.Map   // class name -> *schema.Class (replaced, never mutated)
+
+	locks [256]sync.Mutex // striped object locks for read-modify-write
+	seed  maphash.Seed
+
+	metaMu sync.Mutex
+	meta   map[string][]byte // server settings kept with the data
+}
+
+// Open loads everything the adapter holds into memory and returns a
+// ready Service.
+func Open(adapter store.Adapter, opts Options) (*Service, error) {
+	if opts.DefaultLimit <= 0 {
+		opts.DefaultLimit = 100
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 20
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Service{opts: opts, store: adapter, data: index.New(), seed: maphash.MakeSeed(), meta: map[string][]byte{}}
+	err := adapter.Load(func(r store.Record) error {
+		switch r.Kind {
+		case store.KindSchema:
+			var c schema.Class
+			if err := json.Unmarshal(r.Value, &c); err != nil {
+				return fmt.Errorf("schema %s: %w", r.Class, err)
+			}
+			s.schemas.Store(c.Name, &c)
+		case store.KindObject:
+			var obj schema.Object
+			if err := json.Unmarshal(r.Value, &obj); err != nil {
+				return fmt.Errorf("object %s/%s: %w", r.Class, r.Key, err)
+			}
+			s.data.Collection(r.Class, true).Put(obj)
+		case store.KindMeta:
+			s.meta[r.Key] = r.Value
+		case store.KindJoin:
+			key, owningClass, ok1 := cutJoinClass(r.Class)
+			owningID, relatedID, ok2 := cutJoinKey(r.Key)
+			if !ok1 || !ok2 {
+				return fmt.Errorf("malformed relation record %q %q", r.Class, r.Key)
+			}
+			s.data.SetRelation(owningClass, key, owningID, relatedID, true)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading store: %w", err)
+	}
+	return s, nil
+}
+
+// Meta returns a server setting kept with the data.
+func (s *Service) Meta(key string) ([]byte, bool) {
+	s.metaMu.Lock()
+	defer s.metaMu.Unlock()
+	v, ok := s.meta[key]
+	return v, ok
+}
+
+// SetMeta durably stores a server setting with the data.
+func (s *Service) SetMeta(key string, value []byte) error {
+	s.metaMu.Lock()
+	defer s.metaMu.Unlock()
+	if err := s.store.Commit([]store.Record{{Kind: store.KindMeta, Key: key, Value: value}}); err != nil {
+		return err
+	}
+	s.meta[key] = value
+	return nil
+}
+
+// Data exposes the in-memory index to the query engine.
+func (s *Service) Data() *index.DB { return s.data }
+
+// Class returns the schema of a class, or nil when it does not exist.
+func (s *Service) Class(name string) *schema.Class {
+	if c, ok := s.schemas.Load(name); ok {
+		return c.(*schema.Class)
+	}
+	return nil
+}
+
+// Classes lists every class schema by name.
+func (s *Service) Classes() []*schema.Class {
+	var out []*schema.Class
+	s.schemas.Range(func(_, v any) bool {
+		out = append(out, v.(*schema.Class))
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// lockObjects takes the stripe locks of the given objects in a fixed order
+// so that transactions over several objects cannot deadlock.
+func (s *Service) lockObjects(keys []string) (unlock func()) {
+	idx := make([]int, 0, len(keys))
+	seen := map[int]bool{}
+	for _, k := range keys {
+		i := int(maphash.String(s.seed, k) % uint64(len(s.locks)))
+		if !seen[i] {
+			seen[i] = true
+			idx = append(idx, i)
+		}
+	}
+	sort.Ints(idx)
+	for _, i := range idx {
+		s.locks[i].Lock()
+	}
+	return func() {
+		for j := len(idx) - 1; j >= 0; j-- {
+			s.locks[idx[j]].Unlock()
+		}
+	}
+}
+
+func joinClass(key, owningClass string) string  { return key + ":" + owningClass }
+func joinKey(owningID, relatedID string) string { return owningID + ":" + relatedID }
+
+func cutJoinClass(s string) (key, owningClass string, ok bool)  { return cut(s) }
+func cutJoinKey(s string) (owningID, relatedID string, ok bool) { return cut(s) }
+
+func cut(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return "", "", false
+}

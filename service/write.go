@@ -1,0 +1,393 @@
+package service
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/store"
+)
+
+// MaxObjectBytes caps one stored object's encoded size (116 beyond it).
+const MaxObjectBytes = 16 << 20
+
+const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// NewObjectID returns 10 random alphanumerics from crypto/rand.
+func NewObjectID() string {
+	const n = 10
+	out := make([]byte, 0, n)
+	var buf [16]byte
+	for len(out) < n {
+		if _, err := rand.Read(buf[:]); err != nil {
+			panic(fmt.Sprintf("crypto/rand failed: %v", err)) // the OS entropy source is gone
+		}
+		for _, b := range buf {
+			// 248 = 4*62: rejecting above it keeps every symbol equally likely.
+			if b < 248 && len(out) < n {
+				out = append(out, idAlphabet[int(b)%len(idAlphabet)])
+			}
+		}
+	}
+	return string(out)
+}
+
+// CreateResult is the reply to a create.
+type CreateResult struct {
+	ObjectID  string
+	CreatedAt string
+	Echo      map[string]any // operator results, merged into the reply
+}
+
+// checkWritable refuses writes the caller may never make to a class.
+func (s *Service) checkWritable(auth Auth, class string, creating bool) error {
+	if auth.ReadOnly {
+		return schema.Errorf(schema.CodeOperationForbidden, "read-only masterKey isn't allowed to perform the write operation.")
+	}
+	if !schema.ValidClassName(class) {
+		return schema.ClassNameError(class)
+	}
+	if creating && !auth.Master && !s.opts.AllowClientClassCreation && s.Class(class) == nil {
+		return schema.Errorf(schema.CodeOperationForbidden,
+			"This user is not allowed to access non-existent class: %s", class)
+	}
+	return nil
+}
+
+// Create stores a new object and returns its id and creation time.
+func (s *Service) Create(auth Auth, class string, body map[string]any) (CreateResult, error) {
+	results, err := s.write(auth, []WriteOp{{Method: MethodCreate, Class: class, Body: body}}, true)
+	if err != nil {
+		return CreateResult{}, err
+	}
+	return results[0].Create, results[0].Err
+}
+
+// Update applies a body (plain values and operators) to an existing object
+// and returns updatedAt plus the operator results.
+func (s *Service) Update(auth Auth, class, id string, body map[string]any) (map[string]any, error) {
+	results, err := s.write(auth, []WriteOp{{Method: MethodUpdate, Class: class, ID: id, Body: body}}, true)
+	if err != nil {
+		return nil, err
+	}
+	return results[0].Update, results[0].Err
+}
+
+// Delete removes an object.
+func (s *Service) Delete(auth Auth, class, id string) error {
+	results, err := s.write(auth, []WriteOp{{Method: MethodDelete, Class: class, ID: id}}, true)
+	if err != nil {
+		return err
+	}
+	return results[0].Err
+}
+
+// Method is the kind of a write.
+type Method int
+
+// Write kinds.
+const (
+	MethodCreate Method = iota
+	MethodUpdate
+	MethodDelete
+)
+
+// WriteOp is one object write, alone or inside a batch.
+type WriteOp struct {
+	Method Method
+	Class  string
+	ID     string
+	Body   map[string]any
+}
+
+// WriteResult is the outcome of one WriteOp.
+type WriteResult struct {
+	Create CreateResult
+	Update map[string]any
+	Err    error
+}
+
+// write runs ops as one atomic, durable unit: either every op is valid and
+// all are committed together, or the first error is returned and nothing
+// is written. Non-atomic batches call it once per op.
+func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, error) {
+	keys := make([]string, 0, len(ops))
+	for i := range ops {
+		if ops[i].Method == MethodCreate {
+			ops[i].ID = NewObjectID()
+		}
+		keys = append(keys, ops[i].Class+"\x00"+ops[i].ID)
+	}
+	unlock := s.lockObjects(keys)
+	defer unlock()
+
+	now := schema.FormatTime(s.opts.Now())
+	// overlay lets later ops in a transaction see earlier ones' effects.
+	overlay := map[string]schema.Object{}
+	deleted := map[string]bool{}
+	drafts := make([]*draft, 0, len(ops))
+	results := make([]WriteResult, len(ops))
+	for i, op := range ops {
+		d, err := s.prepare(auth, op, now, overlay, deleted)
+		if err != nil {
+			if atomic && len(ops) > 1 {
+				return nil, annotate(err, i)
+			}
+			return nil, err
+		}
+		drafts = append(drafts, d)
+		k := op.Class + "\x00" + d.id
+		if op.Method == MethodDelete {
+			deleted[k] = true
+			delete(overlay, k)
+		} else {
+			overlay[k] = d.obj
+		}
+		switch op.Method {
+		case MethodCreate:
+			results[i].Create = CreateResult{ObjectID: d.id, CreatedAt: now, Echo: d.echo}
+		case MethodUpdate:
+			reply := map[string]any{"updatedAt": now}
+			for k, v := range d.echo {
+				reply[k] = v
+			}
+			results[i].Update = reply
+		}
+	}
+	if err := s.commit(drafts); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+func annotate(err error, i int) error {
+	if pe, ok := schema.AsError(err); ok {
+		return &schema.Error{Code: pe.Code, Message: fmt.Sprintf("batch item %d: %s", i, pe.Message)}
+	}
+	return err
+}
+
+// prepare validates one op against the current data (seen through the
+// transaction's overlay) and returns its draft.
+func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]schema.Object, deleted map[string]bool) (*draft, error) {
+	if err := s.checkWritable(auth, op.Class, op.Method == MethodCreate); err != nil {
+		return nil, err
+	}
+	if op.Method == MethodCreate {
+		d := newDraft(op.Class, op.ID, nil)
+		if err := d.apply(op.Body, true); err != nil {
+			return nil, err
+		}
+		d.obj["objectId"] = op.ID
+		d.obj["createdAt"] = now
+		d.obj["updatedAt"] = now
+		return d, s.runBeforeSave(d)
+	}
+	k := op.Class + "\x00" + op.ID
+	cur, ok := overlay[k]
+	if !ok && !deleted[k] {
+		if c := s.data.Collection(op.Class, false); c != nil {
+			cur, ok = c.Get(op.ID)
+		}
+	}
+	if !ok {
+		return nil, schema.ErrObjectNotFound
+	}
+	d := newDraft(op.Class, op.ID, cur)
+	if op.Method == MethodDelete {
+		d.obj = nil
+		if h := s.opts.Hooks; h != nil {
+			if err := h.BeforeDelete(op.Class, cur); err != nil {
+				return nil, err
+			}
+		}
+		return d, nil
+	}
+	if err := d.apply(op.Body, false); err != nil {
+		return nil, err
+	}
+	d.obj["updatedAt"] = now
+	return d, s.runBeforeSave(d)
+}
+
+func (s *Service) runBeforeSave(d *draft) error {
+	if h := s.opts.Hooks; h != nil {
+		return h.BeforeSave(d.class, d.original, d.obj)
+	}
+	return nil
+}
+
+// commit makes drafts durable in one store commit, then updates memory and
+// announces the changes. Schema additions commit in the same unit.
+func (s *Service) commit(drafts []*draft) error {
+	var records []store.Record
+	var newSchemas map[string]*schema.Class
+	needSchema := false
+	for _, d := range drafts {
+		if len(d.fields) > 0 && s.missingFields(d) {
+			needSchema = true
+		}
+	}
+	if needSchema {
+		s.schemaMu.Lock()
+		defer s.schemaMu.Unlock()
+	}
+	// Type lock-in is checked here, against the schema as it is now, so two
+	// writers racing to introduce one field cannot both win.
+	newSchemas = map[string]*schema.Class{}
+	for _, d := range drafts {
+		if d.obj == nil {
+			continue
+		}
+		cls := newSchemas[d.class]
+		if cls == nil {
+			cls = s.Class(d.class)
+		}
+		for key, f := range d.fields {
+			add, err := checkType(cls, d.class, key, f)
+			if err != nil {
+				return err
+			}
+			if add {
+				if !needSchema {
+					return fmt.Errorf("service: field %s.%s appeared without the schema lock", d.class, key)
+				}
+				if cls == nil {
+					cls = schema.NewClass(d.class)
+				} else if newSchemas[d.class] == nil {
+					cls = cls.Clone()
+				}
+				cls.Fields[key] = f
+				newSchemas[d.class] = cls
+			}
+		}
+		if s.Class(d.class) == nil && newSchemas[d.class] == nil {
+			newSchemas[d.class] = schema.NewClass(d.class)
+		}
+	}
+	if len(newSchemas) > 0 && !needSchema {
+		// A brand-new class with no typed fields still needs its schema row.
+		s.schemaMu.Lock()
+		defer s.schemaMu.Unlock()
+	}
+	for name, cls := range newSchemas {
+		b, err := json.Marshal(cls)
+		if err != nil {
+			return err
+		}
+		records = append(records, store.Record{Kind: store.KindSchema, Class: name, Value: b})
+	}
+	for _, d := range drafts {
+		rec := store.Record{Kind: store.KindObject, Class: d.class, Key: d.id}
+		if d.obj != nil {
+			b, err := json.Marshal(d.obj)
+			if err != nil {
+				return err
+			}
+			if len(b) > MaxObjectBytes {
+				return schema.Errorf(schema.CodeObjectTooLarge, "object is larger than %d bytes", MaxObjectBytes)
+			}
+			rec.Value = b
+		}
+		records = append(records, rec)
+		for _, j := range d.joins {
+			r := store.Record{Kind: store.KindJoin, Class: joinClass(j.key, d.class), Key: joinKey(d.id, j.relatedID)}
+			if j.present {
+				r.Value = []byte{}
+			}
+			records = append(records, r)
+		}
+		if d.obj == nil {
+			records = append(records, s.ownedJoinDeletes(d)...)
+		}
+	}
+	if err := s.store.Commit(records); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	for name, cls := range newSchemas {
+		s.schemas.Store(name, cls)
+	}
+	for _, d := range drafts {
+		coll := s.data.Collection(d.class, true)
+		if d.obj == nil {
+			coll.Delete(d.id)
+		} else {
+			coll.Put(d.obj)
+		}
+		for _, j := range d.joins {
+			s.data.SetRelation(d.class, j.key, d.id, j.relatedID, j.present)
+		}
+		if d.obj == nil {
+			s.forgetOwnedJoins(d)
+		}
+	}
+	for _, d := range drafts {
+		s.announce(d)
+	}
+	return nil
+}
+
+// missingFields reports whether d introduces a field or class the current
+// schema lacks (a cheap pre-check that decides whether to take the lock).
+func (s *Service) missingFields(d *draft) bool {
+	cls := s.Class(d.class)
+	if cls == nil {
+		return true
+	}
+	for k := range d.fields {
+		if _, ok := cls.Fields[k]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Service) relationKeys(class string) []string {
+	cls := s.Class(class)
+	if cls == nil {
+		return nil
+	}
+	var keys []string
+	for k, f := range cls.Fields {
+		if f.Type == schema.TypeRelation {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// ownedJoinDeletes removes a deleted object's own relation memberships.
+func (s *Service) ownedJoinDeletes(d *draft) []store.Record {
+	var out []store.Record
+	for _, key := range s.relationKeys(d.class) {
+		s.data.Related(d.class, key, d.id, func(rel string) bool {
+			out = append(out, store.Record{Kind: store.KindJoin, Class: joinClass(key, d.class), Key: joinKey(d.id, rel)})
+			return true
+		})
+	}
+	return out
+}
+
+func (s *Service) forgetOwnedJoins(d *draft) {
+	for _, key := range s.relationKeys(d.class) {
+		var rels []string
+		s.data.Related(d.class, key, d.id, func(rel string) bool { rels = append(rels, rel); return true })
+		for _, rel := range rels {
+			s.data.SetRelation(d.class, key, d.id, rel, false)
+		}
+	}
+}
+
+func (s *Service) announce(d *draft) {
+	if h := s.opts.Hooks; h != nil {
+		if d.obj == nil {
+			h.AfterDelete(d.class, d.original)
+		} else {
+			h.AfterSave(d.class, d.original, d.obj)
+		}
+	}
+	if s.opts.OnChange != nil {
+		s.opts.OnChange(Change{Class: d.class, Original: d.original, Object: d.obj})
+	}
+}

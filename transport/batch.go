@@ -1,0 +1,126 @@
+package transport
+
+import (
+	"strings"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// batch runs POST /batch: commands in the given order, results in request
+// order; with transaction:true they are all-or-nothing.
+func batch(s *Server, c *call) (any, error) {
+	raw, ok := c.body["requests"].([]any)
+	if !ok {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "requests must be an array")
+	}
+	if len(raw) > s.svc.BatchSize() {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "batch holds %d requests; the limit is %d", len(raw), s.svc.BatchSize())
+	}
+	type item struct {
+		r      *route
+		params map[string]string
+		body   map[string]any
+	}
+	items := make([]item, len(raw))
+	for i, e := range raw {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, schema.Errorf(schema.CodeInvalidJSON, "batch request %d must be an object", i)
+		}
+		method, _ := m["method"].(string)
+		path, _ := m["path"].(string)
+		rel, ok := s.batchPath(path)
+		if !ok {
+			return nil, schema.Errorf(schema.CodeInvalidJSON, "cannot route batch path %s", path)
+		}
+		r, params := s.match(strings.ToUpper(method), rel)
+		if r == nil || !r.batchable {
+			return nil, schema.Errorf(schema.CodeInvalidJSON, "cannot route %s %s", method, path)
+		}
+		body, _ := m["body"].(map[string]any)
+		if m["body"] != nil && body == nil {
+			return nil, schema.Errorf(schema.CodeInvalidJSON, "batch request %d: body must be an object", i)
+		}
+		if body == nil {
+			body = map[string]any{}
+		}
+		items[i] = item{r: r, params: params, body: body}
+	}
+	if truthy(c.body["transaction"]) {
+		ops := make([]service.WriteOp, len(items))
+		for i, it := range items {
+			op := service.WriteOp{Class: it.params["className"], ID: it.params["objectId"], Body: it.body}
+			switch it.r.method {
+			case "POST":
+				op.Method = service.MethodCreate
+			case "PUT":
+				op.Method = service.MethodUpdate
+			case "DELETE":
+				op.Method = service.MethodDelete
+			default:
+				return nil, schema.Errorf(schema.CodeInvalidJSON, "a transaction may only hold POST, PUT and DELETE")
+			}
+			ops[i] = op
+		}
+		results, err := s.svc.WriteAll(c.auth, ops)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]any, len(results))
+		for i, r := range results {
+			switch ops[i].Method {
+			case service.MethodCreate:
+				success := map[string]any{"objectId": r.Create.ObjectID, "createdAt": r.Create.CreatedAt}
+				for k, v := range r.Create.Echo {
+					success[k] = v
+				}
+				out[i] = map[string]any{"success": success}
+			case service.MethodUpdate:
+				out[i] = map[string]any{"success": r.Update}
+			default:
+				out[i] = map[string]any{"success": map[string]any{}}
+			}
+		}
+		return out, nil
+	}
+	out := make([]any, len(items))
+	for i, it := range items {
+		sub := &call{auth: c.auth, body: it.body, query: map[string]any{}, params: it.params, base: c.base}
+		res, err := it.r.fn(s, sub)
+		if err != nil {
+			_, body := s.errorBody(err)
+			if _, coded := body["code"]; !coded {
+				body = map[string]any{"code": schema.CodeInternalServerError, "error": "Internal server error."}
+			}
+			out[i] = map[string]any{"error": body}
+			continue
+		}
+		out[i] = map[string]any{"success": res}
+	}
+	return out, nil
+}
+
+// batchPath strips the mount path (or the path of the server URL) from a
+// batch item's path.
+func (s *Server) batchPath(path string) (string, bool) {
+	for _, prefix := range s.batchPrefixes() {
+		if rel, ok := strings.CutPrefix(path, prefix); ok && (rel == "" || rel[0] == '/') {
+			return rel, true
+		}
+	}
+	return "", false
+}
+
+func (s *Server) batchPrefixes() []string {
+	prefixes := []string{s.opts.MountPath}
+	if u := s.opts.ServerURL; u != "" {
+		if i := strings.Index(u, "://"); i >= 0 {
+			u = u[i+3:]
+		}
+		if j := strings.IndexByte(u, '/'); j >= 0 {
+			prefixes = append(prefixes, strings.TrimRight(u[j:], "/"))
+		}
+	}
+	return prefixes
+}

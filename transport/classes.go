@@ -1,0 +1,211 @@
+package transport
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// findParamNames are the query parameters a find accepts; anything else
+// is refused as Parse does.
+var findParamNames = map[string]bool{
+	"where": true, "limit": true, "skip": true, "order": true, "count": true, "keys": true,
+	"excludeKeys": true, "include": true, "includeAll": true, "explain": true, "hint": true,
+	"readPreference": true, "includeReadPreference": true, "subqueryReadPreference": true,
+	"comment": true, "redirectClassNameForKey": true,
+}
+
+var getParamNames = map[string]bool{
+	"keys": true, "include": true, "excludeKeys": true, "readPreference": true,
+	"includeReadPreference": true, "subqueryReadPreference": true,
+}
+
+func createObject(s *Server, c *call) (any, error) {
+	class := c.params["className"]
+	res, err := s.svc.Create(c.auth, class, c.body)
+	if err != nil {
+		return nil, err
+	}
+	c.status = fasthttp.StatusCreated
+	c.location = c.base + "/classes/" + class + "/" + res.ObjectID
+	out := map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt}
+	for k, v := range res.Echo {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func getObject(s *Server, c *call) (any, error) {
+	params := c.allParams()
+	for k := range params {
+		if !getParamNames[k] {
+			return nil, schema.Errorf(schema.CodeInvalidQuery, "Improper encode of parameter")
+		}
+	}
+	ro, err := readOptions(params)
+	if err != nil {
+		return nil, err
+	}
+	return s.svc.Get(c.auth, c.params["className"], c.params["objectId"], ro)
+}
+
+func updateObject(s *Server, c *call) (any, error) {
+	return s.svc.Update(c.auth, c.params["className"], c.params["objectId"], c.body)
+}
+
+func deleteObject(s *Server, c *call) (any, error) {
+	return map[string]any{}, s.svc.Delete(c.auth, c.params["className"], c.params["objectId"])
+}
+
+func findObjects(s *Server, c *call) (any, error) {
+	params := c.allParams()
+	p, err := findParams(params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.svc.Find(c.auth, c.params["className"], p)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"results": res.Results}
+	if res.Counted {
+		out["count"] = res.Count
+	}
+	return out, nil
+}
+
+// allParams merges URL parameters over the body: the JS SDK sends query
+// parameters as body fields of a POST with _method GET.
+func (c *call) allParams() map[string]any {
+	out := make(map[string]any, len(c.body)+len(c.query))
+	for k, v := range c.body {
+		out[k] = v
+	}
+	for k, v := range c.query {
+		out[k] = v
+	}
+	return out
+}
+
+func findParams(params map[string]any) (service.FindParams, error) {
+	p := service.FindParams{Limit: -1}
+	for k := range params {
+		if !findParamNames[k] {
+			return p, schema.Errorf(schema.CodeInvalidQuery, "Invalid parameter for query: %s", k)
+		}
+	}
+	if w, ok := params["where"]; ok && w != nil {
+		switch x := w.(type) {
+		case map[string]any:
+			p.Where = x
+		case string:
+			if strings.TrimSpace(x) != "" {
+				return p, schema.Errorf(schema.CodeInvalidJSON, "Invalid JSON in where")
+			}
+		default:
+			return p, schema.Errorf(schema.CodeInvalidQuery, "where must be a JSON object")
+		}
+	}
+	if v, ok := params["limit"]; ok {
+		n, err := intParam(v, schema.CodeInvalidLimit, "limit")
+		if err != nil {
+			return p, err
+		}
+		p.Limit = n
+	}
+	if v, ok := params["skip"]; ok {
+		n, err := intParam(v, schema.CodeInvalidSkip, "skip")
+		if err != nil {
+			return p, err
+		}
+		p.Skip = n
+	}
+	if v, ok := params["order"]; ok {
+		keys, err := service.ParseOrder(stringParam(v))
+		if err != nil {
+			return p, err
+		}
+		p.Order = keys
+	}
+	p.Count = truthy(params["count"])
+	ro, err := readOptions(params)
+	if err != nil {
+		return p, err
+	}
+	p.Read = ro
+	return p, nil
+}
+
+func readOptions(params map[string]any) (service.ReadOptions, error) {
+	var ro service.ReadOptions
+	if v, ok := params["keys"]; ok {
+		ro.Keys = splitList(stringParam(v))
+	}
+	if v, ok := params["excludeKeys"]; ok {
+		ro.ExcludeKeys = splitList(stringParam(v))
+	}
+	return ro, nil
+}
+
+func intParam(v any, code int, name string) (int, error) {
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case string:
+		if _, err := fmt.Sscan(x, &f); err != nil {
+			return 0, schema.Errorf(code, "%s must be a number", name)
+		}
+	default:
+		return 0, schema.Errorf(code, "%s must be a number", name)
+	}
+	if f != math.Trunc(f) || f < 0 || f > math.MaxInt32 {
+		return 0, schema.Errorf(code, "%s must be a non-negative integer", name)
+	}
+	return int(f), nil
+}
+
+func stringParam(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, ",")
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case float64:
+		return x != 0
+	case string:
+		return x != "" && x != "0" && x != "false"
+	}
+	return false
+}

@@ -1,0 +1,290 @@
+package transport
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// call is one API request after the envelope is unwrapped: who calls, the
+// JSON body (credentials removed) and the URL parameters. Batch items are
+// calls too, so endpoints never touch fasthttp directly.
+type call struct {
+	auth   service.Auth
+	body   map[string]any
+	query  map[string]any // URL query parameters, each JSON-decoded when possible
+	params map[string]string
+	base   string // scheme://host + mount path, for Location headers
+
+	status   int
+	location string
+}
+
+// param reads a query parameter, from the URL or (JS SDK style) the body.
+func (c *call) param(name string) (any, bool) {
+	if v, ok := c.query[name]; ok {
+		return v, true
+	}
+	v, ok := c.body[name]
+	return v, ok
+}
+
+// errUnauthorized is the 403 without a code that Parse answers for a bad
+// application id or key.
+type errUnauthorized struct{ msg string }
+
+func (e errUnauthorized) Error() string { return e.msg }
+
+var unauthorized = errUnauthorized{"unauthorized"}
+
+// bodyCredentialKeys are the JS SDK's envelope fields; they are removed
+// from the body before any endpoint sees it.
+var bodyCredentialKeys = []string{"_method", "_ApplicationId", "_JavaScriptKey", "_ClientKey", "_MasterKey",
+	"_SessionToken", "_InstallationId", "_ClientVersion", "_RevocableSession", "_ContentType", "_context", "_noBody"}
+
+// header reads X-Parse-<name>, falling back to the specification's X-Svc-<name>.
+func header(ctx *fasthttp.RequestCtx, name string) string {
+	if v := ctx.Request.Header.Peek("X-Parse-" + name); len(v) > 0 {
+		return string(v)
+	}
+	return string(ctx.Request.Header.Peek("X-Svc-" + name))
+}
+
+// decodeBody parses a request body as JSON whatever its content type, with
+// the UTF-8, depth and number checks that keep bad input from reaching the
+// service.
+func (s *Server) decodeBody(raw []byte) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return map[string]any{}, nil
+	}
+	if !utf8.Valid(raw) {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "Invalid JSON: body is not valid UTF-8")
+	}
+	if d := jsonDepth(raw); d > s.opts.MaxJSONDepth {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "Invalid JSON: nested deeper than %d levels", s.opts.MaxJSONDepth)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "Invalid JSON")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "Invalid JSON: the body must be an object")
+	}
+	return m, nil
+}
+
+// jsonDepth measures the deepest nesting of arrays and objects without
+// decoding, so a hostile body cannot exhaust the decoder's stack.
+func jsonDepth(b []byte) int {
+	depth, maxDepth := 0, 0
+	inString, escaped := false, false
+	for _, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > maxDepth {
+				maxDepth = depth
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return maxDepth
+}
+
+// envelope unwraps a request into a call: body, method override,
+// credentials, and the key checks.
+func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
+	c := &call{query: map[string]any{}, status: fasthttp.StatusOK}
+	body, err := s.decodeBody(ctx.PostBody())
+	bodyIsJSON := err == nil
+	if err != nil {
+		body = map[string]any{}
+	}
+	if m, ok := body["_method"].(string); ok && ctx.IsPost() {
+		ctx.Request.Header.SetMethod(strings.ToUpper(m))
+	}
+	ctx.QueryArgs().VisitAll(func(k, v []byte) {
+		var decoded any
+		if json.Unmarshal(v, &decoded) == nil {
+			c.query[string(k)] = decoded
+		} else {
+			c.query[string(k)] = string(v)
+		}
+	})
+
+	appID := header(ctx, "Application-Id")
+	master := header(ctx, "Master-Key")
+	keys := map[string]string{
+		"client": header(ctx, "Client-Key"), "javascript": header(ctx, "Javascript-Key"),
+		"rest": header(ctx, "REST-API-Key"), "dotnet": header(ctx, "Windows-Key"),
+	}
+	c.auth.SessionToken = header(ctx, "Session-Token")
+	c.auth.InstallationID = header(ctx, "Installation-Id")
+
+	if appID != s.opts.AppID {
+		// JS SDK style: credentials travel in the body.
+		bodyApp, _ := body["_ApplicationId"].(string)
+		if bodyApp == "" || bodyApp != s.opts.AppID {
+			if u, p, ok := basicAuth(ctx); ok && u == s.opts.AppID {
+				appID = u
+				if js, isJS := strings.CutPrefix(p, "javascript-key="); isJS {
+					keys["javascript"] = js
+				} else {
+					master = p
+				}
+			} else {
+				return nil, unauthorized
+			}
+		} else {
+			if master != "" && !equalKey(master, s.opts.MasterKey) {
+				return nil, unauthorized
+			}
+			appID = bodyApp
+			keys["javascript"], _ = body["_JavaScriptKey"].(string)
+			keys["client"], _ = body["_ClientKey"].(string)
+			if m, ok := body["_MasterKey"].(string); ok {
+				master = m
+			}
+			if t, ok := body["_SessionToken"]; ok && t != nil {
+				c.auth.SessionToken = toString(t)
+			}
+			if i, ok := body["_InstallationId"].(string); ok {
+				c.auth.InstallationID = i
+			}
+		}
+	} else if u, p, ok := basicAuth(ctx); ok && u == s.opts.AppID {
+		if js, isJS := strings.CutPrefix(p, "javascript-key="); isJS {
+			keys["javascript"] = js
+		} else {
+			master = p
+		}
+	}
+	if ctxVal, ok := body["_context"]; ok {
+		if err := checkContext(ctxVal); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range bodyCredentialKeys {
+		delete(body, k)
+	}
+	if err := s.checkKeys(ctx, c, master, keys); err != nil {
+		return nil, err
+	}
+	if !bodyIsJSON && needsBody(ctx) {
+		return nil, err
+	}
+	c.body = body
+	return c, nil
+}
+
+func needsBody(ctx *fasthttp.RequestCtx) bool {
+	return ctx.IsPost() || ctx.IsPut()
+}
+
+func checkContext(v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		return nil
+	case string:
+		var m map[string]any
+		if json.Unmarshal([]byte(x), &m) == nil {
+			return nil
+		}
+	}
+	return schema.Errorf(schema.CodeInvalidJSON, "Invalid object for context.")
+}
+
+func (s *Server) checkKeys(ctx *fasthttp.RequestCtx, c *call, master string, keys map[string]string) error {
+	if master != "" {
+		switch {
+		case equalKey(master, s.opts.MasterKey):
+			if !s.masterAllowed(ctx) {
+				return unauthorized
+			}
+			c.auth.Master = true
+			return nil
+		case s.opts.ReadOnlyMasterKey != "" && equalKey(master, s.opts.ReadOnlyMasterKey):
+			if !s.masterAllowed(ctx) {
+				return unauthorized
+			}
+			c.auth.Master, c.auth.ReadOnly = true, true
+			return nil
+		}
+		// A wrong master key is no key at all; the client keys decide.
+	}
+	configured := map[string]string{
+		"client": s.opts.ClientKey, "javascript": s.opts.JavaScriptKey,
+		"rest": s.opts.RESTAPIKey, "dotnet": s.opts.DotNetKey,
+	}
+	anyConfigured := false
+	for name, want := range configured {
+		if want == "" {
+			continue
+		}
+		anyConfigured = true
+		if equalKey(keys[name], want) {
+			return nil
+		}
+	}
+	if anyConfigured {
+		return unauthorized
+	}
+	return nil
+}
+
+// equalKey compares secrets in constant time.
+func equalKey(got, want string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+func basicAuth(ctx *fasthttp.RequestCtx) (user, pass string, ok bool) {
+	h := string(ctx.Request.Header.Peek("Authorization"))
+	scheme, rest, found := strings.Cut(h, " ")
+	if !found || !strings.EqualFold(scheme, "basic") {
+		return "", "", false
+	}
+	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest))
+	if err != nil {
+		return "", "", false
+	}
+	parts := strings.Split(string(dec), ":")
+	if len(parts) != 2 {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+func toString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,205 @@
+// Package transport is Quarry's REST front end on fasthttp: mount path,
+// request envelope (JSON bodies of any content type, the JS SDK's
+// credentials-in-body and method override, X-Parse-* and X-Svc-* headers,
+// basic auth), key checks, CORS, and the mapping of Parse errors to HTTP
+// statuses. It holds no business rules: every operation is a service call.
+package transport
+
+import (
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/quarrydata/quarry/service"
+)
+
+// Options configure the REST front end.
+type Options struct {
+	AppID             string
+	MasterKey         string
+	ReadOnlyMasterKey string
+	ClientKey         string
+	JavaScriptKey     string
+	RESTAPIKey        string
+	DotNetKey         string
+	// MasterKeyIPs lists addresses or CIDR ranges allowed to use the
+	// master key; empty allows every address.
+	MasterKeyIPs []string
+	MountPath    string   // e.g. "/parse"
+	ServerURL    string   // used for Location headers when set
+	MaxBodyBytes int      // request body limit (maxUploadSize)
+	MaxJSONDepth int      // nesting limit for request bodies
+	AllowOrigin  []string // CORS origins; the first is the default, "*" when empty
+	AllowHeaders []string
+	Logger       *slog.Logger
+}
+
+// Server answers the REST API.
+type Server struct {
+	opts     Options
+	svc      *service.Service
+	router   *router.Router
+	routes   []route
+	masterIP []netip.Prefix
+	log      *slog.Logger
+}
+
+// Default request limits.
+const (
+	DefaultMaxBodyBytes = 10 << 20
+	DefaultMaxJSONDepth = 64
+)
+
+// New builds the REST front end over a service.
+func New(svc *service.Service, opts Options) (*Server, error) {
+	if opts.MountPath == "" {
+		opts.MountPath = "/parse"
+	}
+	opts.MountPath = "/" + strings.Trim(opts.MountPath, "/")
+	if opts.MountPath == "/" {
+		opts.MountPath = ""
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxJSONDepth <= 0 {
+		opts.MaxJSONDepth = DefaultMaxJSONDepth
+	}
+	if len(opts.AllowOrigin) == 0 {
+		opts.AllowOrigin = []string{"*"}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts, svc: svc, router: router.New(), log: opts.Logger}
+	for _, ip := range opts.MasterKeyIPs {
+		p, err := parseIPOrPrefix(ip)
+		if err != nil {
+			return nil, err
+		}
+		s.masterIP = append(s.masterIP, p)
+	}
+	s.router.RedirectTrailingSlash = false
+	s.router.HandleMethodNotAllowed = false
+	s.router.NotFound = func(ctx *fasthttp.RequestCtx) {
+		ctx.SetStatusCode(fasthttp.StatusNotFound)
+		ctx.SetContentType("text/plain; charset=utf-8")
+		ctx.SetBodyString("Cannot " + string(ctx.Method()) + " " + string(ctx.Path()))
+	}
+	s.registerRoutes()
+	return s, nil
+}
+
+func parseIPOrPrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		return netip.ParsePrefix(s)
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// Handler is the fasthttp entry point.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.serve }
+
+// NewHTTPServer wraps the handler in a fasthttp.Server with Quarry's limits.
+func (s *Server) NewHTTPServer() *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:               s.serve,
+		Name:                  "quarry",
+		MaxRequestBodySize:    s.opts.MaxBodyBytes + 64<<10,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
+			// Oversized or unparseable HTTP: still answer in Parse's shape.
+			ctx.Response.Reset()
+			s.cors(ctx)
+			status := fasthttp.StatusBadRequest
+			msg := "bad request"
+			if strings.Contains(err.Error(), "body size exceeds") {
+				status = fasthttp.StatusRequestEntityTooLarge
+				msg = "request entity too large"
+			}
+			writeJSON(ctx, status, map[string]any{"error": msg})
+		},
+	}
+}
+
+func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	s.cors(ctx)
+	if ctx.IsOptions() {
+		ctx.SetStatusCode(fasthttp.StatusOK)
+		ctx.SetBodyString("OK")
+		return
+	}
+	path := string(ctx.Path())
+	if path == "/health" || path == s.opts.MountPath+"/health" {
+		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
+		return
+	}
+	if strings.HasPrefix(path, s.opts.MountPath+"/") {
+		// The envelope runs before routing: the JS SDK's _method decides
+		// which route a POST really is.
+		c, err := s.envelope(ctx)
+		if err != nil {
+			s.writeError(ctx, err)
+			return
+		}
+		ctx.SetUserValue(callKey, c)
+	}
+	s.router.Handler(ctx)
+}
+
+func (s *Server) cors(ctx *fasthttp.RequestCtx) {
+	h := &ctx.Response.Header
+	origin := s.opts.AllowOrigin[0]
+	if req := string(ctx.Request.Header.Peek("Origin")); req != "" {
+		for _, o := range s.opts.AllowOrigin {
+			if o == req {
+				origin = req
+				break
+			}
+		}
+	}
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Allow-Methods", "GET,PUT,POST,DELETE,OPTIONS")
+	allow := "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, " +
+		"X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, " +
+		"X-Parse-Request-Id, X-Parse-Installation-Id, X-Parse-Client-Key, X-Parse-Cloud-Context, " +
+		"X-Svc-Master-Key, X-Svc-REST-API-Key, X-Svc-Javascript-Key, X-Svc-Application-Id, X-Svc-Client-Version, " +
+		"X-Svc-Session-Token, X-Svc-Revocable-Session, X-Svc-Request-Id, X-Svc-Installation-Id, X-Svc-Client-Key, " +
+		"Content-Type, Pragma, Cache-Control, Authorization"
+	for _, extra := range s.opts.AllowHeaders {
+		allow += ", " + extra
+	}
+	h.Set("Access-Control-Allow-Headers", allow)
+	// The JS SDK splits this list on ", " exactly.
+	h.Set("Access-Control-Expose-Headers", "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id")
+}
+
+func (s *Server) masterAllowed(ctx *fasthttp.RequestCtx) bool {
+	if len(s.masterIP) == 0 {
+		return true
+	}
+	ip := ctx.RemoteIP()
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range s.masterIP {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// ListenAndServe serves on addr until the listener closes.
+func (s *Server) ListenAndServe(ln net.Listener) error { return s.NewHTTPServer().Serve(ln) }
