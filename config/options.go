@@ -1,0 +1,167 @@
+package config
+
+import "time"
+
+// Built-in defaults. Usage prints the values of Defaults, so these constants
+// and the help text cannot drift apart.
+const (
+	// DevAppID is the application id of a development start (no appId given).
+	DevAppID = "quarry-dev"
+	// DefaultPort is the HTTP port (Parse Server's default).
+	DefaultPort = 1337
+	// DefaultHost is the listen address.
+	DefaultHost = "0.0.0.0"
+	// DefaultMountPath is the REST prefix.
+	DefaultMountPath = "/parse"
+	// DefaultDatabaseURI is where a development start keeps its data.
+	DefaultDatabaseURI = "./quarry-data/quarry.db"
+	// DefaultMaxUploadSize is the largest file or JSON body, in bytes (10 MB,
+	// as the specification says; Parse Server uses 20mb).
+	DefaultMaxUploadSize int64 = 10 << 20
+	// DefaultQueryLimit is the page size of a query without a limit.
+	DefaultQueryLimit = 100
+	// DefaultBatchSize is the largest number of commands in one POST /batch.
+	DefaultBatchSize = 20
+	// DefaultMaxScan is the number of objects a query may examine without a
+	// usable index before it is refused with code 154.
+	DefaultMaxScan = 10000
+	// DefaultMaxJSONDepth is the deepest nesting accepted in a JSON body.
+	DefaultMaxJSONDepth = 64
+	// DefaultSessionLength is the lifetime of a new session (31536000 s).
+	DefaultSessionLength = 365 * 24 * time.Hour
+	// DefaultGraphQLPath is where the GraphQL API is mounted (server root).
+	DefaultGraphQLPath = "/graphql"
+	// DefaultPlaygroundPath is where the GraphQL playground is mounted.
+	DefaultPlaygroundPath = "/playground"
+	// DefaultLogLevel is the log level when neither logLevel nor verbose is set.
+	DefaultLogLevel = "info"
+)
+
+// LogLevels are the accepted values of logLevel, quietest first (Parse
+// Server's names).
+var LogLevels = []string{"error", "warn", "info", "verbose", "debug", "silly"}
+
+// Options is the server's whole configuration. The comment of each field
+// names the option (Parse Server's spelling, used as flag name and config
+// file key); Usage describes them all.
+type Options struct {
+	// AppID is appId: the application id clients must send.
+	AppID string
+	// MasterKey is masterKey. Empty means the server generates one on first
+	// start and keeps it with the data.
+	MasterKey string
+	// ReadOnlyMasterKey is readOnlyMasterKey: reads as master, fails writes.
+	ReadOnlyMasterKey string
+	// ClientKey is clientKey (iOS/macOS/Android SDKs). Optional.
+	ClientKey string
+	// JavaScriptKey is javascriptKey (JS SDK). Optional.
+	JavaScriptKey string
+	// RESTAPIKey is restAPIKey. Optional.
+	RESTAPIKey string
+	// DotNetKey is dotNetKey (Unity/.NET SDK). Optional.
+	DotNetKey string
+	// FileKey is fileKey: the prefix key for file storage.
+	FileKey string
+	// MasterKeyIPs is masterKeyIps: the addresses (IPs or CIDR ranges) from
+	// which the master key is accepted.
+	MasterKeyIPs []string
+
+	// Port is port; 0 asks the server to pick a free port.
+	Port int
+	// Host is host: the listen address.
+	Host string
+	// MountPath is mountPath, normalized: starts with "/", no trailing "/"
+	// (the root is "/").
+	MountPath string
+	// ServerURL is serverURL; empty means derived from host, port and mount path.
+	ServerURL string
+	// PublicServerURL is publicServerURL, used in file URLs; empty means ServerURL.
+	PublicServerURL string
+	// AllowOrigin is allowOrigin: CORS origins ("*" for any).
+	AllowOrigin []string
+	// AllowHeaders is allowHeaders: extra CORS request headers.
+	AllowHeaders []string
+
+	// DatabaseURI is databaseURI: where the data lives.
+	DatabaseURI string
+	// MaxUploadSize is maxUploadSize in bytes: the largest file or JSON body.
+	MaxUploadSize int64
+
+	// DefaultLimit is defaultLimit: the page size of a query without a limit.
+	DefaultLimit int
+	// MaxLimit is maxLimit: larger limits are capped to it; 0 means unlimited.
+	MaxLimit int
+	// BatchSize is batchSize: the most commands in one POST /batch.
+	BatchSize int
+	// MaxScan is maxScan: the most objects a query may examine without a
+	// usable index before it is refused with code 154; 0 means no budget.
+	MaxScan int
+	// MaxJSONDepth is maxJSONDepth: the deepest nesting accepted in a JSON body.
+	MaxJSONDepth int
+	// AllowClientClassCreation is allowClientClassCreation: whether clients
+	// without the master key may create classes by saving to them.
+	AllowClientClassCreation bool
+
+	// SessionLength is sessionLength (given in seconds): a new session's lifetime.
+	SessionLength time.Duration
+
+	// LiveQuery is liveQuery: which classes publish real-time events.
+	LiveQuery LiveQueryOptions
+
+	// GraphQLPath is graphQLPath, normalized like MountPath.
+	GraphQLPath string
+	// MountGraphQL is mountGraphQL: serve the GraphQL API.
+	MountGraphQL bool
+	// PlaygroundPath is playgroundPath, normalized like MountPath.
+	PlaygroundPath string
+	// MountPlayground is mountPlayground: serve the GraphQL playground
+	// (never in production).
+	MountPlayground bool
+
+	// LogLevel is logLevel, one of LogLevels.
+	LogLevel string
+	// Verbose is verbose: the same as logLevel "verbose" unless logLevel is given.
+	Verbose bool
+	// Cloud is cloud: the path of a cloud code entry file. Accepted, unused for now.
+	Cloud string
+
+	// DevMode is true when no source gave appId: a development start with
+	// AppID DevAppID.
+	DevMode bool
+	// ConfigFile is the path of the JSON config file that was read, or "".
+	ConfigFile string
+}
+
+// LiveQueryOptions is the liveQuery option object.
+type LiveQueryOptions struct {
+	// ClassNames is liveQuery.classNames: classes that publish LiveQuery events.
+	ClassNames []string
+	// RedisURL is liveQuery.redisURL: a Redis server shared by several Quarry
+	// instances to pass LiveQuery events; empty means in-process only.
+	RedisURL string
+}
+
+// Defaults returns the options of a start with no arguments, no config file
+// and no environment: a development start.
+func Defaults() *Options {
+	return &Options{
+		AppID:                    DevAppID,
+		MasterKeyIPs:             []string{"127.0.0.1", "::1"},
+		Port:                     DefaultPort,
+		Host:                     DefaultHost,
+		MountPath:                DefaultMountPath,
+		AllowOrigin:              []string{"*"},
+		DatabaseURI:              DefaultDatabaseURI,
+		MaxUploadSize:            DefaultMaxUploadSize,
+		DefaultLimit:             DefaultQueryLimit,
+		BatchSize:                DefaultBatchSize,
+		MaxScan:                  DefaultMaxScan,
+		MaxJSONDepth:             DefaultMaxJSONDepth,
+		AllowClientClassCreation: true,
+		SessionLength:            DefaultSessionLength,
+		GraphQLPath:              DefaultGraphQLPath,
+		PlaygroundPath:           DefaultPlaygroundPath,
+		LogLevel:                 DefaultLogLevel,
+		DevMode:                  true,
+	}
+}

@@ -1,0 +1,263 @@
+package config
+
+import (
+	"strings"
+	"time"
+	"unicode"
+)
+
+// option describes one supported option. The table below is the single
+// source of names, environment variables, help text and setters: Load, the
+// validator and Usage all iterate it.
+type option struct {
+	name  string   // Parse Server spelling: flag name and config file key
+	group string   // heading in Usage
+	usage string   // one-line meaning
+	env   []string // Parse Server's environment variables, after QUARRY_<NAME>
+	def   string   // shown as the default instead of the value in Defaults()
+	// field returns a pointer to the option's field: *string, *int, *bool,
+	// *[]string, *int64 (a size) or *time.Duration (seconds). nil marks an
+	// object option whose keys are the dotted options after it.
+	field func(o *Options) any
+}
+
+// Usage groups, in the order Usage prints them.
+const (
+	groupKeys    = "App identity and keys"
+	groupHTTP    = "HTTP server"
+	groupData    = "Storage and uploads"
+	groupQuery   = "Queries, requests and limits"
+	groupSession = "Sessions"
+	groupLive    = "LiveQuery"
+	groupGraphQL = "GraphQL"
+	groupLog     = "Logging and cloud code"
+)
+
+var groups = []string{groupKeys, groupHTTP, groupData, groupQuery, groupSession, groupLive, groupGraphQL, groupLog}
+
+var options = []*option{
+	{name: "appId", group: groupKeys, env: []string{"PARSE_SERVER_APPLICATION_ID"},
+		def:   `"quarry-dev" (a development start)`,
+		usage: "unique application id; clients send it as X-Parse-Application-Id",
+		field: func(o *Options) any { return &o.AppID }},
+	{name: "masterKey", group: groupKeys, env: []string{"PARSE_SERVER_MASTER_KEY"},
+		def:   "generated on first start and kept with the data",
+		usage: "key that overrides every permission (ACL, CLP, schema)",
+		field: func(o *Options) any { return &o.MasterKey }},
+	{name: "readOnlyMasterKey", group: groupKeys, env: []string{"PARSE_SERVER_READ_ONLY_MASTER_KEY"},
+		usage: "key that reads like the master key but fails every write",
+		field: func(o *Options) any { return &o.ReadOnlyMasterKey }},
+	{name: "clientKey", group: groupKeys, env: []string{"PARSE_SERVER_CLIENT_KEY"},
+		usage: "optional key of the iOS, macOS and Android SDKs",
+		field: func(o *Options) any { return &o.ClientKey }},
+	{name: "javascriptKey", group: groupKeys, env: []string{"PARSE_SERVER_JAVASCRIPT_KEY"},
+		usage: "optional key of the JavaScript SDK",
+		field: func(o *Options) any { return &o.JavaScriptKey }},
+	{name: "restAPIKey", group: groupKeys, env: []string{"PARSE_SERVER_REST_API_KEY"},
+		usage: "optional key of REST clients",
+		field: func(o *Options) any { return &o.RESTAPIKey }},
+	{name: "dotNetKey", group: groupKeys, env: []string{"PARSE_SERVER_DOT_NET_KEY"},
+		usage: "optional key of the Unity and .NET SDKs",
+		field: func(o *Options) any { return &o.DotNetKey }},
+	{name: "fileKey", group: groupKeys, env: []string{"PARSE_SERVER_FILE_KEY"},
+		usage: "key giving a prefix for file storage",
+		field: func(o *Options) any { return &o.FileKey }},
+	{name: "masterKeyIps", group: groupKeys, env: []string{"PARSE_SERVER_MASTER_KEY_IPS"},
+		usage: "IPs or CIDR ranges allowed to use the master key (0.0.0.0/0,::/0 = any)",
+		field: func(o *Options) any { return &o.MasterKeyIPs }},
+
+	{name: "host", group: groupHTTP, env: []string{"PARSE_SERVER_HOST"},
+		usage: "address to listen on",
+		field: func(o *Options) any { return &o.Host }},
+	{name: "port", group: groupHTTP, env: []string{"PORT"},
+		usage: "port to listen on (1-65535; 0 picks a free port)",
+		field: func(o *Options) any { return &o.Port }},
+	{name: "mountPath", group: groupHTTP, env: []string{"PARSE_SERVER_MOUNT_PATH"},
+		usage: "path prefix of the REST API",
+		field: func(o *Options) any { return &o.MountPath }},
+	{name: "serverURL", group: groupHTTP, env: []string{"PARSE_SERVER_URL"},
+		def:   "http://localhost:<port><mountPath>",
+		usage: "internal address of the REST API (http:// or https://)",
+		field: func(o *Options) any { return &o.ServerURL }},
+	{name: "publicServerURL", group: groupHTTP, env: []string{"PARSE_PUBLIC_SERVER_URL"},
+		def:   "serverURL",
+		usage: "public address of the REST API, used in file URLs",
+		field: func(o *Options) any { return &o.PublicServerURL }},
+	{name: "allowOrigin", group: groupHTTP, env: []string{"PARSE_SERVER_ALLOW_ORIGIN"},
+		usage: "CORS origins allowed to call the API (* = any)",
+		field: func(o *Options) any { return &o.AllowOrigin }},
+	{name: "allowHeaders", group: groupHTTP, env: []string{"PARSE_SERVER_ALLOW_HEADERS"},
+		usage: "extra request headers allowed by CORS",
+		field: func(o *Options) any { return &o.AllowHeaders }},
+
+	{name: "databaseURI", group: groupData, env: []string{"PARSE_SERVER_DATABASE_URI"},
+		usage: "where the data lives (a file path for the embedded store)",
+		field: func(o *Options) any { return &o.DatabaseURI }},
+	{name: "maxUploadSize", group: groupData, env: []string{"PARSE_SERVER_MAX_UPLOAD_SIZE"},
+		usage: "largest file upload or JSON body: bytes, or a number with kb, mb or gb",
+		field: func(o *Options) any { return &o.MaxUploadSize }},
+
+	{name: "defaultLimit", group: groupQuery, env: []string{"PARSE_SERVER_DEFAULT_LIMIT"},
+		usage: "page size of a query that gives no limit",
+		field: func(o *Options) any { return &o.DefaultLimit }},
+	{name: "maxLimit", group: groupQuery, env: []string{"PARSE_SERVER_MAX_LIMIT"},
+		def:   "0 (unlimited)",
+		usage: "larger query limits are capped to this; 0 = unlimited",
+		field: func(o *Options) any { return &o.MaxLimit }},
+	{name: "batchSize", group: groupQuery,
+		usage: "most commands in one POST /batch",
+		field: func(o *Options) any { return &o.BatchSize }},
+	{name: "maxScan", group: groupQuery,
+		usage: "objects a query may examine without an index before it fails with 154; 0 = no budget",
+		field: func(o *Options) any { return &o.MaxScan }},
+	{name: "maxJSONDepth", group: groupQuery,
+		usage: "deepest nesting of objects and arrays accepted in a JSON body",
+		field: func(o *Options) any { return &o.MaxJSONDepth }},
+	{name: "allowClientClassCreation", group: groupQuery, env: []string{"PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION"},
+		usage: "let clients without the master key create classes (schemaless)",
+		field: func(o *Options) any { return &o.AllowClientClassCreation }},
+
+	{name: "sessionLength", group: groupSession, env: []string{"PARSE_SERVER_SESSION_LENGTH"},
+		usage: "lifetime of a new session, in seconds",
+		field: func(o *Options) any { return &o.SessionLength }},
+
+	{name: "liveQuery", group: groupLive, env: []string{"PARSE_SERVER_LIVE_QUERY"},
+		def:   "none",
+		usage: `object {"classNames": [...], "redisURL": "..."}; as a flag or variable, JSON text`},
+	{name: "liveQuery.classNames", group: groupLive, env: []string{"PARSE_SERVER_LIVEQUERY_CLASSNAMES"},
+		usage: "classes that publish LiveQuery events",
+		field: func(o *Options) any { return &o.LiveQuery.ClassNames }},
+	{name: "liveQuery.redisURL", group: groupLive, env: []string{"PARSE_SERVER_LIVEQUERY_REDIS_URL"},
+		def:   "in-process only",
+		usage: "Redis server passing LiveQuery events between instances (redis:// or rediss://)",
+		field: func(o *Options) any { return &o.LiveQuery.RedisURL }},
+
+	{name: "mountGraphQL", group: groupGraphQL, env: []string{"PARSE_SERVER_MOUNT_GRAPHQL"},
+		usage: "serve the GraphQL API",
+		field: func(o *Options) any { return &o.MountGraphQL }},
+	{name: "graphQLPath", group: groupGraphQL, env: []string{"PARSE_SERVER_GRAPHQL_PATH"},
+		usage: "path of the GraphQL API, at the server root",
+		field: func(o *Options) any { return &o.GraphQLPath }},
+	{name: "mountPlayground", group: groupGraphQL, env: []string{"PARSE_SERVER_MOUNT_PLAYGROUND"},
+		usage: "serve the GraphQL playground; never in production",
+		field: func(o *Options) any { return &o.MountPlayground }},
+	{name: "playgroundPath", group: groupGraphQL, env: []string{"PARSE_SERVER_PLAYGROUND_PATH"},
+		usage: "path of the GraphQL playground, at the server root",
+		field: func(o *Options) any { return &o.PlaygroundPath }},
+
+	{name: "logLevel", group: groupLog, env: []string{"PARSE_SERVER_LOG_LEVEL"},
+		usage: "one of " + strings.Join(LogLevels, ", "),
+		field: func(o *Options) any { return &o.LogLevel }},
+	{name: "verbose", group: groupLog, env: []string{"VERBOSE"},
+		usage: `same as logLevel "verbose" unless logLevel is given`,
+		field: func(o *Options) any { return &o.Verbose }},
+	{name: "cloud", group: groupLog, env: []string{"PARSE_SERVER_CLOUD"},
+		usage: "cloud code entry file; accepted but not run yet",
+		field: func(o *Options) any { return &o.Cloud }},
+}
+
+// unsupported lists Parse Server options that Quarry accepts and ignores
+// with a warning, so that a Parse Server config file still starts. Any other
+// unknown name is an error.
+var unsupported = []string{
+	"accountLockout", "allowCustomObjectId", "allowExpiredAuthDataToken",
+	"analyticsAdapter", "appName", "auth", "cacheAdapter", "cacheMaxSize",
+	"cacheTTL", "cluster", "collectionPrefix", "convertEmailToLowercase",
+	"convertUsernameToLowercase", "customPages", "dashboardOptions",
+	"databaseAdapter", "databaseOptions", "directAccess", "emailAdapter",
+	"emailVerifySuccessOnInvalidEmail", "emailVerifyTokenReuseIfValid",
+	"emailVerifyTokenValidityDuration", "enableAnonymousUsers",
+	"enableCollationCaseComparison", "enableExpressErrorHandler",
+	"enableInsecureAuthAdapters", "enableSingleSchemaCache",
+	"encodeParseObjectInCloudFunction", "encryptionKey", "enforcePrivateUsers",
+	"expireInactiveSessions", "extendSessionOnUse", "fileUpload",
+	"filesAdapter", "filesSubDirectory", "graphQLCustomTypeDefs",
+	"graphQLPublicIntrospection", "graphQLSchema", "idempotencyOptions",
+	"jsonLogs", "liveQueryServerOptions", "loggerAdapter", "logLevels",
+	"logsFolder", "maintenanceKey", "maintenanceKeyIps", "maxLogFiles",
+	"middleware", "nonMasterExplain", "objectIdSize", "pages",
+	"passwordPolicy", "preserveFileName", "preventLoginWithUnverifiedEmail",
+	"preventSignupWithUnverifiedEmail", "protectedFields", "push",
+	"rateLimit", "requestKeywordDenylist", "revokeSessionOnPasswordReset",
+	"scheduledPush", "schema", "schemaCacheTTL", "security",
+	"sendUserEmailVerification", "serverCloseComplete", "serverStartComplete",
+	"silent", "startLiveQueryServer", "trustProxy", "userSensitiveFields",
+	"verifyUserEmails", "webhookKey",
+	"liveQuery.pubSubAdapter", "liveQuery.redisOptions", "liveQuery.wssAdapter",
+}
+
+var (
+	byName        = map[string]*option{}
+	isUnsupported = map[string]bool{}
+)
+
+func init() {
+	for _, o := range options {
+		byName[o.name] = o
+	}
+	for _, n := range unsupported {
+		isUnsupported[n] = true
+	}
+}
+
+// envNames returns the environment variables of o, highest precedence first.
+func (o *option) envNames() []string {
+	return append([]string{"QUARRY_" + envSuffix(o.name)}, o.env...)
+}
+
+// envSuffix turns an option name into UPPER_SNAKE case: appId -> APP_ID,
+// restAPIKey -> REST_API_KEY, graphQLPath -> GRAPHQL_PATH,
+// liveQuery.classNames -> LIVE_QUERY_CLASS_NAMES.
+func envSuffix(name string) string {
+	name = strings.NewReplacer("GraphQL", "Graphql", "graphQL", "graphql").Replace(name)
+	rs := []rune(name)
+	var b strings.Builder
+	for i, r := range rs {
+		if r == '.' {
+			b.WriteByte('_')
+			continue
+		}
+		if i > 0 && unicode.IsUpper(r) {
+			prev := rs[i-1]
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				b.WriteByte('_')
+			}
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+// typeName is the value type shown by Usage.
+func (o *option) typeName() string {
+	if o.field == nil {
+		return "json"
+	}
+	switch o.field(&Options{}).(type) {
+	case *string:
+		return "string"
+	case *int:
+		return "int"
+	case *bool:
+		return "bool"
+	case *[]string:
+		return "list"
+	case *int64:
+		return "size"
+	case *time.Duration:
+		return "seconds"
+	}
+	panic("config: option " + o.name + " has an unsupported field type")
+}
+
+// subOptions returns the dotted options of the object option o, in table order.
+func (o *option) subOptions() []*option {
+	var subs []*option
+	for _, s := range options {
+		if strings.HasPrefix(s.name, o.name+".") {
+			subs = append(subs, s)
+		}
+	}
+	return subs
+}

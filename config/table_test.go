@@ -1,0 +1,238 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestEnvNames(t *testing.T) {
+	wantEnv := map[string]string{
+		"appId":                    "QUARRY_APP_ID PARSE_SERVER_APPLICATION_ID",
+		"masterKey":                "QUARRY_MASTER_KEY PARSE_SERVER_MASTER_KEY",
+		"readOnlyMasterKey":        "QUARRY_READ_ONLY_MASTER_KEY PARSE_SERVER_READ_ONLY_MASTER_KEY",
+		"clientKey":                "QUARRY_CLIENT_KEY PARSE_SERVER_CLIENT_KEY",
+		"javascriptKey":            "QUARRY_JAVASCRIPT_KEY PARSE_SERVER_JAVASCRIPT_KEY",
+		"restAPIKey":               "QUARRY_REST_API_KEY PARSE_SERVER_REST_API_KEY",
+		"dotNetKey":                "QUARRY_DOT_NET_KEY PARSE_SERVER_DOT_NET_KEY",
+		"fileKey":                  "QUARRY_FILE_KEY PARSE_SERVER_FILE_KEY",
+		"masterKeyIps":             "QUARRY_MASTER_KEY_IPS PARSE_SERVER_MASTER_KEY_IPS",
+		"host":                     "QUARRY_HOST PARSE_SERVER_HOST",
+		"port":                     "QUARRY_PORT PORT",
+		"mountPath":                "QUARRY_MOUNT_PATH PARSE_SERVER_MOUNT_PATH",
+		"serverURL":                "QUARRY_SERVER_URL PARSE_SERVER_URL",
+		"publicServerURL":          "QUARRY_PUBLIC_SERVER_URL PARSE_PUBLIC_SERVER_URL",
+		"allowOrigin":              "QUARRY_ALLOW_ORIGIN PARSE_SERVER_ALLOW_ORIGIN",
+		"allowHeaders":             "QUARRY_ALLOW_HEADERS PARSE_SERVER_ALLOW_HEADERS",
+		"databaseURI":              "QUARRY_DATABASE_URI PARSE_SERVER_DATABASE_URI",
+		"maxUploadSize":            "QUARRY_MAX_UPLOAD_SIZE PARSE_SERVER_MAX_UPLOAD_SIZE",
+		"defaultLimit":             "QUARRY_DEFAULT_LIMIT PARSE_SERVER_DEFAULT_LIMIT",
+		"maxLimit":                 "QUARRY_MAX_LIMIT PARSE_SERVER_MAX_LIMIT",
+		"batchSize":                "QUARRY_BATCH_SIZE",
+		"maxScan":                  "QUARRY_MAX_SCAN",
+		"maxJSONDepth":             "QUARRY_MAX_JSON_DEPTH",
+		"allowClientClassCreation": "QUARRY_ALLOW_CLIENT_CLASS_CREATION PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION",
+		"sessionLength":            "QUARRY_SESSION_LENGTH PARSE_SERVER_SESSION_LENGTH",
+		"liveQuery":                "QUARRY_LIVE_QUERY PARSE_SERVER_LIVE_QUERY",
+		"liveQuery.classNames":     "QUARRY_LIVE_QUERY_CLASS_NAMES PARSE_SERVER_LIVEQUERY_CLASSNAMES",
+		"liveQuery.redisURL":       "QUARRY_LIVE_QUERY_REDIS_URL PARSE_SERVER_LIVEQUERY_REDIS_URL",
+		"mountGraphQL":             "QUARRY_MOUNT_GRAPHQL PARSE_SERVER_MOUNT_GRAPHQL",
+		"graphQLPath":              "QUARRY_GRAPHQL_PATH PARSE_SERVER_GRAPHQL_PATH",
+		"mountPlayground":          "QUARRY_MOUNT_PLAYGROUND PARSE_SERVER_MOUNT_PLAYGROUND",
+		"playgroundPath":           "QUARRY_PLAYGROUND_PATH PARSE_SERVER_PLAYGROUND_PATH",
+		"logLevel":                 "QUARRY_LOG_LEVEL PARSE_SERVER_LOG_LEVEL",
+		"verbose":                  "QUARRY_VERBOSE VERBOSE",
+		"cloud":                    "QUARRY_CLOUD PARSE_SERVER_CLOUD",
+	}
+	if len(wantEnv) != len(options) {
+		t.Errorf("table has %d options, test knows %d", len(options), len(wantEnv))
+	}
+	for _, o := range options {
+		if got := strings.Join(o.envNames(), " "); got != wantEnv[o.name] {
+			t.Errorf("%s: env %q, want %q", o.name, got, wantEnv[o.name])
+		}
+	}
+}
+
+func TestOptionTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, o := range options {
+		if seen[o.name] {
+			t.Errorf("%s listed twice", o.name)
+		}
+		seen[o.name] = true
+		if isUnsupported[o.name] {
+			t.Errorf("%s is both supported and ignored", o.name)
+		}
+		if o.usage == "" || !slices.Contains(groups, o.group) {
+			t.Errorf("%s: missing usage or unknown group %q", o.name, o.group)
+		}
+		_ = o.typeName() // panics on a field type set cannot handle
+		if parent, _, ok := strings.Cut(o.name, "."); ok && (byName[parent] == nil || byName[parent].field != nil) {
+			t.Errorf("%s: parent %s is not an object option", o.name, parent)
+		}
+	}
+	for _, n := range unsupported {
+		if seen[n] {
+			t.Errorf("%s listed twice among ignored options", n)
+		}
+		seen[n] = true
+	}
+	// Every supported option can be set from a flag and from the environment.
+	for _, o := range options {
+		if o.field == nil {
+			continue
+		}
+		value := map[string]string{"string": "x", "int": "7", "bool": "true", "list": "a", "size": "1kb", "seconds": "9"}[o.typeName()]
+		var flagErr, envErr error
+		l := &loader{opts: Defaults(), from: map[string]string{}}
+		l.apply(assignment{name: o.name, raw: value, source: "test"})
+		flagErr = errors.Join(l.errs...)
+		l2 := &loader{opts: Defaults(), from: map[string]string{}}
+		for _, a := range l2.parseEnv([]string{o.envNames()[0] + "=" + value}) {
+			l2.apply(a)
+		}
+		envErr = errors.Join(l2.errs...)
+		if flagErr != nil || envErr != nil || l.from[o.name] != "test" || l2.from[o.name] != "env "+o.envNames()[0] {
+			t.Errorf("%s: cannot be set: %v %v", o.name, flagErr, envErr)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	var buf bytes.Buffer
+	Usage(&buf)
+	out := buf.String()
+	for _, o := range options {
+		if !strings.Contains(out, "--"+o.name+" <"+o.typeName()+">") {
+			t.Errorf("usage lacks --%s with its type", o.name)
+		}
+		for _, e := range o.envNames() {
+			if !strings.Contains(out, e) {
+				t.Errorf("usage lacks env %s", e)
+			}
+		}
+		if !strings.Contains(out, "file: "+o.fileForm()) {
+			t.Errorf("usage lacks the file form of %s", o.name)
+		}
+	}
+	for _, n := range unsupported {
+		if !strings.Contains(out, n) {
+			t.Errorf("usage lacks ignored option %s", n)
+		}
+	}
+	for _, s := range append(groups,
+		"--port <int>  (default: 1337)",
+		"--maxUploadSize <size>  (default: 10mb)",
+		"--masterKeyIps <list>  (default: 127.0.0.1,::1)",
+		"--sessionLength <seconds>  (default: 31536000)",
+		"--allowClientClassCreation <bool>  (default: true)",
+		`--databaseURI <string>  (default: "./quarry-data/quarry.db")`,
+		"generated on first start",
+		`"liveQuery": {"classNames": ["a", "b"]}`,
+		"-h, --help",
+	) {
+		if !strings.Contains(out, s) {
+			t.Errorf("usage lacks %q", s)
+		}
+	}
+	for i, line := range strings.Split(out, "\n") {
+		if len(line) > 110 {
+			t.Errorf("usage line %d is %d long: %q", i+1, len(line), line)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"0", 0, false},
+		{"1048576", 1 << 20, false},
+		{"20mb", 20 << 20, false},
+		{"10MB", 10 << 20, false},
+		{"512kb", 512 << 10, false},
+		{"512 KB", 512 << 10, false},
+		{" 1gb ", 1 << 30, false},
+		{"2GiB", 2 << 30, false},
+		{"1tb", 1 << 40, false},
+		{"100b", 100, false},
+		{"5k", 5 << 10, false},
+		{"1.5mb", 3 << 19, false},
+		{"0.5kb", 512, false},
+		{"", 0, true},
+		{"mb", 0, true},
+		{"lots", 0, true},
+		{"-1mb", 0, true},
+		{"10 megabytes", 0, true},
+		{"1.2.3mb", 0, true},
+		{"10mb5", 0, true},
+		{"9999999999tb", 0, true},
+		{"99999999999999999999", 0, true},
+		{"1e3", 0, true},
+	} {
+		got, err := ParseSize(c.in)
+		if c.err {
+			if err == nil || !errors.Is(err, ErrInvalidSize) {
+				t.Errorf("ParseSize(%q) = %d, %v; want ErrInvalidSize", c.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	for _, n := range []int64{0, 1, 1000, 1024, 10 << 20, 20 << 20, 3 << 19, 1 << 30, 5 << 40} {
+		s := FormatSize(n)
+		back, err := ParseSize(s)
+		if err != nil || back != n {
+			t.Errorf("FormatSize(%d) = %q, reads back as %d, %v", n, s, back, err)
+		}
+	}
+	want(t, FormatSize(10<<20), "10mb")
+	want(t, FormatSize(1536), "1536")
+}
+
+func TestEnvSuffix(t *testing.T) {
+	for in, out := range map[string]string{
+		"appId": "APP_ID", "restAPIKey": "REST_API_KEY", "databaseURI": "DATABASE_URI",
+		"graphQLPath": "GRAPHQL_PATH", "mountGraphQL": "MOUNT_GRAPHQL", "maxJSONDepth": "MAX_JSON_DEPTH",
+		"liveQuery.redisURL": "LIVE_QUERY_REDIS_URL", "http2Port": "HTTP2_PORT",
+	} {
+		if got := envSuffix(in); got != out {
+			t.Errorf("envSuffix(%q) = %q, want %q", in, got, out)
+		}
+	}
+}
+
+func TestNormalizePath(t *testing.T) {
+	for in, out := range map[string]string{"/parse": "/parse", "/parse/": "/parse", "/": "/", "//": "/", "/a/b//": "/a/b"} {
+		got, err := normalizePath(in)
+		if err != nil || got != out {
+			t.Errorf("normalizePath(%q) = %q, %v; want %q", in, got, err, out)
+		}
+	}
+	for _, in := range []string{"", "parse", "/a b", "/a#b"} {
+		if _, err := normalizePath(in); err == nil {
+			t.Errorf("normalizePath(%q): no error", in)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	for in, out := range map[string]string{
+		"appid": "appId", "apId": "appId", "masterkeyips": "masterKeyIps", "pushh": "push",
+		"databaseUri": "databaseURI", "xyzzy": "", "mountGraphql": "mountGraphQL",
+	} {
+		if got := suggest(in); got != out {
+			t.Errorf("suggest(%q) = %q, want %q", in, got, out)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// finish derives the computed fields, normalizes paths and validates.
+func (l *loader) finish() {
+	o := l.opts
+	o.DevMode = l.from["appId"] == ""
+	if o.Verbose && l.from["logLevel"] == "" {
+		o.LogLevel = "verbose"
+	}
+	o.LogLevel = strings.ToLower(strings.TrimSpace(o.LogLevel))
+
+	check := func(name string, err error) {
+		if err != nil {
+			l.fail(name, l.source(name), err)
+		}
+	}
+	for _, p := range []struct {
+		name string
+		path *string
+	}{{"mountPath", &o.MountPath}, {"graphQLPath", &o.GraphQLPath}, {"playgroundPath", &o.PlaygroundPath}} {
+		v, err := normalizePath(*p.path)
+		check(p.name, err)
+		*p.path = v
+	}
+
+	if o.AppID == "" {
+		check("appId", errors.New("must not be empty"))
+	}
+	if o.MasterKey != "" && o.ReadOnlyMasterKey == o.MasterKey {
+		check("readOnlyMasterKey", errors.New("must differ from masterKey"))
+	}
+	for _, ip := range o.MasterKeyIPs {
+		if _, err := netip.ParseAddr(ip); err == nil {
+			continue
+		}
+		if _, err := netip.ParsePrefix(ip); err == nil {
+			continue
+		}
+		check("masterKeyIps", fmt.Errorf("%q is not an IP address or CIDR range", ip))
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		check("port", fmt.Errorf("must be between 1 and 65535 (or 0 for any free port), got %d", o.Port))
+	}
+	if strings.TrimSpace(o.Host) == "" {
+		check("host", errors.New("must not be empty"))
+	}
+	check("serverURL", checkHTTPURL(o.ServerURL))
+	check("publicServerURL", checkHTTPURL(o.PublicServerURL))
+	if len(o.AllowOrigin) == 0 {
+		check("allowOrigin", errors.New(`must list at least one origin ("*" for any)`))
+	}
+	if strings.TrimSpace(o.DatabaseURI) == "" {
+		check("databaseURI", errors.New("must not be empty"))
+	}
+	if o.MaxUploadSize <= 0 {
+		check("maxUploadSize", fmt.Errorf("must be more than 0 bytes, got %d", o.MaxUploadSize))
+	}
+	atLeast := func(name string, v, min int) {
+		if v < min {
+			check(name, fmt.Errorf("must be at least %d, got %d", min, v))
+		}
+	}
+	atLeast("defaultLimit", o.DefaultLimit, 1)
+	atLeast("maxLimit", o.MaxLimit, 0)
+	atLeast("batchSize", o.BatchSize, 1)
+	atLeast("maxScan", o.MaxScan, 0)
+	atLeast("maxJSONDepth", o.MaxJSONDepth, 1)
+	if o.SessionLength <= 0 {
+		check("sessionLength", errors.New("must be at least 1 second"))
+	}
+	for _, c := range o.LiveQuery.ClassNames {
+		if !validClassName(c) {
+			check("liveQuery.classNames", fmt.Errorf("%q is not a class name", c))
+		}
+	}
+	if o.LiveQuery.RedisURL != "" {
+		u, err := url.Parse(o.LiveQuery.RedisURL)
+		if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+			check("liveQuery.redisURL", fmt.Errorf("want a redis:// or rediss:// URL, got %q", o.LiveQuery.RedisURL))
+		}
+	}
+	if o.MountGraphQL && o.GraphQLPath == o.MountPath {
+		check("graphQLPath", fmt.Errorf("must differ from mountPath %q", o.MountPath))
+	}
+	if o.MountPlayground && o.PlaygroundPath == o.GraphQLPath {
+		check("playgroundPath", fmt.Errorf("must differ from graphQLPath %q", o.GraphQLPath))
+	}
+	if o.MountPlayground && o.PlaygroundPath == o.MountPath {
+		check("playgroundPath", fmt.Errorf("must differ from mountPath %q", o.MountPath))
+	}
+	if !slices.Contains(LogLevels, o.LogLevel) {
+		check("logLevel", fmt.Errorf("want one of %s, got %q", strings.Join(LogLevels, ", "), o.LogLevel))
+	}
+
+	if o.Cloud != "" {
+		l.warn("cloud (%s): accepted, but cloud code is not run yet", l.source("cloud"))
+	}
+	if o.MountPlayground && !o.MountGraphQL {
+		l.warn("mountPlayground (%s): the playground needs mountGraphQL to be useful", l.source("mountPlayground"))
+	}
+}
+
+// normalizePath checks that p starts with "/" and drops trailing slashes;
+// the root stays "/".
+func normalizePath(p string) (string, error) {
+	if !strings.HasPrefix(p, "/") {
+		return p, fmt.Errorf(`must start with "/", got %q`, p)
+	}
+	if strings.ContainsAny(p, "?# \t") {
+		return p, fmt.Errorf("must be a plain path, got %q", p)
+	}
+	if t := strings.TrimRight(p, "/"); t != "" {
+		return t, nil
+	}
+	return "/", nil
+}
+
+// checkHTTPURL accepts "" or an absolute http(s) URL with a host.
+func checkHTTPURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("want an http:// or https:// URL, got %q", s)
+	}
+	return nil
+}
+
+// validClassName reports whether s follows the class name rule (a letter,
+// then letters, digits or underscores); built-in classes start with "_".
+func validClassName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		switch {
+		case letter, r == '_':
+		case i > 0 && r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return true
+}
