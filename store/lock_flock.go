@@ -1,0 +1,35 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// lockFile takes an exclusive flock on path (created if missing), so two
+// processes never append to the same database file. A separate lock file
+// survives the file swaps of compaction; the kernel drops the lock when the
+// process dies, so a crash never leaves the database locked.
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: lock %s: %w", path, err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s is locked by another process or adapter", ErrLocked, path)
+		}
+		return nil, fmt.Errorf("store: lock %s: %w", path, err)
+	}
+	return f, nil
+}
