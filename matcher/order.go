@@ -1,0 +1,38 @@
+package matcher
+
+import (
+	"strings"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// SortKey is one entry of a query's order: a key path, descending when
+// Desc is set (the "-key" form).
+type SortKey struct {
+	Path string
+	Desc bool
+}
+
+// Compare orders two objects by keys with schema.Compare (missing keys
+// sort as null, first when ascending), then by objectId ascending so that
+// the order is total and every component (index scans, in-memory sorts,
+// tests) agrees on it. Unlike MongoDB, an array compares as a whole, not by
+// its smallest or largest element.
+func Compare(a, b schema.Object, keys []SortKey) int {
+	for _, k := range keys {
+		va, _ := schema.Get(a, k.Path)
+		vb, _ := schema.Get(b, k.Path)
+		if c := schema.Compare(va, vb); c != 0 {
+			if k.Desc {
+				return -c
+			}
+			return c
+		}
+	}
+	ia, _ := a["objectId"].(string)
+	ib, _ := b["objectId"].(string)
+	return strings.Compare(ia, ib)
+}
+
+// Less reports whether a sorts before b by keys; see Compare.
+func Less(a, b schema.Object, keys []SortKey) bool { return Compare(a, b, keys) < 0 }

@@ -1,0 +1,411 @@
+package where
+
+import (
+	"strings"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// field parses the value of one key: a plain value (equality) or an
+// object of operators. Subquery operators become sibling nodes so that a
+// planner can see them as semi-joins; the other operators stay together on
+// one KindField node.
+func (p *parser) field(key string, raw any, inOr string) ([]*Node, error) {
+	ftype, _ := p.fieldType(key)
+	node := &Node{Kind: KindField, Path: key, Type: ftype}
+	m, isMap := raw.(map[string]any)
+	if !isMap || !isConstraint(m) {
+		v, err := p.atom(key, raw)
+		if err != nil {
+			return nil, err
+		}
+		op, err := p.eqOp(key, ftype, OpEq, v)
+		if err != nil {
+			return nil, err
+		}
+		node.Ops = []Op{op}
+		return []*Node{node}, p.tick()
+	}
+
+	var nodes []*Node
+	plain := map[string]any{}
+	_, hasNear := m["$nearSphere"]
+	_, hasRegex := m["$regex"]
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		var op Op
+		switch k {
+		case "$eq", "$ne", "$exists":
+			if isRelativeTime(v) {
+				return nil, schema.Errorf(schema.CodeInvalidJSON, "$relativeTime can only be used with the $lt, $lte, $gt, and $gte operators")
+			}
+			if k == "$exists" {
+				b, ok := v.(bool)
+				if !ok {
+					return nil, schema.Errorf(schema.CodeInvalidQuery, "bad $exists value: %s, should be boolean", truncated(v))
+				}
+				op = Op{Code: OpExists, Exists: b}
+				break
+			}
+			val, err := p.atom(key, v)
+			if err != nil {
+				return nil, err
+			}
+			code := OpEq
+			if k == "$ne" {
+				code = OpNe
+			}
+			if op, err = p.eqOp(key, ftype, code, val); err != nil {
+				return nil, err
+			}
+		case "$lt", "$lte", "$gt", "$gte":
+			op = Op{Code: rangeOps[k]}
+			if isRelativeTime(v) {
+				if ftype != "" && ftype != schema.TypeDate {
+					return nil, schema.Errorf(schema.CodeInvalidJSON, "$relativeTime can only be used with Date field")
+				}
+				text, val, err := p.relativeTime(k, v.(map[string]any)["$relativeTime"])
+				if err != nil {
+					return nil, err
+				}
+				op.Value, op.Relative = val, text
+				break
+			}
+			val, err := p.atom(key, v)
+			if err != nil {
+				return nil, err
+			}
+			op.Value = val
+		case "$in", "$nin":
+			arr, ok := v.([]any)
+			if !ok {
+				return nil, schema.Errorf(schema.CodeInvalidJSON, "bad %s value", k)
+			}
+			vals, err := p.list(key, flatten(arr))
+			if err != nil {
+				return nil, err
+			}
+			code := OpIn
+			if k == "$nin" {
+				code = OpNin
+			}
+			if ftype == schema.TypeRelation {
+				if op, err = relationOp(key, code, vals); err != nil {
+					return nil, err
+				}
+				break
+			}
+			op = Op{Code: code, Values: vals}
+		case "$all":
+			var err error
+			if op, err = p.all(key, v); err != nil {
+				return nil, err
+			}
+		case "$containedBy":
+			arr, ok := v.([]any)
+			if !ok {
+				return nil, schema.Errorf(schema.CodeInvalidJSON, "bad $containedBy: should be an array")
+			}
+			vals, err := p.list(key, arr)
+			if err != nil {
+				return nil, err
+			}
+			op = Op{Code: OpContainedBy, Values: vals}
+		case "$regex":
+			opts, hasOpts := m["$options"]
+			re, err := compileRegex(v, opts, hasOpts)
+			if err != nil {
+				return nil, err
+			}
+			op = Op{Code: OpRegex, Regex: re}
+		case "$options":
+			if !hasRegex {
+				return nil, schema.Errorf(schema.CodeInvalidQuery, "$options needs $regex")
+			}
+			continue
+		case "$text":
+			t, err := parseText(v)
+			if err != nil {
+				return nil, err
+			}
+			op = Op{Code: OpText, Text: t}
+		case "$nearSphere", "$within", "$geoWithin", "$geoIntersects":
+			if inOr != "" {
+				return nil, schema.Errorf(schema.CodeInvalidQuery, "%s is not allowed inside %s", k, inOr)
+			}
+			var err error
+			if op, err = p.geo(k, v, m); err != nil {
+				return nil, err
+			}
+		case "$maxDistance", "$maxDistanceInRadians", "$maxDistanceInMiles", "$maxDistanceInKilometers":
+			if !hasNear {
+				return nil, schema.Errorf(schema.CodeInvalidQuery, "%s needs $nearSphere", k)
+			}
+			continue // read by $nearSphere
+		case "$inQuery", "$notInQuery", "$select", "$dontSelect":
+			n, err := subquery(key, k, v)
+			if err != nil {
+				return nil, err
+			}
+			if err := p.tick(); err != nil {
+				return nil, err
+			}
+			nodes = append(nodes, n)
+			continue
+		default:
+			if strings.HasPrefix(k, "$") {
+				return nil, schema.Errorf(schema.CodeInvalidJSON, "bad constraint: %s", k)
+			}
+			plain[k] = v
+			continue
+		}
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
+		node.Ops = append(node.Ops, op)
+	}
+	// Plain keys next to operators are an equality on an object made of
+	// them (Parse folds them into $eq).
+	if len(plain) > 0 {
+		val, err := p.atom(key, plain)
+		if err != nil {
+			return nil, err
+		}
+		op, err := p.eqOp(key, ftype, OpEq, val)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.tick(); err != nil {
+			return nil, err
+		}
+		node.Ops = append([]Op{op}, node.Ops...)
+	}
+	if len(node.Ops) > 0 {
+		nodes = append([]*Node{node}, nodes...)
+	}
+	return nodes, nil
+}
+
+var rangeOps = map[string]OpCode{"$lt": OpLt, "$lte": OpLte, "$gt": OpGt, "$gte": OpGte}
+
+// isConstraint tells an operator object from a plain value: special values
+// (with __type) are values even if they carry $ keys, as in Parse Server.
+func isConstraint(m map[string]any) bool {
+	if _, special := m["__type"]; special {
+		return false
+	}
+	for k := range m {
+		if strings.HasPrefix(k, "$") {
+			return true
+		}
+	}
+	return false
+}
+
+func isRelativeTime(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = m["$relativeTime"]
+	return ok
+}
+
+// eqOp builds $eq/$ne, turning a Pointer on a Relation field into the
+// membership test Parse derives from it.
+func (p *parser) eqOp(key string, ftype schema.Type, code OpCode, v any) (Op, error) {
+	if ftype != schema.TypeRelation {
+		return Op{Code: code, Value: v}, nil
+	}
+	if code == OpEq {
+		return relationOp(key, OpIn, []any{v})
+	}
+	return relationOp(key, OpNin, []any{v})
+}
+
+func relationOp(key string, code OpCode, vals []any) (Op, error) {
+	for _, v := range vals {
+		m, _ := v.(map[string]any)
+		if _, ok := pointerRef(m); !ok {
+			return Op{}, schema.Errorf(schema.CodeInvalidQuery, "Relation field %s can only be queried with Pointers", key)
+		}
+	}
+	if code == OpIn {
+		return Op{Code: OpRelationIn, Values: vals}, nil
+	}
+	return Op{Code: OpRelationNin, Values: vals}, nil
+}
+
+// flatten spreads nested arrays one level, as Parse Server does for $in
+// and $nin.
+func flatten(arr []any) []any {
+	nested := false
+	for _, v := range arr {
+		if _, ok := v.([]any); ok {
+			nested = true
+			break
+		}
+	}
+	if !nested {
+		return arr
+	}
+	out := make([]any, 0, len(arr))
+	for _, v := range arr {
+		if inner, ok := v.([]any); ok {
+			out = append(out, inner...)
+		} else {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (p *parser) list(key string, arr []any) ([]any, error) {
+	if len(arr) > MaxListSize {
+		return nil, ErrListTooLong
+	}
+	out := make([]any, len(arr))
+	for i, v := range arr {
+		val, err := p.atom(key, v)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = val
+	}
+	return out, nil
+}
+
+// all parses $all: plain values, or only {$regex, $options} objects (the
+// SDK's containsAllStartingWith).
+func (p *parser) all(key string, v any) (Op, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return Op{}, schema.Errorf(schema.CodeInvalidJSON, "bad $all value")
+	}
+	if len(arr) > MaxListSize {
+		return Op{}, ErrListTooLong
+	}
+	regexes := 0
+	for _, item := range arr {
+		if m, ok := item.(map[string]any); ok {
+			if _, ok := m["$regex"]; ok {
+				regexes++
+			}
+		}
+	}
+	if regexes == 0 {
+		vals, err := p.list(key, arr)
+		return Op{Code: OpAll, Values: vals}, err
+	}
+	if regexes != len(arr) {
+		return Op{}, schema.Errorf(schema.CodeInvalidJSON, "All $all values must be of regex type or none: %s", truncated(arr))
+	}
+	op := Op{Code: OpAllRegex, Regexes: make([]*Regex, len(arr))}
+	for i, item := range arr {
+		m := item.(map[string]any)
+		for k := range m {
+			if k != "$regex" && k != "$options" {
+				return Op{}, schema.Errorf(schema.CodeInvalidJSON, "bad constraint: %s", k)
+			}
+		}
+		opts, hasOpts := m["$options"]
+		re, err := compileRegex(m["$regex"], opts, hasOpts)
+		if err != nil {
+			return Op{}, err
+		}
+		op.Regexes[i] = re
+	}
+	return op, nil
+}
+
+func parseText(v any) (*Text, error) {
+	bad := func(what string) error {
+		return schema.Errorf(schema.CodeInvalidJSON, "bad $text: %s", what)
+	}
+	m, _ := v.(map[string]any)
+	search, ok := m["$search"].(map[string]any)
+	if !ok {
+		return nil, bad("$search, should be object")
+	}
+	for k := range m {
+		if k != "$search" {
+			return nil, schema.Errorf(schema.CodeInvalidJSON, "bad constraint: %s", k)
+		}
+	}
+	t := &Text{}
+	if t.Term, ok = search["$term"].(string); !ok {
+		return nil, bad("$term, should be string")
+	}
+	if l, has := search["$language"]; has {
+		if t.Language, ok = l.(string); !ok {
+			return nil, bad("$language, should be string")
+		}
+	}
+	if c, has := search["$caseSensitive"]; has {
+		if t.CaseSensitive, ok = c.(bool); !ok {
+			return nil, bad("$caseSensitive, should be boolean")
+		}
+	}
+	if d, has := search["$diacriticSensitive"]; has {
+		if t.DiacriticSensitive, ok = d.(bool); !ok {
+			return nil, bad("$diacriticSensitive, should be boolean")
+		}
+	}
+	return t, nil
+}
+
+// subquery checks the shapes Parse Server's RestQuery demands and keeps
+// the subquery raw.
+func subquery(path, op string, v any) (*Node, error) {
+	bad := schema.Errorf(schema.CodeInvalidQuery, "improper usage of %s", op)
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, bad
+	}
+	n := &Node{Path: path, Sub: &Subquery{}}
+	q := m
+	switch op {
+	case "$inQuery", "$notInQuery":
+		n.Kind = KindInQuery
+		if op == "$notInQuery" {
+			n.Kind = KindNotInQuery
+		}
+		// The SDK sends the whole sub-query JSON; only where, className and
+		// redirectClassNameForKey matter, and where is required (below).
+	default:
+		n.Kind = KindSelect
+		if op == "$dontSelect" {
+			n.Kind = KindDontSelect
+		}
+		key, _ := m["key"].(string)
+		q, _ = m["query"].(map[string]any)
+		if len(m) != 2 || key == "" || q == nil {
+			return nil, bad
+		}
+		n.Sub.Key = key
+	}
+	className, _ := q["className"].(string)
+	if className == "" {
+		return nil, bad
+	}
+	n.Sub.ClassName = className
+	switch w := q["where"].(type) {
+	case map[string]any:
+		n.Sub.Where = w
+	case nil:
+		// $select's query may omit where; $inQuery's null where is as
+		// improper as a missing one.
+		if n.Kind == KindInQuery || n.Kind == KindNotInQuery {
+			return nil, bad
+		}
+		n.Sub.Where = map[string]any{}
+	default:
+		return nil, bad
+	}
+	if r, has := q["redirectClassNameForKey"]; has {
+		if n.Sub.RedirectClassNameForKey, ok = r.(string); !ok {
+			return nil, bad
+		}
+	}
+	return n, nil
+}
