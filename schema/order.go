@@ -120,13 +120,29 @@ func compareObjects(x, y map[string]any) int {
 }
 
 // Equal is Parse equality: pointers by class and id (extra keys of an
-// expanded pointer ignored), dates by instant, others structurally.
+// expanded pointer ignored), files by name, dates by instant, others
+// structurally.
 func Equal(a, b any) bool {
+	if fa, ok := fileName(a); ok {
+		fb, ok := fileName(b)
+		return ok && fa == fb
+	}
 	if pa, ok := pointerKey(a); ok {
 		pb, ok := pointerKey(b)
 		return ok && pa == pb
 	}
 	return Compare(a, b) == 0
+}
+
+// fileName identifies a File by its name: its url may differ between
+// servers and over time.
+func fileName(v any) (string, bool) {
+	m, ok := v.(map[string]any)
+	if !ok || m["__type"] != "File" {
+		return "", false
+	}
+	n, _ := m["name"].(string)
+	return n, true
 }
 
 func pointerKey(v any) (string, bool) {
