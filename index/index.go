@@ -1,17 +1,50 @@
 // Package index owns Quarry's in-memory data: per-class collections of
-// decoded objects with ordered secondary indexes, and relation membership in
-// both directions. It is rebuilt from the store at start-up and updated by
-// the service after every durable commit.
+// decoded objects with ordered B-tree indexes over field paths (objectId,
+// createdAt and updatedAt always, others on request), range scans with a
+// callback and a deadline, cardinality estimates for the planner, and
+// relation membership in both directions. It is rebuilt from the store at
+// start-up and updated by the service after every durable commit.
 //
-// index never imports planner or service; it answers scans with callbacks.
+// index never imports planner or service; keys order by schema.Compare.
 package index
 
 import (
+	"errors"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/btree"
 
 	"github.com/quarrydata/quarry/schema"
 )
+
+// Limits and tuning.
+const (
+	// CheckEvery is how many index entries a scan visits between two
+	// deadline checks.
+	CheckEvery = 256
+	// batchSize bounds the ids gathered under a read lock before the
+	// callback runs without it (ScanIDs, Related, Owners).
+	batchSize = 256
+)
+
+// Errors returned by index operations.
+var (
+	// ErrDeadline is returned by a scan that stopped because its deadline
+	// passed.
+	ErrDeadline = errors.New("index: scan deadline exceeded")
+	// ErrNoIndex is returned when a scan names a path without an index.
+	ErrNoIndex = errors.New("index: no index on path")
+	// ErrBadPath is returned by EnsureIndex for an empty path or one with an
+	// empty dot-separated segment.
+	ErrBadPath = errors.New("index: bad index path")
+)
+
+// builtin are the paths indexed in every collection; they cannot be dropped.
+var builtin = [...]string{"objectId", "createdAt", "updatedAt"}
 
 // DB holds every class's collection and the relation memberships.
 type DB struct {
@@ -36,47 +69,86 @@ func (db *DB) Collection(class string, create bool) *Collection {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if c = db.classes[class]; c == nil {
-		c = &Collection{name: class, objects: map[string]schema.Object{}}
+		c = newCollection(class)
 		db.classes[class] = c
 	}
 	return c
 }
 
-// DropCollection forgets a class's objects.
+// DropCollection forgets a class's objects and its indexes.
 func (db *DB) DropCollection(class string) {
 	db.mu.Lock()
 	delete(db.classes, class)
 	db.mu.Unlock()
 }
 
-// Collection is one class's objects. Stored objects are never mutated in
-// place: writers replace them, so a reader may keep an object it was given.
+// Collection is one class's objects and their indexes.
+//
+// Stored objects are never mutated in place: writers replace them, so a
+// reader may keep an object it was given. Put and Delete update the object
+// and every index at once under the collection's write lock. Scans iterate a
+// copy-on-write snapshot of one index taken when they start: they see the
+// collection as of that moment, hold no lock while fn runs (fn may read or
+// write the collection), and never block writers.
 type Collection struct {
 	name    string
 	mu      sync.RWMutex
-	objects map[string]schema.Object
+	objects map[string]*record
+	indexes map[string]*index
+	list    []*index // the values of indexes, builtins first
+
+	// snapMu serializes taking snapshots under mu's read lock: copying a
+	// tree writes to the source tree's copy-on-write bookkeeping.
+	snapMu sync.Mutex
 }
+
+func newCollection(name string) *Collection {
+	c := &Collection{name: name, objects: map[string]*record{}, indexes: map[string]*index{}}
+	for _, p := range builtin {
+		ix := newIndex(p)
+		c.indexes[p] = ix
+		c.list = append(c.list, ix)
+	}
+	return c
+}
+
+// Name is the collection's class name.
+func (c *Collection) Name() string { return c.name }
 
 // Get returns the object with id.
 func (c *Collection) Get(id string) (schema.Object, bool) {
 	c.mu.RLock()
-	o, ok := c.objects[id]
+	rec, ok := c.objects[id]
 	c.mu.RUnlock()
-	return o, ok
+	if !ok {
+		return nil, false
+	}
+	return rec.obj, true
 }
 
-// Put inserts or replaces an object (keyed by its objectId).
+// Put inserts or replaces an object (keyed by its objectId), moving its
+// entries in every index. obj must not be modified afterwards.
 func (c *Collection) Put(obj schema.Object) {
 	id, _ := obj["objectId"].(string)
+	rec := &record{id: id, obj: obj}
 	c.mu.Lock()
-	c.objects[id] = obj
+	old := c.objects[id]
+	c.objects[id] = rec
+	for _, ix := range c.list {
+		ix.replace(old, rec)
+	}
 	c.mu.Unlock()
 }
 
-// Delete removes an object.
+// Delete removes an object and its index entries.
 func (c *Collection) Delete(id string) {
 	c.mu.Lock()
-	delete(c.objects, id)
+	if old, ok := c.objects[id]; ok {
+		delete(c.objects, id)
+		for _, ix := range c.list {
+			ix.replace(old, nil)
+		}
+	}
 	c.mu.Unlock()
 }
 
@@ -89,99 +161,183 @@ func (c *Collection) Len() int {
 
 // Scan calls fn for every object in objectId order until fn returns false.
 func (c *Collection) Scan(fn func(schema.Object) bool) {
-	c.mu.RLock()
-	ids := make([]string, 0, len(c.objects))
-	for id := range c.objects {
-		ids = append(ids, id)
+	_ = c.ScanOrdered("objectId", false, time.Time{}, fn)
+}
+
+// ScanIDs calls fn, in the order of ids, for each of them that names a
+// stored object, until fn returns false. Unknown ids are skipped; a repeated
+// id is delivered again. Lookups take the read lock per batch of ids; fn
+// runs without it.
+func (c *Collection) ScanIDs(ids []string, fn func(schema.Object) bool) {
+	var buf []schema.Object
+	for len(ids) > 0 {
+		n := min(len(ids), batchSize)
+		buf = buf[:0]
+		c.mu.RLock()
+		for _, id := range ids[:n] {
+			if rec, ok := c.objects[id]; ok {
+				buf = append(buf, rec.obj)
+			}
+		}
+		c.mu.RUnlock()
+		ids = ids[n:]
+		for _, o := range buf {
+			if !fn(o) {
+				return
+			}
+		}
 	}
-	objs := make([]schema.Object, len(ids))
-	sort.Strings(ids)
-	for i, id := range ids {
-		objs[i] = c.objects[id]
+}
+
+// EnsureIndex declares an index on a field path (a top-level key or a dot
+// path into nested objects) and builds it from the current objects. Declaring
+// an existing index, including the built-in objectId, createdAt and updatedAt
+// indexes, does nothing.
+func (c *Collection) EnsureIndex(path string) error {
+	if path == "" || strings.Contains("."+path+".", "..") {
+		return ErrBadPath
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.indexes[path] != nil {
+		return nil
+	}
+	ix := newIndex(path)
+	ix.build(c.objects)
+	c.indexes[path] = ix
+	c.list = append(c.list, ix)
+	return nil
+}
+
+// DropIndex removes a declared index and reports whether there was one. The
+// built-in indexes are never dropped.
+func (c *Collection) DropIndex(path string) bool {
+	for _, p := range builtin {
+		if p == path {
+			return false
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ix := c.indexes[path]
+	if ix == nil {
+		return false
+	}
+	delete(c.indexes, path)
+	list := make([]*index, 0, len(c.list)-1)
+	for _, x := range c.list {
+		if x != ix {
+			list = append(list, x)
+		}
+	}
+	c.list = list
+	return true
+}
+
+// Indexes lists the indexed paths, built-ins included, sorted.
+func (c *Collection) Indexes() []string {
+	c.mu.RLock()
+	out := make([]string, 0, len(c.list))
+	for _, ix := range c.list {
+		out = append(out, ix.path)
 	}
 	c.mu.RUnlock()
-	for _, o := range objs {
-		if !fn(o) {
-			return
-		}
+	sort.Strings(out)
+	return out
+}
+
+// HasIndex reports whether path is indexed.
+func (c *Collection) HasIndex(path string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.indexes[path] != nil
+}
+
+// Multikey reports whether some object currently holds an array at path,
+// so that the index on path has one entry per distinct element (an empty
+// array has one entry, the key []any{}). On a multikey index ScanOrdered is
+// not the Parse sort order; a range scan yields the objects with at least
+// one element in the range, so it is a superset of a one-sided constraint
+// ($gt 5) but not of a two-sided one (MongoDB matches {$gt: 2, $lt: 4} on
+// [1, 5], each bound met by another element); and a whole-array operand
+// cannot be looked up, since arrays are not keys. False when path is not
+// indexed.
+func (c *Collection) Multikey(path string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ix := c.indexes[path]
+	return ix != nil && ix.arrays > 0
+}
+
+// index is one ordered index over a path.
+type index struct {
+	path string
+	// tree is the live tree, changed only under Collection.mu's write lock.
+	tree *btree.BTreeG[entry]
+	// arrays counts the objects holding an array at path.
+	arrays int
+	// snap is a read-only copy of tree for scans, or nil after a write.
+	snap atomic.Pointer[snapshot]
+}
+
+func newIndex(path string) *index {
+	return &index{path: path, tree: newTree()}
+}
+
+func newTree() *btree.BTreeG[entry] {
+	return btree.NewBTreeGOptions(lessEntry, btree.Options{NoLocks: true})
+}
+
+// replace swaps old's entries for rec's (either may be nil). The caller
+// holds the collection's write lock.
+func (ix *index) replace(old, rec *record) {
+	var oldBuf, newBuf [1]any
+	var oldKeys, newKeys []any
+	var oldArr, newArr bool
+	if old != nil {
+		oldKeys, oldArr = appendKeys(oldBuf[:0], old.obj, ix.path)
 	}
-}
-
-type relationKey struct{ owningClass, key string }
-
-type relation struct {
-	forward map[string]map[string]struct{} // owning id -> related ids
-	reverse map[string]map[string]struct{} // related id -> owning ids
-}
-
-// SetRelation adds (present) or removes a membership of relatedID in the
-// relation key of owningClass/owningID.
-func (db *DB) SetRelation(owningClass, key, owningID, relatedID string, present bool) {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	rk := relationKey{owningClass, key}
-	r := db.relations[rk]
-	if r == nil {
-		if !present {
-			return
-		}
-		r = &relation{forward: map[string]map[string]struct{}{}, reverse: map[string]map[string]struct{}{}}
-		db.relations[rk] = r
+	if rec != nil {
+		newKeys, newArr = appendKeys(newBuf[:0], rec.obj, ix.path)
 	}
-	setEdge(r.forward, owningID, relatedID, present)
-	setEdge(r.reverse, relatedID, owningID, present)
-}
-
-func setEdge(m map[string]map[string]struct{}, from, to string, present bool) {
-	set := m[from]
-	if present {
-		if set == nil {
-			set = map[string]struct{}{}
-			m[from] = set
-		}
-		set[to] = struct{}{}
+	ix.snap.Store(nil)
+	if oldArr {
+		ix.arrays--
+	}
+	if newArr {
+		ix.arrays++
+	}
+	if len(oldKeys) == 1 && len(newKeys) == 1 && compareKeys(oldKeys[0], newKeys[0]) == 0 {
+		ix.tree.Set(entry{newKeys[0], rec}) // same position: replace in place
 		return
 	}
-	delete(set, to)
-	if len(set) == 0 {
-		delete(m, from)
+	for _, k := range oldKeys {
+		ix.tree.Delete(entry{k, old})
+	}
+	for _, k := range newKeys {
+		ix.tree.Set(entry{k, rec})
 	}
 }
 
-// Related calls fn with every related id in owningClass/owningID's relation key.
-func (db *DB) Related(owningClass, key, owningID string, fn func(relatedID string) bool) {
-	db.mu.RLock()
-	r := db.relations[relationKey{owningClass, key}]
-	var ids []string
-	if r != nil {
-		for id := range r.forward[owningID] {
-			ids = append(ids, id)
+// build fills an empty index from objects in one sorted bulk load.
+func (ix *index) build(objects map[string]*record) {
+	entries := make([]entry, 0, len(objects))
+	var buf []any
+	for _, rec := range objects {
+		var isArr bool
+		buf, isArr = appendKeys(buf[:0], rec.obj, ix.path)
+		for _, k := range buf {
+			entries = append(entries, entry{k, rec})
+		}
+		if isArr {
+			ix.arrays++
 		}
 	}
-	db.mu.RUnlock()
-	sort.Strings(ids)
-	for _, id := range ids {
-		if !fn(id) {
-			return
+	sort.Slice(entries, func(i, j int) bool { return lessEntry(entries[i], entries[j]) })
+	for i, e := range entries {
+		if i > 0 && !lessEntry(entries[i-1], e) {
+			continue // a repeated array element
 		}
-	}
-}
-
-// Owners calls fn with every owning id whose relation key contains relatedID.
-func (db *DB) Owners(owningClass, key, relatedID string, fn func(owningID string) bool) {
-	db.mu.RLock()
-	r := db.relations[relationKey{owningClass, key}]
-	var ids []string
-	if r != nil {
-		for id := range r.reverse[relatedID] {
-			ids = append(ids, id)
-		}
-	}
-	db.mu.RUnlock()
-	sort.Strings(ids)
-	for _, id := range ids {
-		if !fn(id) {
-			return
-		}
+		ix.tree.Load(e)
 	}
 }

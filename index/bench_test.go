@@ -1,0 +1,140 @@
+package index
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+const benchN = 100_000
+
+// smallObjects returns n objects shaped like a typical small Parse row:
+// the three reserved keys, a number, a short string and a boolean.
+func smallObjects(n int, seed uint64) []schema.Object {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	out := make([]schema.Object, n)
+	for i := range out {
+		ts := schema.FormatTime(base.Add(time.Duration(i) * time.Second))
+		out[i] = schema.Object{
+			"objectId":  fmt.Sprintf("%05x%05d", rng.IntN(1<<20), i),
+			"createdAt": ts,
+			"updatedAt": ts,
+			"score":     float64(rng.IntN(1_000_000)),
+			"name":      fmt.Sprintf("user%d", rng.IntN(5000)),
+			"active":    rng.IntN(2) == 0,
+		}
+	}
+	return out
+}
+
+func loaded(b *testing.B, objs []schema.Object, paths ...string) *Collection {
+	b.Helper()
+	c := New().Collection("B", true)
+	for _, p := range paths {
+		if err := c.EnsureIndex(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, o := range objs {
+		c.Put(o)
+	}
+	return c
+}
+
+func Benchmark_ScanRange_100k_Limit20(b *testing.B) {
+	c := loaded(b, smallObjects(benchN, 1), "score")
+	rng := rand.New(rand.NewPCG(9, 9))
+	deadline := time.Now().Add(time.Hour)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		r := Range{Lo: float64(rng.IntN(990_000)), HasLo: true, LoInclusive: true, Hi: "", HasHi: true}
+		n := 0
+		if err := c.ScanRange("score", r, false, deadline, func(schema.Object) bool { n++; return n < 20 }); err != nil || n != 20 {
+			b.Fatal(n, err)
+		}
+	}
+}
+
+func Benchmark_Put_100k(b *testing.B) {
+	objs := smallObjects(benchN, 1)
+	c := loaded(b, objs, "score")
+	// Replacements: same ids, new scores and updatedAt.
+	repl := smallObjects(benchN, 2)
+	for i := range repl {
+		repl[i]["objectId"] = objs[i]["objectId"]
+		repl[i]["createdAt"] = objs[i]["createdAt"]
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		c.Put(repl[i%benchN])
+		i++
+	}
+}
+
+// Benchmark_Put_100k_ScanInterleaved shows the copy-on-write price a write
+// pays after a scan took a snapshot.
+func Benchmark_Put_100k_ScanInterleaved(b *testing.B) {
+	objs := smallObjects(benchN, 1)
+	c := loaded(b, objs, "score")
+	repl := smallObjects(benchN, 2)
+	for i := range repl {
+		repl[i]["objectId"] = objs[i]["objectId"]
+		repl[i]["createdAt"] = objs[i]["createdAt"]
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		c.Put(repl[i%benchN])
+		_ = c.ScanRange("score", Equal(0.0), false, time.Time{}, func(schema.Object) bool { return false })
+		i++
+	}
+}
+
+func Benchmark_EstimateRange_100k(b *testing.B) {
+	c := loaded(b, smallObjects(benchN, 1), "score")
+	rng := rand.New(rand.NewPCG(9, 9))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		lo := float64(rng.IntN(900_000))
+		c.EstimateRange("score", Range{Lo: lo, Hi: lo + 100_000, HasLo: true, HasHi: true, LoInclusive: true}, 0)
+	}
+}
+
+// Benchmark_Memory_100k reports the heap the collection adds on top of the
+// objects themselves: "bytes/obj" with the three built-in indexes, and
+// "bytes/obj/index" for one further index on a number field, both built by
+// Put in a random objectId order.
+func Benchmark_Memory_100k(b *testing.B) {
+	objs := smallObjects(benchN, 1)
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	var base, extra float64
+	for b.Loop() {
+		before := heap()
+		c := loaded(b, objs)
+		mid := heap()
+		c2 := loaded(b, objs, "score")
+		after := heap()
+		base = float64(mid-before) / benchN
+		extra = float64(after-mid)/benchN - base
+		runtime.KeepAlive(c)
+		runtime.KeepAlive(c2)
+	}
+	b.ReportMetric(base, "bytes/obj")
+	b.ReportMetric(extra, "bytes/obj/index")
+}

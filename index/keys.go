@@ -1,0 +1,209 @@
+package index
+
+import (
+	"math"
+	"strings"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// IndexesMissing documents how objects without a value at an index's path
+// are indexed: every index holds every object of its collection. An object
+// whose value at the path is missing (absent, or unreachable because a dot
+// path crosses a non-object) or null has exactly one entry under the key nil
+// (schema.RankNull), so
+//   - ScanOrdered visits every object, in schema.Compare order with missing
+//     and null first (last when descending) — the order Parse sorts in;
+//   - the range Lo=Hi=nil (inclusive) yields exactly the objects whose value
+//     is missing or null, plus, on a multikey index, those whose array holds
+//     a null element. That is Parse's `equalTo(key, null)`; `$exists: false`
+//     is the subset without an explicit null, so it needs a residual filter.
+const IndexesMissing = true
+
+// Range bounds the keys a scan or estimate visits, in schema.Compare order
+// (across ranks: a range from 5 upward without Hi also holds strings, dates,
+// ...; see RankRange to stay within one rank). Without HasLo the range starts
+// at the first key, without HasHi it runs to the last. The zero Range is
+// the whole index.
+type Range struct {
+	Lo, Hi                   any
+	HasLo, HasHi             bool
+	LoInclusive, HiInclusive bool
+}
+
+// Equal returns the range holding exactly the keys equal to v.
+func Equal(v any) Range {
+	return Range{Lo: v, Hi: v, HasLo: true, HasHi: true, LoInclusive: true, HiInclusive: true}
+}
+
+// RankRange returns the range holding exactly the values of one rank: its
+// smallest value inclusive up to the smallest value of the next rank
+// exclusive (unbounded above for dates, the last rank).
+func RankRange(rank schema.Rank) Range {
+	r := Range{Lo: rankMin(rank), HasLo: true, LoInclusive: true}
+	if rank < schema.RankDate {
+		r.Hi, r.HasHi = rankMin(rank+1), true
+	}
+	return r
+}
+
+// rankMin is the smallest value of a rank under schema.Compare.
+func rankMin(rank schema.Rank) any {
+	switch rank {
+	case schema.RankNumber:
+		return math.NaN() // Compare puts NaN below every other number.
+	case schema.RankString:
+		return ""
+	case schema.RankObject:
+		return map[string]any{}
+	case schema.RankArray:
+		return []any{}
+	case schema.RankBytes:
+		return map[string]any{"__type": "Bytes", "base64": ""}
+	case schema.RankBoolean:
+		return false
+	case schema.RankDate:
+		return schema.Date("")
+	}
+	return nil
+}
+
+// Contains reports whether key lies within the range.
+func (r Range) Contains(key any) bool {
+	return !r.below(key) && !r.above(key)
+}
+
+// below reports whether key sorts before the range's lower bound.
+func (r Range) below(key any) bool {
+	if !r.HasLo {
+		return false
+	}
+	c := compareKeys(key, r.Lo)
+	return c < 0 || c == 0 && !r.LoInclusive
+}
+
+// above reports whether key sorts after the range's upper bound.
+func (r Range) above(key any) bool {
+	if !r.HasHi {
+		return false
+	}
+	c := compareKeys(key, r.Hi)
+	return c > 0 || c == 0 && !r.HiInclusive
+}
+
+// Empty reports whether no key can lie within the range (Lo after Hi, or
+// Lo equal to Hi with either end exclusive).
+func (r Range) Empty() bool {
+	if !r.HasLo || !r.HasHi {
+		return false
+	}
+	c := compareKeys(r.Lo, r.Hi)
+	return c > 0 || c == 0 && !(r.LoInclusive && r.HiInclusive)
+}
+
+// record is one stored version of an object, shared by all its index
+// entries. Records are immutable: Put makes a new one.
+type record struct {
+	id  string
+	obj schema.Object
+}
+
+// entry is one index item: a key and the object it came from. Entries order
+// by compareKeys(key), then by objectId.
+type entry struct {
+	key any
+	rec *record
+}
+
+// Pivot records: an entry with recFirst sorts before every entry with an
+// equal key, one with recLast after them. They never enter a tree.
+var recFirst, recLast = &record{}, &record{}
+
+func lessEntry(a, b entry) bool {
+	if c := compareKeys(a.key, b.key); c != 0 {
+		return c < 0
+	}
+	switch {
+	case a.rec == b.rec:
+		return false
+	case a.rec == recFirst || b.rec == recLast:
+		return true
+	case a.rec == recLast || b.rec == recFirst:
+		return false
+	}
+	return a.rec.id < b.rec.id
+}
+
+// isoDate is the compact key of a createdAt/updatedAt timestamp: the Date
+// value schema.Get would build, without a map per object. compareKeys orders
+// it exactly as schema.Compare orders that Date map (tested).
+type isoDate string
+
+// compareKeys is schema.Compare extended to isoDate keys. Two strings and
+// two ordinary numbers, the common case, skip the rank dispatch; the
+// property tests hold the result equal to schema.Compare.
+func compareKeys(a, b any) int {
+	switch x := a.(type) {
+	case string:
+		if y, ok := b.(string); ok {
+			return strings.Compare(x, y)
+		}
+	case float64:
+		if y, ok := b.(float64); ok {
+			switch {
+			case x < y:
+				return -1
+			case x > y:
+				return 1
+			case x == y:
+				return 0
+			}
+		}
+	}
+	_, aCompact := a.(isoDate)
+	_, bCompact := b.(isoDate)
+	if !aCompact && !bCompact {
+		return schema.Compare(a, b)
+	}
+	x, aDate := dateISO(a)
+	y, bDate := dateISO(b)
+	switch {
+	case aDate && bDate:
+		return strings.Compare(x, y)
+	case aDate: // dates are the last rank
+		return 1
+	}
+	return -1
+}
+
+// dateISO returns the iso string of a Date value (compact or map).
+func dateISO(v any) (string, bool) {
+	switch d := v.(type) {
+	case isoDate:
+		return string(d), true
+	case map[string]any:
+		if schema.RankOf(d) == schema.RankDate {
+			s, _ := d["iso"].(string)
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// appendKeys appends the index keys of obj at path: the value schema.Get
+// reads (nil when missing), or, for a non-empty array, each of its elements;
+// an empty array is its own key. isArray reports an array value, which makes
+// the index multikey.
+func appendKeys(dst []any, obj schema.Object, path string) (keys []any, isArray bool) {
+	if path == "createdAt" || path == "updatedAt" {
+		if s, ok := obj[path].(string); ok {
+			return append(dst, isoDate(s)), false
+		}
+	}
+	v, _ := schema.Get(obj, path)
+	arr, isArray := v.([]any)
+	if !isArray || len(arr) == 0 {
+		return append(dst, v), isArray
+	}
+	return append(dst, arr...), true
+}
