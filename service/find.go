@@ -1,20 +1,24 @@
 package service
 
 import (
-	"sort"
 	"strings"
 
+	"github.com/quarrydata/quarry/planner"
 	"github.com/quarrydata/quarry/schema"
 )
 
 // FindParams are a query's parameters, decoded by the transport.
 type FindParams struct {
-	Where map[string]any
-	Order []SortKey
-	Limit int // -1 means the default
-	Skip  int
-	Count bool
-	Read  ReadOptions
+	Where   map[string]any
+	Order   []SortKey
+	Limit   int // -1 means the default
+	Skip    int
+	Count   bool
+	Explain bool
+	// RedirectClassNameForKey runs the query on the target class of this
+	// relation key of the named class (Parse's relation queries).
+	RedirectClassNameForKey string
+	Read                    ReadOptions
 }
 
 // SortKey is one element of an order list.
@@ -49,6 +53,9 @@ type FindResult struct {
 	Results []schema.Object
 	Count   int
 	Counted bool
+	Explain map[string]any // the chosen plan, when asked for
+	// ClassName is set when the query was redirected to a relation's target.
+	ClassName string
 }
 
 // MaxSkip bounds skip so a client cannot make the server walk a huge
@@ -71,7 +78,7 @@ func (s *Service) limits(p *FindParams) error {
 	return nil
 }
 
-// Find runs a query over a class.
+// Find runs a query over a class through the planner.
 func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error) {
 	if !schema.ValidClassName(class) {
 		return FindResult{}, schema.ClassNameError(class)
@@ -79,49 +86,84 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if err := s.limits(&p); err != nil {
 		return FindResult{}, err
 	}
-	match, err := s.compileWhere(class, p.Where)
+	if key := p.RedirectClassNameForKey; key != "" {
+		target := source{s}.RelationTarget(class, key)
+		if target == "" {
+			return FindResult{}, schema.Errorf(schema.CodeInvalidQuery, "redirectClassNameForKey %q is not a relation of %s", key, class)
+		}
+		class = target
+	}
+	includes, err := s.parseIncludes(class, p.Read.Include, p.Read.IncludeAll)
 	if err != nil {
 		return FindResult{}, err
 	}
-	var all []schema.Object
-	if c := s.data.Collection(class, false); c != nil {
-		c.Scan(func(o schema.Object) bool {
-			if match == nil || match(o) {
-				all = append(all, o)
-			}
-			return true
-		})
+	q := planner.Query{Class: class, Where: p.Where, Skip: p.Skip, Limit: p.Limit, Count: p.Count,
+		Exempt: auth.Master && !s.opts.ScanBudgetForMaster}
+	for _, k := range p.Order {
+		q.Order = append(q.Order, planner.SortKey{Path: k.Path, Desc: k.Desc})
 	}
-	if len(p.Order) > 0 {
-		sort.SliceStable(all, func(i, j int) bool { return lessByOrder(all[i], all[j], p.Order) })
+	plan, err := planner.Compile(source{s}, q, s.planOptions())
+	if err != nil {
+		return FindResult{}, err
 	}
-	res := FindResult{Results: []schema.Object{}, Count: len(all), Counted: p.Count}
-	for i := p.Skip; i < len(all) && len(res.Results) < p.Limit; i++ {
-		res.Results = append(res.Results, s.present(class, all[i], p.Read))
+	res, err := plan.Run()
+	if err != nil {
+		return FindResult{}, err
 	}
-	return res, nil
+	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count}
+	for i, o := range res.Objects {
+		out.Results[i] = s.present(class, o, p.Read)
+	}
+	s.expandIncludes(auth, out.Results, includes)
+	if p.RedirectClassNameForKey != "" {
+		out.ClassName = class
+	}
+	if p.Explain {
+		if !auth.Master {
+			return FindResult{}, schema.Errorf(schema.CodeOperationForbidden, "explain requires the master key")
+		}
+		out.Explain = plan.Explain(res)
+	}
+	return out, nil
 }
 
-// lessByOrder compares by the order keys, then by objectId so that pages
-// are stable.
-func lessByOrder(a, b schema.Object, order []SortKey) bool {
-	for _, k := range order {
-		va, _ := schema.Get(a, k.Path)
-		vb, _ := schema.Get(b, k.Path)
-		if c := schema.Compare(va, vb); c != 0 {
-			return (c < 0) != k.Desc
+func (s *Service) planOptions() planner.Options {
+	return planner.Options{MaxScan: s.opts.MaxScan, WarnOnly: s.opts.ScanBudgetWarnOnly, Warn: s.opts.Warn,
+		Timeout: s.opts.QueryTimeout, Now: s.opts.Now}
+}
+
+// source lets the planner read the service's data.
+type source struct{ s *Service }
+
+func (src source) Collection(class string) planner.Collection {
+	if c := src.s.data.Collection(class, false); c != nil {
+		return c
+	}
+	return nil
+}
+
+func (src source) Related(owningClass, key, owningID string, fn func(string) bool) {
+	src.s.data.Related(owningClass, key, owningID, fn)
+}
+
+func (src source) Owners(owningClass, key, relatedID string, fn func(string) bool) {
+	src.s.data.Owners(owningClass, key, relatedID, fn)
+}
+
+func (src source) FieldType(class, field string) (schema.Type, bool) {
+	if c := src.s.Class(class); c != nil {
+		if f, ok := c.Fields[field]; ok {
+			return f.Type, true
 		}
 	}
-	ia, _ := a["objectId"].(string)
-	ib, _ := b["objectId"].(string)
-	return ia < ib
+	return "", false
 }
 
-// compileWhere is replaced by the planner; until then only an empty where
-// is accepted.
-func (s *Service) compileWhere(class string, where map[string]any) (func(schema.Object) bool, error) {
-	if len(where) == 0 {
-		return nil, nil
+func (src source) RelationTarget(class, field string) string {
+	if c := src.s.Class(class); c != nil {
+		if f, ok := c.Fields[field]; ok && f.Type == schema.TypeRelation {
+			return f.TargetClass
+		}
 	}
-	return nil, schema.Errorf(schema.CodeInvalidQuery, "where is not supported yet")
+	return ""
 }

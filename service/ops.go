@@ -132,7 +132,7 @@ func (d *draft) applyOp(key string, name any, op map[string]any) error {
 		case float64:
 			cur = c
 		default:
-			return schema.Errorf(schema.CodeInvalidJSON, "cannot increment a non-number field %s", key)
+			return d.mismatch(key, c, schema.TypeNumber)
 		}
 		d.obj[key] = cur + amount
 		d.fields[key] = schema.Field{Type: schema.TypeNumber}
@@ -149,7 +149,7 @@ func (d *draft) applyOp(key string, name any, op map[string]any) error {
 		case []any:
 			cur = c
 		default:
-			return schema.Errorf(schema.CodeInvalidJSON, "cannot %s on a non-array field %s", name, key)
+			return d.mismatch(key, c, schema.TypeArray)
 		}
 		next := arrayOp(name.(string), cur, items)
 		d.obj[key] = next
@@ -175,6 +175,18 @@ func (d *draft) applyOp(key string, name any, op map[string]any) error {
 		return nil
 	}
 	return schema.Errorf(schema.CodeCommandUnavailable, "The %v operator is not supported yet.", name)
+}
+
+// mismatch is the 111 for an operator whose implied type differs from the
+// field's current value, as Parse reports it (an Increment implies Number,
+// Add/AddUnique/Remove imply Array).
+func (d *draft) mismatch(key string, cur any, implied schema.Type) error {
+	have := "an incompatible value"
+	if f, ok, err := schema.TypeOf(cur); ok && err == nil {
+		have = describe(f)
+	}
+	return schema.Errorf(schema.CodeIncorrectType, "schema mismatch for %s.%s; expected %s but got %s",
+		d.class, key, have, implied)
 }
 
 func opObjects(op map[string]any, name string) ([]any, error) {

@@ -19,13 +19,23 @@ func (s *Service) Get(auth Auth, class, id string, opts ReadOptions) (schema.Obj
 	if !ok {
 		return nil, schema.ErrObjectNotFound
 	}
-	return s.present(class, obj, opts), nil
+	out := s.present(class, obj, opts)
+	if len(opts.Include) > 0 || opts.IncludeAll {
+		paths, err := s.parseIncludes(class, opts.Include, opts.IncludeAll)
+		if err != nil {
+			return nil, err
+		}
+		s.expandIncludes(auth, []schema.Object{out}, paths)
+	}
+	return out, nil
 }
 
 // ReadOptions shape what a read returns.
 type ReadOptions struct {
 	Keys        []string // when set, only these keys (plus the always-returned ones)
 	ExcludeKeys []string
+	Include     []string // pointer paths to expand ("a", "a.b", "*")
+	IncludeAll  bool
 }
 
 var alwaysReturned = map[string]bool{"objectId": true, "createdAt": true, "updatedAt": true, "ACL": true}

@@ -45,7 +45,18 @@ type Options struct {
 	// AllowClientClassCreation lets non-master callers create classes by
 	// writing to them (schemaless, the specification's default).
 	AllowClientClassCreation bool
-	Hooks                    Hooks
+	// MaxScan is the planner's budget of objects examined without an
+	// index (error 154 beyond it); 0 means none.
+	MaxScan int
+	// ScanBudgetForMaster applies MaxScan to master-key callers too.
+	ScanBudgetForMaster bool
+	// ScanBudgetWarnOnly logs over-budget plans through Warn instead of
+	// refusing them.
+	ScanBudgetWarnOnly bool
+	Warn               func(msg string)
+	// QueryTimeout bounds one query's scans (error 124 beyond it).
+	QueryTimeout time.Duration
+	Hooks        Hooks
 	// OnChange receives every committed change, in commit order per object.
 	OnChange func(Change)
 	// Now is the clock; tests may fix it.

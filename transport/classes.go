@@ -72,9 +72,15 @@ func findObjects(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if res.Explain != nil {
+		return map[string]any{"results": res.Explain}, nil
+	}
 	out := map[string]any{"results": res.Results}
 	if res.Counted {
 		out["count"] = res.Count
+	}
+	if res.ClassName != "" {
+		out["className"] = res.ClassName
 	}
 	return out, nil
 }
@@ -133,6 +139,10 @@ func findParams(params map[string]any) (service.FindParams, error) {
 		p.Order = keys
 	}
 	p.Count = truthy(params["count"])
+	p.Explain = truthy(params["explain"])
+	if v, ok := params["redirectClassNameForKey"].(string); ok {
+		p.RedirectClassNameForKey = v
+	}
 	ro, err := readOptions(params)
 	if err != nil {
 		return p, err
@@ -149,6 +159,10 @@ func readOptions(params map[string]any) (service.ReadOptions, error) {
 	if v, ok := params["excludeKeys"]; ok {
 		ro.ExcludeKeys = splitList(stringParam(v))
 	}
+	if v, ok := params["include"]; ok {
+		ro.Include = splitList(stringParam(v))
+	}
+	ro.IncludeAll = truthy(params["includeAll"])
 	return ro, nil
 }
 

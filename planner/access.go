@@ -1,0 +1,242 @@
+package planner
+
+import (
+	"math"
+	"sort"
+
+	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/planner/where"
+	"github.com/quarrydata/quarry/schema"
+)
+
+// chooseAccess picks the cheapest candidate source for a resolved tree.
+// Every access it returns yields a superset of the matches.
+func (p *planner) chooseAccess(n *where.Node) *access {
+	full := &access{kind: accessFull, estimate: p.size(), why: "no constraint can use an index"}
+	best := p.accessFor(n)
+	if best == nil || best.estimate >= full.estimate && best.kind != accessEmpty {
+		return full
+	}
+	return best
+}
+
+func (p *planner) size() int {
+	if p.coll == nil {
+		return 0
+	}
+	return p.coll.Len()
+}
+
+// accessFor returns the best access for a node, or nil if it has none.
+func (p *planner) accessFor(n *where.Node) *access {
+	switch n.Kind {
+	case where.KindAnd:
+		var best *access
+		for _, c := range n.Children {
+			a := p.accessFor(c)
+			if a == nil {
+				continue
+			}
+			if a.kind == accessEmpty {
+				return a
+			}
+			if best == nil || a.estimate < best.estimate {
+				best = a
+			}
+		}
+		return best
+	case where.KindOr:
+		// An $or uses indexes only when every branch can; otherwise one
+		// scan with the whole $or as residual is cheaper than several.
+		u := &access{kind: accessUnion}
+		for _, c := range n.Children {
+			a := p.accessFor(c)
+			if a == nil {
+				return nil
+			}
+			if a.kind == accessEmpty {
+				continue
+			}
+			u.branches = append(u.branches, a)
+			u.estimate += a.estimate
+		}
+		if len(u.branches) == 0 {
+			return &access{kind: accessEmpty, why: "every $or branch is empty"}
+		}
+		if len(u.branches) == 1 {
+			return u.branches[0]
+		}
+		return u
+	case where.KindField:
+		var best *access
+		for i := range n.Ops {
+			a := p.accessForOp(n.Path, &n.Ops[i])
+			if a == nil {
+				continue
+			}
+			if a.kind == accessEmpty {
+				return a
+			}
+			if best == nil || a.estimate < best.estimate {
+				best = a
+			}
+		}
+		return best
+	}
+	return nil
+}
+
+// indexable reports whether a value can be looked up by a point scan:
+// plain values whose index key is the value itself.
+func indexable(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case []any:
+		return false
+	case map[string]any:
+		t := x["__type"]
+		return t == "Pointer" || t == "Date"
+	}
+	return true
+}
+
+func (p *planner) accessForOp(path string, op *where.Op) *access {
+	if path == "objectId" {
+		switch op.Code {
+		case where.OpEq:
+			if id, ok := op.Value.(string); ok {
+				return &access{kind: accessIDs, ids: []string{id}, estimate: 1, why: "objectId equality"}
+			}
+			return &access{kind: accessEmpty, why: "objectId compared with a non-string"}
+		case where.OpIn:
+			ids := make([]string, 0, len(op.Values))
+			for _, v := range op.Values {
+				if id, ok := v.(string); ok {
+					ids = append(ids, id)
+				}
+			}
+			if len(ids) == 0 {
+				return &access{kind: accessEmpty, why: "objectId $in of nothing"}
+			}
+			sort.Strings(ids)
+			ids = dedupe(ids)
+			return &access{kind: accessIDs, ids: ids, estimate: len(ids), why: "objectId $in"}
+		}
+	}
+	if p.coll == nil || !p.coll.HasIndex(path) {
+		return nil
+	}
+	var ranges []index.Range
+	switch op.Code {
+	case where.OpEq:
+		if !indexable(op.Value) {
+			return nil
+		}
+		ranges = []index.Range{point(op.Value)}
+	case where.OpIn:
+		if len(op.Values) == 0 {
+			return &access{kind: accessEmpty, why: "$in of nothing"}
+		}
+		values := append([]any(nil), op.Values...)
+		sort.Slice(values, func(i, j int) bool { return schema.Compare(values[i], values[j]) < 0 })
+		for i, v := range values {
+			if !indexable(v) {
+				return nil // null or arrays in $in also match missing/whole values
+			}
+			if i > 0 && schema.Compare(values[i-1], v) == 0 {
+				continue // point ranges must not overlap, or objects repeat
+			}
+			ranges = append(ranges, point(v))
+		}
+	case where.OpAll:
+		if len(op.Values) == 0 || !indexable(op.Values[0]) {
+			return nil
+		}
+		ranges = []index.Range{point(op.Values[0])}
+	case where.OpLt, where.OpLte, where.OpGt, where.OpGte:
+		ranges = []index.Range{bounded(op)}
+	case where.OpRegex:
+		prefix, ok := op.Regex.Prefix()
+		if !ok {
+			return nil
+		}
+		r := index.Range{Lo: prefix, HasLo: true, LoInclusive: true}
+		if end, ok := prefixEnd(prefix); ok {
+			r.Hi, r.HasHi = end, true
+		}
+		ranges = []index.Range{r}
+	default:
+		return nil
+	}
+	budget := p.budgetCap()
+	est := 0
+	for _, r := range ranges {
+		est += p.coll.EstimateRange(path, r, budget)
+	}
+	return &access{kind: accessRanges, path: path, ranges: ranges, estimate: est, why: op.Code.String() + " on " + path}
+}
+
+func (p *planner) budgetCap() int {
+	if p.opts.MaxScan > 0 {
+		return p.opts.MaxScan + 1
+	}
+	return math.MaxInt32
+}
+
+func point(v any) index.Range {
+	return index.Range{Lo: v, Hi: v, HasLo: true, HasHi: true, LoInclusive: true, HiInclusive: true}
+}
+
+// bounded turns one comparison into a range limited to the operand's rank:
+// $gt 5 scans numbers above 5 and never walks on into strings.
+func bounded(op *where.Op) index.Range {
+	v := op.Value
+	lo, hi := rankBounds(v)
+	r := index.Range{}
+	switch op.Code {
+	case where.OpGt, where.OpGte:
+		r.Lo, r.HasLo, r.LoInclusive = v, true, op.Code == where.OpGte
+		r.Hi, r.HasHi, r.HiInclusive = hi, hi != nil, true
+	default:
+		r.Hi, r.HasHi, r.HiInclusive = v, true, op.Code == where.OpLte
+		r.Lo, r.HasLo, r.LoInclusive = lo, lo != nil, true
+	}
+	return r
+}
+
+// rankBounds gives the least and greatest values of v's rank where they
+// exist (nil means unbounded on that side).
+func rankBounds(v any) (lo, hi any) {
+	switch schema.RankOf(v) {
+	case schema.RankNumber:
+		return math.Inf(-1), math.Inf(1)
+	case schema.RankString:
+		return "", nil
+	case schema.RankDate:
+		return schema.Date(""), nil
+	}
+	return nil, nil
+}
+
+// prefixEnd is the least string greater than every string with prefix.
+func prefixEnd(prefix string) (string, bool) {
+	b := []byte(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xFF {
+			b[i]++
+			return string(b[:i+1]), true
+		}
+	}
+	return "", false
+}
+
+func dedupe(sorted []string) []string {
+	out := sorted[:0]
+	for i, s := range sorted {
+		if i == 0 || s != sorted[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/planner/where"
+	"github.com/quarrydata/quarry/schema"
+)
+
+// Collection is what the planner needs from one class's objects.
+type Collection interface {
+	Len() int
+	Get(id string) (schema.Object, bool)
+	HasIndex(path string) bool
+	Multikey(path string) bool
+	EstimateRange(path string, r index.Range, limit int) int
+	ScanRange(path string, r index.Range, desc bool, deadline time.Time, fn func(schema.Object) bool) error
+}
+
+// Source gives the planner the classes and relations of the data.
+type Source interface {
+	// Collection returns a class's objects, or nil when it has none.
+	Collection(class string) Collection
+	// Related calls fn for each id in the relation key of owningClass/owningID.
+	Related(owningClass, key, owningID string, fn func(relatedID string) bool)
+	// Owners calls fn for each owning id whose relation key holds relatedID.
+	Owners(owningClass, key, relatedID string, fn func(owningID string) bool)
+	// FieldType reports a class field's locked type.
+	FieldType(class, field string) (schema.Type, bool)
+	// RelationTarget names the class a Relation field points to ("" if none).
+	RelationTarget(class, field string) string
+}
+
+// SortKey is one element of an order.
+type SortKey struct {
+	Path string
+	Desc bool
+}
+
+// Query is everything a plan needs to know about one request.
+type Query struct {
+	Class string
+	Where map[string]any
+	Order []SortKey
+	Skip  int
+	Limit int
+	Count bool
+	// Exempt skips the scan budget (master-key callers by default).
+	Exempt bool
+}
+
+// Options tune planning.
+type Options struct {
+	// MaxScan is the most objects a plan may examine without an index to
+	// narrow it; 0 means no budget.
+	MaxScan int
+	// WarnOnly logs instead of refusing plans over the budget.
+	WarnOnly bool
+	Warn     func(msg string)
+	// Timeout bounds a query's scans (error 124 beyond it).
+	Timeout time.Duration
+	// Now is the clock for $relativeTime.
+	Now func() time.Time
+}
+
+// Limits the planner enforces.
+const (
+	// MaxSubqueryResults caps how many objects one $inQuery, $notInQuery,
+	// $select or $dontSelect subquery may yield: their results are held in
+	// memory as a set.
+	MaxSubqueryResults = 100_000
+	// MaxSubqueryDepth bounds subqueries nested inside subqueries.
+	MaxSubqueryDepth = 8
+	// DefaultTimeout bounds a query when Options.Timeout is zero.
+	DefaultTimeout = 30 * time.Second
+)
+
+// Errors of the planner's own limits.
+var (
+	ErrSubqueryTooLarge = schema.Errorf(schema.CodeInefficientQuery,
+		"a subquery matched more than %d objects; narrow it", MaxSubqueryResults)
+	ErrSubqueryTooDeep = schema.Errorf(schema.CodeInvalidQuery,
+		"subqueries are nested more than %d levels deep", MaxSubqueryDepth)
+	ErrTimeout = schema.Errorf(schema.CodeTimeout, "the query took too long")
+)
+
+// accessKind is how candidates are produced.
+type accessKind int
+
+const (
+	accessEmpty  accessKind = iota // nothing can match
+	accessFull                     // every object, in objectId order
+	accessRanges                   // ranges of one index
+	accessIDs                      // a set of objectIds
+	accessUnion                    // union of sub-accesses ($or)
+)
+
+// access is a candidate source with its estimated size. It may yield a
+// superset of the matches: the residual matcher always runs.
+type access struct {
+	kind     accessKind
+	path     string
+	ranges   []index.Range
+	ids      []string
+	branches []*access
+	estimate int
+	// why describes the access for explain and for 154 messages.
+	why string
+}
+
+func (a *access) String() string {
+	switch a.kind {
+	case accessEmpty:
+		return "empty"
+	case accessFull:
+		return "full scan"
+	case accessRanges:
+		return fmt.Sprintf("index %s (%d range%s)", a.path, len(a.ranges), plural(len(a.ranges)))
+	case accessIDs:
+		return fmt.Sprintf("objectId lookup (%d id%s)", len(a.ids), plural(len(a.ids)))
+	case accessUnion:
+		parts := make([]string, len(a.branches))
+		for i, b := range a.branches {
+			parts[i] = b.String()
+		}
+		return "union(" + strings.Join(parts, ", ") + ")"
+	}
+	return "?"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Plan is a compiled query, ready to run.
+type Plan struct {
+	q      Query
+	coll   Collection
+	root   *where.Node
+	match  func(schema.Object) bool
+	access *access
+	// orderIndex is set when the order is served by scanning that index.
+	orderIndex bool
+	near       *nearSort
+	deadline   time.Time
+	examined   int
+}

@@ -1,0 +1,179 @@
+package service
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// MaxIncludeDepth bounds the dot levels of one include path.
+const MaxIncludeDepth = 10
+
+// MaxIncludePaths bounds how many include paths one query may name.
+const MaxIncludePaths = 50
+
+// parseIncludes turns "a,a.b,*" into sorted paths (each prefix included
+// once). includeAll or "*" adds every Pointer and Array field of the class.
+func (s *Service) parseIncludes(class string, list []string, all bool) ([][]string, error) {
+	set := map[string]bool{}
+	for _, p := range list {
+		if p == "*" {
+			all = true
+			continue
+		}
+		parts := strings.Split(p, ".")
+		if len(parts) > MaxIncludeDepth {
+			return nil, schema.Errorf(schema.CodeInvalidQuery, "include path %q is deeper than %d levels", p, MaxIncludeDepth)
+		}
+		for i := range parts {
+			if !schema.ValidKeyName(parts[i]) {
+				return nil, schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", p)
+			}
+			set[strings.Join(parts[:i+1], ".")] = true
+		}
+	}
+	if all {
+		if cls := s.Class(class); cls != nil {
+			for k, f := range cls.Fields {
+				if f.Type == schema.TypePointer || f.Type == schema.TypeArray {
+					set[k] = true
+				}
+			}
+		}
+	}
+	if len(set) > MaxIncludePaths {
+		return nil, schema.Errorf(schema.CodeInvalidQuery, "include names more than %d paths", MaxIncludePaths)
+	}
+	paths := make([]string, 0, len(set))
+	for p := range set {
+		paths = append(paths, p)
+	}
+	// Shorter paths first: a level is expanded before the levels below it.
+	sort.Slice(paths, func(i, j int) bool {
+		di, dj := strings.Count(paths[i], "."), strings.Count(paths[j], ".")
+		if di != dj {
+			return di < dj
+		}
+		return paths[i] < paths[j]
+	})
+	out := make([][]string, len(paths))
+	for i, p := range paths {
+		out[i] = strings.Split(p, ".")
+	}
+	return out, nil
+}
+
+// expandIncludes replaces pointers at each include path with the objects
+// they point to. Each path is one batched lookup for all results, through
+// the same read path as any get. Missing targets drop the key (or the
+// array element), as Parse does.
+func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]string) {
+	for _, path := range paths {
+		// Collect the holders of the last segment: objects reached by
+		// walking the already-expanded prefix.
+		holders := results
+		for _, seg := range path[:len(path)-1] {
+			holders = children(holders, seg)
+		}
+		last := path[len(path)-1]
+		want := map[string]map[string]bool{} // class -> ids
+		for _, h := range holders {
+			forEachPointer(h[last], func(p map[string]any) {
+				c, _ := p["className"].(string)
+				id, _ := p["objectId"].(string)
+				if want[c] == nil {
+					want[c] = map[string]bool{}
+				}
+				want[c][id] = true
+			})
+		}
+		found := map[string]schema.Object{}
+		for class, ids := range want {
+			coll := s.data.Collection(class, false)
+			if coll == nil {
+				continue
+			}
+			for id := range ids {
+				if obj, ok := coll.Get(id); ok {
+					exp := s.present(class, obj, ReadOptions{})
+					exp["__type"] = "Object"
+					exp["className"] = class
+					found[class+"\x00"+id] = exp
+				}
+			}
+		}
+		for _, h := range holders {
+			v, ok := h[last]
+			if !ok {
+				continue
+			}
+			switch x := v.(type) {
+			case map[string]any:
+				if x["__type"] != "Pointer" {
+					continue
+				}
+				if exp, ok := found[pointerKey(x)]; ok {
+					h[last] = exp
+				} else {
+					delete(h, last)
+				}
+			case []any:
+				out := make([]any, 0, len(x))
+				for _, e := range x {
+					p, isPtr := e.(map[string]any)
+					if !isPtr || p["__type"] != "Pointer" {
+						out = append(out, e)
+						continue
+					}
+					if exp, ok := found[pointerKey(p)]; ok {
+						out = append(out, exp)
+					}
+				}
+				h[last] = out
+			}
+		}
+	}
+}
+
+func pointerKey(p map[string]any) string {
+	c, _ := p["className"].(string)
+	id, _ := p["objectId"].(string)
+	return c + "\x00" + id
+}
+
+func forEachPointer(v any, fn func(map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		if x["__type"] == "Pointer" {
+			fn(x)
+		}
+	case []any:
+		for _, e := range x {
+			if p, ok := e.(map[string]any); ok && p["__type"] == "Pointer" {
+				fn(p)
+			}
+		}
+	}
+}
+
+// children returns the expanded objects found at key in each holder. The
+// results are reply copies (from present), so expanding in place is safe.
+func children(holders []schema.Object, key string) []schema.Object {
+	var out []schema.Object
+	for _, h := range holders {
+		switch x := h[key].(type) {
+		case map[string]any:
+			if x["__type"] == "Object" {
+				out = append(out, x)
+			}
+		case []any:
+			for _, e := range x {
+				if m, ok := e.(map[string]any); ok && m["__type"] == "Object" {
+					out = append(out, m)
+				}
+			}
+		}
+	}
+	return out
+}
