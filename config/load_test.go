@@ -408,6 +408,7 @@ func TestLoadErrors(t *testing.T) {
 		{loadCase{name: "maxLimit negative", args: []string{"--maxLimit=-1"}}, "maxLimit", nil, "must be at least 0"},
 		{loadCase{name: "defaultLimit zero", args: []string{"--defaultLimit=0"}}, "defaultLimit", nil, "must be at least 1"},
 		{loadCase{name: "maxScan negative", args: []string{"--maxScan=-5"}}, "maxScan", nil, "must be at least 0"},
+		{loadCase{name: "index without field", args: []string{"--indexes", "GameScore.score,Broken"}}, "indexes", nil, "is not Class.field"},
 		{loadCase{name: "maxJSONDepth zero", args: []string{"--maxJSONDepth=0"}}, "maxJSONDepth", nil, "must be at least 1"},
 		{loadCase{name: "size garbage", args: []string{"--maxUploadSize", "lots"}}, "maxUploadSize", ErrInvalidSize, `invalid size "lots"`},
 		{loadCase{name: "size zero", args: []string{"--maxUploadSize", "0mb"}}, "maxUploadSize", nil, "more than 0 bytes"},

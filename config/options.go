@@ -96,6 +96,15 @@ type Options struct {
 	// MaxScan is maxScan: the most objects a query may examine without a
 	// usable index before it is refused with code 154; 0 means no budget.
 	MaxScan int
+	// MaxScanMasterKey is maxScanMasterKey: apply MaxScan to master-key
+	// requests too (Parse Dashboard browsing is exempt by default).
+	MaxScanMasterKey bool
+	// MaxScanWarnOnly is maxScanWarnOnly: log over-budget queries instead
+	// of refusing them.
+	MaxScanWarnOnly bool
+	// Indexes is indexes: secondary indexes as "Class.field" entries, kept
+	// in addition to those declared through the schema API.
+	Indexes []string
 	// MaxJSONDepth is maxJSONDepth: the deepest nesting accepted in a JSON body.
 	MaxJSONDepth int
 	// AllowClientClassCreation is allowClientClassCreation: whether clients

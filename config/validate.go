@@ -77,6 +77,12 @@ func (l *loader) finish() {
 	if o.SessionLength <= 0 {
 		check("sessionLength", errors.New("must be at least 1 second"))
 	}
+	for _, ix := range o.Indexes {
+		class, field, ok := strings.Cut(ix, ".")
+		if !ok || !validClassName(class) || field == "" || strings.HasPrefix(field, ".") || strings.HasSuffix(field, ".") {
+			check("indexes", fmt.Errorf("%q is not Class.field", ix))
+		}
+	}
 	for _, c := range o.LiveQuery.ClassNames {
 		if !validClassName(c) {
 			check("liveQuery.classNames", fmt.Errorf("%q is not a class name", c))

@@ -50,10 +50,21 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		MaxLimit:                 opts.MaxLimit,
 		BatchSize:                opts.BatchSize,
 		AllowClientClassCreation: opts.AllowClientClassCreation,
+		MaxScan:                  opts.MaxScan,
+		ScanBudgetForMaster:      opts.MaxScanMasterKey,
+		ScanBudgetWarnOnly:       opts.MaxScanWarnOnly,
+		Warn:                     func(msg string) { log.Warn(msg) },
 	})
 	if err != nil {
 		adapter.Close()
 		return nil, err
+	}
+	for _, ix := range opts.Indexes {
+		class, path, _ := strings.Cut(ix, ".")
+		if err := svc.EnsureIndex(class, path); err != nil {
+			adapter.Close()
+			return nil, fmt.Errorf("index %s: %w", ix, err)
+		}
 	}
 	if opts.MasterKey == "" {
 		key, err := keptMasterKey(svc)

@@ -130,6 +130,9 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading store: %w", err)
 	}
+	if err := s.buildDeclaredIndexes(); err != nil {
+		return nil, fmt.Errorf("building indexes: %w", err)
+	}
 	return s, nil
 }
 
