@@ -68,7 +68,7 @@ func (p *planner) accessFor(n *where.Node) *access {
 		}
 		return u
 	case where.KindField:
-		var best *access
+		best := p.intersectedRange(n)
 		for i := range n.Ops {
 			a := p.accessForOp(n.Path, &n.Ops[i])
 			if a == nil {
@@ -84,6 +84,63 @@ func (p *planner) accessFor(n *where.Node) *access {
 		return best
 	}
 	return nil
+}
+
+// intersectedRange folds every comparison on one field into a single
+// range when the field's index is not multikey (on arrays MongoDB lets a
+// different element meet each bound, so only single bounds are supersets
+// there). Bounds of different ranks cannot hold together: empty.
+func (p *planner) intersectedRange(n *where.Node) *access {
+	if p.coll == nil || !p.coll.HasIndex(n.Path) || p.coll.Multikey(n.Path) {
+		return nil
+	}
+	var r index.Range
+	var rank schema.Rank = -1
+	bounds := 0
+	for _, op := range n.Ops {
+		switch op.Code {
+		case where.OpLt, where.OpLte, where.OpGt, where.OpGte:
+		default:
+			continue
+		}
+		if rk := schema.RankOf(op.Value); rank == -1 {
+			rank = rk
+		} else if rk != rank {
+			return &access{kind: accessEmpty, why: "comparisons on " + n.Path + " with values of different types"}
+		}
+		bounds++
+		b := bounded(&op)
+		if op.Code == where.OpGt || op.Code == where.OpGte {
+			if c := compareNil(b.Lo, r.Lo, r.HasLo); !r.HasLo || c > 0 || c == 0 && !b.LoInclusive {
+				r.Lo, r.HasLo, r.LoInclusive = b.Lo, true, b.LoInclusive
+			}
+			if !r.HasHi && b.HasHi {
+				r.Hi, r.HasHi, r.HiInclusive = b.Hi, true, b.HiInclusive
+			}
+		} else {
+			if c := compareNil(b.Hi, r.Hi, r.HasHi); !r.HasHi || c < 0 || c == 0 && !b.HiInclusive {
+				r.Hi, r.HasHi, r.HiInclusive = b.Hi, true, b.HiInclusive
+			}
+			if !r.HasLo && b.HasLo {
+				r.Lo, r.HasLo, r.LoInclusive = b.Lo, true, b.LoInclusive
+			}
+		}
+	}
+	if bounds < 2 {
+		return nil
+	}
+	if r.Empty() {
+		return &access{kind: accessEmpty, why: "an empty range on " + n.Path}
+	}
+	est := p.coll.EstimateRange(n.Path, r, p.budgetCap())
+	return &access{kind: accessRanges, path: n.Path, ranges: []index.Range{r}, estimate: est, why: "range on " + n.Path}
+}
+
+func compareNil(a, b any, hasB bool) int {
+	if !hasB {
+		return 0
+	}
+	return schema.Compare(a, b)
 }
 
 // indexable reports whether a value can be looked up by a point scan:
@@ -106,7 +163,7 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 		switch op.Code {
 		case where.OpEq:
 			if id, ok := op.Value.(string); ok {
-				return &access{kind: accessIDs, ids: []string{id}, estimate: 1, why: "objectId equality"}
+				return &access{kind: accessIDs, ids: []string{id}, estimate: 1, tight: true, why: "objectId equality"}
 			}
 			return &access{kind: accessEmpty, why: "objectId compared with a non-string"}
 		case where.OpIn:
@@ -121,7 +178,7 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 			}
 			sort.Strings(ids)
 			ids = dedupe(ids)
-			return &access{kind: accessIDs, ids: ids, estimate: len(ids), why: "objectId $in"}
+			return &access{kind: accessIDs, ids: ids, estimate: len(ids), tight: true, why: "objectId $in"}
 		}
 	}
 	if p.coll == nil || !p.coll.HasIndex(path) {
@@ -174,7 +231,10 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 	for _, r := range ranges {
 		est += p.coll.EstimateRange(path, r, budget)
 	}
-	return &access{kind: accessRanges, path: path, ranges: ranges, estimate: est, why: op.Code.String() + " on " + path}
+	// Point scans for $eq/$in yield exactly the matches (multikey entries
+	// are per distinct element, so "contains" is exact too).
+	tight := (op.Code == where.OpEq || op.Code == where.OpIn) && (len(ranges) == 1 || !p.coll.Multikey(path))
+	return &access{kind: accessRanges, path: path, ranges: ranges, estimate: est, tight: tight, why: op.Code.String() + " on " + path}
 }
 
 func (p *planner) budgetCap() int {

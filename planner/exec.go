@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/quarrydata/quarry/index"
@@ -173,16 +174,30 @@ func (pl *Plan) Run() (Result, error) {
 	}
 	need := q.Skip + q.Limit
 	var res Result
+	counted := false
+	if q.Count && pl.tightCount() {
+		res.Count, counted = pl.exactCount(), true
+	}
+	if len(q.Order) == 0 && pl.near == nil && (!q.Count || counted) && pl.idOrdered(pl.access) {
+		objs, examined, err := pl.collectByID(pl.access, need)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Examined = examined
+		res.Objects = page(objs, q.Skip)
+		return res, nil
+	}
 	collect := newCollector(pl, need)
 	stream := pl.streaming()
+	matched := 0
 	err := pl.iterate(pl.access, func(obj schema.Object) bool {
 		res.Examined++
 		if !pl.match(obj) {
 			return true
 		}
-		res.Count++
+		matched++
 		collect.add(obj)
-		return q.Count || !stream || collect.len() < need
+		return (q.Count && !counted) || !stream || collect.len() < need
 	})
 	if errors.Is(err, index.ErrDeadline) {
 		return Result{}, ErrTimeout
@@ -190,13 +205,158 @@ func (pl *Plan) Run() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	all := collect.sorted()
-	if q.Skip < len(all) {
-		res.Objects = all[q.Skip:]
-	} else {
-		res.Objects = []schema.Object{}
+	if !counted {
+		res.Count = matched
 	}
+	res.Objects = page(collect.sorted(), q.Skip)
 	return res, nil
+}
+
+func page(all []schema.Object, skip int) []schema.Object {
+	if skip < len(all) {
+		return all[skip:]
+	}
+	return []schema.Object{}
+}
+
+// tightCount reports whether the count is the access's exact size: a
+// single constraint whose access yields exactly its matches.
+func (pl *Plan) tightCount() bool {
+	if !pl.access.tight || len(pl.root.Children) != 1 {
+		return false
+	}
+	c := pl.root.Children[0]
+	return c.Kind == where.KindField && len(c.Ops) == 1
+}
+
+func (pl *Plan) exactCount() int {
+	a := pl.access
+	n := 0
+	switch a.kind {
+	case accessRanges:
+		for _, r := range a.ranges {
+			n += pl.coll.EstimateRange(a.path, r, 0)
+		}
+	case accessIDs:
+		for _, id := range a.ids {
+			if _, ok := pl.coll.Get(id); ok {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// idOrdered reports whether an access yields candidates in objectId
+// order per source: full scans, id sets, and point ranges (entries of one
+// key are ordered by objectId). Unions of such sources merge cheaply.
+func (pl *Plan) idOrdered(a *access) bool {
+	switch a.kind {
+	case accessFull, accessIDs:
+		return true
+	case accessRanges:
+		for _, r := range a.ranges {
+			if !r.HasLo || !r.HasHi || !r.LoInclusive || !r.HiInclusive || schema.Compare(r.Lo, r.Hi) != 0 {
+				return false
+			}
+		}
+		return true
+	case accessUnion:
+		for _, b := range a.branches {
+			if !pl.idOrdered(b) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// collectByID returns the first `need` matches in objectId order: each
+// source stops at `need` matches of its own, and the sources merge. The
+// global first `need` are always among each source's first `need`.
+func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
+	if need <= 0 {
+		return nil, 0, nil
+	}
+	examined := 0
+	take := func(feed func(fn func(schema.Object) bool) error) ([]schema.Object, error) {
+		var out []schema.Object
+		err := feed(func(obj schema.Object) bool {
+			examined++
+			if pl.match(obj) {
+				out = append(out, obj)
+			}
+			return len(out) < need
+		})
+		if errors.Is(err, index.ErrDeadline) {
+			err = ErrTimeout
+		}
+		return out, err
+	}
+	var lists [][]schema.Object
+	switch a.kind {
+	case accessFull:
+		l, err := take(func(fn func(schema.Object) bool) error {
+			return pl.coll.ScanRange("objectId", index.Range{}, false, pl.deadline, fn)
+		})
+		return l, examined, err
+	case accessIDs:
+		l, err := take(func(fn func(schema.Object) bool) error {
+			for i, id := range a.ids {
+				if i%256 == 255 && time.Now().After(pl.deadline) {
+					return index.ErrDeadline
+				}
+				if obj, ok := pl.coll.Get(id); ok && !fn(obj) {
+					return nil
+				}
+			}
+			return nil
+		})
+		return l, examined, err
+	case accessRanges:
+		for _, r := range a.ranges {
+			l, err := take(func(fn func(schema.Object) bool) error {
+				return pl.coll.ScanRange(a.path, r, false, pl.deadline, fn)
+			})
+			if err != nil {
+				return nil, examined, err
+			}
+			lists = append(lists, l)
+		}
+	case accessUnion:
+		for _, b := range a.branches {
+			l, n, err := pl.collectByID(b, need)
+			examined += n
+			if err != nil {
+				return nil, examined, err
+			}
+			lists = append(lists, l)
+		}
+	}
+	return mergeByID(lists, need), examined, nil
+}
+
+func mergeByID(lists [][]schema.Object, need int) []schema.Object {
+	if len(lists) == 1 {
+		return lists[0]
+	}
+	var all []schema.Object
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i]["objectId"].(string) < all[j]["objectId"].(string) })
+	out := all[:0]
+	for i, o := range all {
+		if i > 0 && o["objectId"] == all[i-1]["objectId"] {
+			continue
+		}
+		out = append(out, o)
+		if len(out) == need {
+			break
+		}
+	}
+	return out
 }
 
 // iterate feeds candidates from an access. Objects may come twice from a
@@ -352,7 +512,7 @@ func (pl *Plan) Explain(res Result) map[string]any {
 	switch {
 	case len(pl.q.Order) == 0 && pl.near != nil:
 		out["sort"] = "by distance (top-k heap)"
-	case len(pl.q.Order) == 0 && pl.streaming():
+	case len(pl.q.Order) == 0 && (pl.streaming() || pl.idOrdered(pl.access)):
 		out["sort"] = "objectId (access order)"
 	case len(pl.q.Order) == 0:
 		out["sort"] = "objectId (top-k heap)"

@@ -107,6 +107,9 @@ type access struct {
 	ids      []string
 	branches []*access
 	estimate int
+	// tight is set when the access yields exactly the objects matching
+	// the constraint it came from (no residual work for that constraint).
+	tight bool
 	// why describes the access for explain and for 154 messages.
 	why string
 }

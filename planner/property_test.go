@@ -248,7 +248,7 @@ func ids(objs []schema.Object) []string {
 func TestPlanEqualsBruteForce(t *testing.T) {
 	queries := 0
 	kinds := map[accessKind]int{}
-	orderServed, early := 0, 0
+	orderServed, early, tightCounts, mergedByID := 0, 0, 0, 0
 	for seed := int64(1); seed <= 6; seed++ {
 		r := rand.New(rand.NewSource(seed))
 		src := newMemSource()
@@ -292,6 +292,12 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 			if plan.streaming() && !q.Count {
 				early++
 			}
+			if q.Count && plan.tightCount() {
+				tightCounts++
+			}
+			if len(q.Order) == 0 && plan.access.kind != accessFull && plan.idOrdered(plan.access) {
+				mergedByID++
+			}
 			want, total := bruteForce(t, objs, q, src)
 			got := ids(res.Objects)
 			if fmt.Sprint(got) != fmt.Sprint(ids(want)) {
@@ -314,8 +320,9 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 			t.Errorf("access kind %d ran only %d times", k, kinds[k])
 		}
 	}
-	if orderServed < 20 || early < 20 {
-		t.Errorf("index-served order %d and early-stop %d plans are too rare", orderServed, early)
+	if orderServed < 20 || early < 20 || tightCounts < 20 || mergedByID < 20 {
+		t.Errorf("index-served order %d, early-stop %d, tight counts %d, objectId merges %d: too rare",
+			orderServed, early, tightCounts, mergedByID)
 	}
 }
 
