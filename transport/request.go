@@ -45,6 +45,19 @@ func (e errUnauthorized) Error() string { return e.msg }
 
 var unauthorized = errUnauthorized{"unauthorized"}
 
+// errHTTP is a refusal carrying its own HTTP status and no Parse code, as
+// Parse Server answers body-parser failures.
+type errHTTP struct {
+	status int
+	msg    string
+}
+
+func (e errHTTP) Error() string { return e.msg }
+
+// errTooLarge refuses a body over maxUploadSize, in the shape fasthttp's
+// own (slightly larger) limit answers.
+var errTooLarge = errHTTP{fasthttp.StatusRequestEntityTooLarge, "request entity too large"}
+
 // bodyCredentialKeys are the JS SDK's envelope fields; they are removed
 // from the body before any endpoint sees it.
 var bodyCredentialKeys = []string{"_method", "_ApplicationId", "_JavaScriptKey", "_ClientKey", "_MasterKey",
@@ -119,6 +132,9 @@ func jsonDepth(b []byte) int {
 // credentials, and the key checks.
 func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 	c := &call{query: map[string]any{}, status: fasthttp.StatusOK}
+	if len(ctx.PostBody()) > s.opts.MaxBodyBytes {
+		return nil, errTooLarge
+	}
 	body, err := s.decodeBody(ctx.PostBody())
 	bodyIsJSON := err == nil
 	if err != nil {
@@ -188,21 +204,23 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 			return nil, err
 		}
 	}
+	if h := header(ctx, "Cloud-Context"); h != "" {
+		if err := checkContext(h); err != nil {
+			return nil, err
+		}
+	}
 	for _, k := range bodyCredentialKeys {
 		delete(body, k)
 	}
 	if err := s.checkKeys(ctx, c, master, keys); err != nil {
 		return nil, err
 	}
-	if !bodyIsJSON && needsBody(ctx) {
+	if !bodyIsJSON {
+		// Any method: a DELETE whose body is garbage must not delete.
 		return nil, err
 	}
 	c.body = body
 	return c, nil
-}
-
-func needsBody(ctx *fasthttp.RequestCtx) bool {
-	return ctx.IsPost() || ctx.IsPut()
 }
 
 func checkContext(v any) error {
@@ -211,7 +229,7 @@ func checkContext(v any) error {
 		return nil
 	case string:
 		var m map[string]any
-		if json.Unmarshal([]byte(x), &m) == nil {
+		if json.Unmarshal([]byte(x), &m) == nil && m != nil {
 			return nil
 		}
 	}

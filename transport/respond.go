@@ -37,6 +37,10 @@ func (s *Server) errorBody(err error) (int, map[string]any) {
 	if errors.As(err, &ua) {
 		return fasthttp.StatusForbidden, map[string]any{"error": ua.msg}
 	}
+	var eh errHTTP
+	if errors.As(err, &eh) {
+		return eh.status, map[string]any{"error": eh.msg}
+	}
 	if pe, ok := schema.AsError(err); ok {
 		return statusOf(pe.Code), map[string]any{"code": pe.Code, "error": pe.Message}
 	}
