@@ -134,14 +134,54 @@ func lessEntry(a, b entry) bool {
 	return a.rec.id < b.rec.id
 }
 
-// isoDate is the compact key of a createdAt/updatedAt timestamp: the Date
-// value schema.Get would build, without a map per object. compareKeys orders
-// it exactly as schema.Compare orders that Date map (tested).
-type isoDate string
+// isoDate is the compact key of a Date (a createdAt/updatedAt timestamp or
+// a Date value): the iso string without a map per entry. ptrKey is the
+// compact key of a Pointer: "className\x00objectId", which orders like
+// schema.Compare orders pointers (class, then id; \x00 sorts first).
+// compareKeys orders both exactly as schema.Compare orders the values they
+// stand for (tested).
+type (
+	isoDate string
+	ptrKey  string
+)
 
-// compareKeys is schema.Compare extended to isoDate keys. Two strings and
-// two ordinary numbers, the common case, skip the rank dispatch; the
-// property tests hold the result equal to schema.Compare.
+// compactKey turns a Date or Pointer value into its compact key; other
+// values are their own key.
+func compactKey(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	switch m["__type"] {
+	case "Date":
+		if iso, ok := m["iso"].(string); ok && len(m) == 2 {
+			return isoDate(iso)
+		}
+	case "Pointer":
+		c, ok1 := m["className"].(string)
+		id, ok2 := m["objectId"].(string)
+		if ok1 && ok2 && len(m) == 3 {
+			return ptrKey(c + "\x00" + id)
+		}
+	}
+	return v
+}
+
+// expandKey is the value a compact key stands for.
+func expandKey(k any) any {
+	switch x := k.(type) {
+	case isoDate:
+		return schema.Date(string(x))
+	case ptrKey:
+		c, id, _ := strings.Cut(string(x), "\x00")
+		return schema.Pointer(c, id)
+	}
+	return k
+}
+
+// compareKeys is schema.Compare over index keys. Keys of one kind (two
+// strings, numbers, dates or pointers: the common case) compare directly;
+// mixed kinds fall back to schema.Compare of the values they stand for.
 func compareKeys(a, b any) int {
 	switch x := a.(type) {
 	case string:
@@ -159,35 +199,23 @@ func compareKeys(a, b any) int {
 				return 0
 			}
 		}
-	}
-	_, aCompact := a.(isoDate)
-	_, bCompact := b.(isoDate)
-	if !aCompact && !bCompact {
-		return schema.Compare(a, b)
-	}
-	x, aDate := dateISO(a)
-	y, bDate := dateISO(b)
-	switch {
-	case aDate && bDate:
-		return strings.Compare(x, y)
-	case aDate: // dates are the last rank
-		return 1
-	}
-	return -1
-}
-
-// dateISO returns the iso string of a Date value (compact or map).
-func dateISO(v any) (string, bool) {
-	switch d := v.(type) {
 	case isoDate:
-		return string(d), true
-	case map[string]any:
-		if schema.RankOf(d) == schema.RankDate {
-			s, _ := d["iso"].(string)
-			return s, true
+		if y, ok := b.(isoDate); ok {
+			return strings.Compare(string(x), string(y))
+		}
+	case ptrKey:
+		if y, ok := b.(ptrKey); ok {
+			return strings.Compare(string(x), string(y))
 		}
 	}
-	return "", false
+	return schema.Compare(expandKey(a), expandKey(b))
+}
+
+// compact returns the range with compact bounds, so scans compare keys of
+// one kind on their fast path.
+func (r Range) compact() Range {
+	r.Lo, r.Hi = compactKey(r.Lo), compactKey(r.Hi)
+	return r
 }
 
 // appendKeys appends the index keys of obj at path: the value schema.Get
@@ -203,7 +231,10 @@ func appendKeys(dst []any, obj schema.Object, path string) (keys []any, isArray 
 	v, _ := schema.Get(obj, path)
 	arr, isArray := v.([]any)
 	if !isArray || len(arr) == 0 {
-		return append(dst, v), isArray
+		return append(dst, compactKey(v)), isArray
 	}
-	return append(dst, arr...), true
+	for _, e := range arr {
+		dst = append(dst, compactKey(e))
+	}
+	return dst, true
 }

@@ -55,6 +55,7 @@ func (c *Collection) ScanRange(path string, r Range, desc bool, deadline time.Ti
 	if expired(deadline) {
 		return ErrDeadline
 	}
+	r = r.compact()
 	if r.Empty() {
 		return nil
 	}
@@ -126,7 +127,7 @@ func (c *Collection) EstimateRange(path string, r Range, limit int) int {
 	c.mu.RLock()
 	n := len(c.objects)
 	if ix := c.indexes[path]; ix != nil {
-		n = ix.count(r, limit)
+		n = ix.count(r.compact(), limit)
 	}
 	c.mu.RUnlock()
 	if limit > 0 && n > limit {

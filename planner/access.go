@@ -48,7 +48,7 @@ func (p *planner) accessFor(n *where.Node) *access {
 	case where.KindOr:
 		// An $or uses indexes only when every branch can; otherwise one
 		// scan with the whole $or as residual is cheaper than several.
-		u := &access{kind: accessUnion}
+		u := &access{kind: accessUnion, why: "every $or branch can use an index"}
 		for _, c := range n.Children {
 			a := p.accessFor(c)
 			if a == nil {
@@ -163,7 +163,7 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 		switch op.Code {
 		case where.OpEq:
 			if id, ok := op.Value.(string); ok {
-				return &access{kind: accessIDs, ids: []string{id}, estimate: 1, tight: true, why: "objectId equality"}
+				return &access{kind: accessIDs, ids: []string{id}, estimate: 1, tight: true, op: op, why: "objectId equality"}
 			}
 			return &access{kind: accessEmpty, why: "objectId compared with a non-string"}
 		case where.OpIn:
@@ -178,8 +178,12 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 			}
 			sort.Strings(ids)
 			ids = dedupe(ids)
-			return &access{kind: accessIDs, ids: ids, estimate: len(ids), tight: true, why: "objectId $in"}
+			return &access{kind: accessIDs, ids: ids, estimate: len(ids), tight: true, op: op, why: "objectId $in"}
 		}
+	}
+	if op.Code == where.OpIn && len(op.Values) == 0 {
+		// Nothing is in the empty set, indexed or not.
+		return &access{kind: accessEmpty, why: "$in of nothing"}
 	}
 	if p.coll == nil || !p.coll.HasIndex(path) {
 		return nil
@@ -226,15 +230,28 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 	default:
 		return nil
 	}
-	budget := p.budgetCap()
-	est := 0
-	for _, r := range ranges {
-		est += p.coll.EstimateRange(path, r, budget)
-	}
+	est := p.estimate(path, ranges)
 	// Point scans for $eq/$in yield exactly the matches (multikey entries
 	// are per distinct element, so "contains" is exact too).
 	tight := (op.Code == where.OpEq || op.Code == where.OpIn) && (len(ranges) == 1 || !p.coll.Multikey(path))
-	return &access{kind: accessRanges, path: path, ranges: ranges, estimate: est, tight: tight, why: op.Code.String() + " on " + path}
+	return &access{kind: accessRanges, path: path, ranges: ranges, estimate: est, tight: tight, op: op,
+		why: op.Code.String() + " on " + path}
+}
+
+// sampledRanges is how many ranges of a long $in are estimated exactly;
+// the rest are extrapolated, so planning stays cheap for large lists.
+const sampledRanges = 4
+
+func (p *planner) estimate(path string, ranges []index.Range) int {
+	budget := p.budgetCap()
+	est := 0
+	for i, r := range ranges {
+		if i == sampledRanges {
+			return est * len(ranges) / sampledRanges
+		}
+		est += p.coll.EstimateRange(path, r, budget)
+	}
+	return est
 }
 
 func (p *planner) budgetCap() int {

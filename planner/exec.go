@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/quarrydata/quarry/index"
@@ -29,7 +28,9 @@ func Compile(src Source, q Query, opts Options) (*Plan, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &planner{src: src, opts: opts, q: q, deadline: opts.Now().Add(opts.Timeout)}
+	// The deadline is wall-clock time, as the scans check it: opts.Now is
+	// the clock of $relativeTime and may be fixed (tests, replays).
+	p := &planner{src: src, opts: opts, q: q, deadline: time.Now().Add(opts.Timeout)}
 	return p.plan(0)
 }
 
@@ -52,18 +53,37 @@ func (p *planner) plan(depth int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := matcher.Compile(resolved, nil)
+	pl := &Plan{q: q, coll: p.coll, root: resolved, deadline: p.deadline}
+	pl.access = p.chooseAccess(resolved)
+	pl.residual = residual(resolved, pl.access)
+	m, err := matcher.Compile(pl.residual, nil)
 	if err != nil {
 		return nil, err
 	}
-	pl := &Plan{q: q, coll: p.coll, root: resolved, match: m.Match, deadline: p.deadline}
-	pl.access = p.chooseAccess(resolved)
+	pl.match = m.Match
 	pl.near = nearOf(resolved)
 	pl.orderIndex = p.orderServed(pl.access)
 	if err := p.checkBudget(pl); err != nil {
 		return nil, err
 	}
 	return pl, nil
+}
+
+// residual is the part of the where the access does not already decide:
+// a top-level constraint whose access is tight (exactly its matches) is
+// dropped; everything else stays for the matcher.
+func residual(root *where.Node, a *access) *where.Node {
+	if !a.tight || a.op == nil {
+		return root
+	}
+	for i, c := range root.Children {
+		if c.Kind == where.KindField && len(c.Ops) == 1 && &c.Ops[0] == a.op {
+			out := &where.Node{Kind: where.KindAnd, Children: make([]*where.Node, 0, len(root.Children)-1)}
+			out.Children = append(append(out.Children, root.Children[:i]...), root.Children[i+1:]...)
+			return out
+		}
+	}
+	return root
 }
 
 // orderServed reports whether candidates can stream in the requested
@@ -111,7 +131,7 @@ func (p *planner) checkBudget(pl *Plan) error {
 	if examined <= p.opts.MaxScan {
 		return nil
 	}
-	reason, suggest := blame(pl.root)
+	reason, suggest := p.blame(pl.root)
 	if trivial && len(p.q.Order) > 0 {
 		reason = fmt.Sprintf("order by %q is not served by an index", p.q.Order[0].Path)
 		suggest = p.q.Order[0].Path
@@ -120,6 +140,8 @@ func (p *planner) checkBudget(pl *Plan) error {
 		p.q.Class, n, p.opts.MaxScan, reason)
 	if suggest != "" {
 		msg += fmt.Sprintf(" Add an index on %q or narrow the query with an indexed constraint.", suggest)
+	} else {
+		msg += " Narrow the query with an indexed constraint."
 	}
 	if p.opts.WarnOnly {
 		if p.opts.Warn != nil {
@@ -130,28 +152,67 @@ func (p *planner) checkBudget(pl *Plan) error {
 	return schema.Errorf(schema.CodeInefficientQuery, "%s", msg)
 }
 
-// blame names the first constraint that kept the plan from an index.
-func blame(n *where.Node) (reason, suggest string) {
+// blame names the first constraint that kept the plan from an index, and
+// the field whose index would help ("" when none would: $ne, $exists and
+// unanchored regexes gain nothing from an index, and an indexed field
+// already has one). Constraints that can use an index are not blamed.
+func (p *planner) blame(n *where.Node) (reason, suggest string) {
 	reason = "no constraint can use an index"
+	found, indexedSeen := false, false
 	n.Walk(func(c *where.Node) bool {
-		if c.Kind != where.KindField || len(c.Ops) == 0 {
-			return suggest == ""
+		if found {
+			return false
 		}
-		op := c.Ops[0]
-		suggest = c.Path
-		switch op.Code {
-		case where.OpRegex:
-			reason = fmt.Sprintf("$regex on %q is unanchored or case-insensitive and cannot use an index", c.Path)
-		case where.OpNe, where.OpNin:
-			reason = fmt.Sprintf("%s on %q cannot use an index on its own", op.Code, c.Path)
-		case where.OpExists:
-			reason = fmt.Sprintf("$exists on %q cannot use an index on its own", c.Path)
-		default:
+		if c.Kind != where.KindField || len(c.Ops) == 0 {
+			return true
+		}
+		if p.accessFor(c) != nil {
+			indexedSeen = true
+			return true
+		}
+		found = true
+		op := &c.Ops[0]
+		switch {
+		case indexUsable(op) && !p.coll.HasIndex(c.Path):
 			reason = fmt.Sprintf("%s on %q has no index", op.Code, c.Path)
+			suggest = c.Path
+		case op.Code == where.OpRegex:
+			reason = fmt.Sprintf("$regex on %q is unanchored or case-insensitive and cannot use an index", c.Path)
+		case op.Code == where.OpNe || op.Code == where.OpNin || op.Code == where.OpExists:
+			reason = fmt.Sprintf("%s on %q cannot use an index on its own", op.Code, c.Path)
+		default:
+			reason = fmt.Sprintf("%s on %q cannot use an index", op.Code, c.Path)
 		}
 		return false
 	})
+	if !found && indexedSeen {
+		reason = "its indexed constraints do not narrow the scan"
+	}
 	return reason, suggest
+}
+
+// indexUsable reports whether an index on the operator's path would give
+// it an access (see accessForOp).
+func indexUsable(op *where.Op) bool {
+	switch op.Code {
+	case where.OpEq:
+		return indexable(op.Value)
+	case where.OpIn:
+		for _, v := range op.Values {
+			if !indexable(v) {
+				return false
+			}
+		}
+		return true
+	case where.OpAll:
+		return len(op.Values) > 0 && indexable(op.Values[0])
+	case where.OpLt, where.OpLte, where.OpGt, where.OpGte:
+		return true
+	case where.OpRegex:
+		_, ok := op.Regex.Prefix()
+		return ok
+	}
+	return false
 }
 
 // Result is a query's page and, when counted, the total.
@@ -272,37 +333,18 @@ func (pl *Plan) idOrdered(a *access) bool {
 	return false
 }
 
-// collectByID returns the first `need` matches in objectId order: each
-// source stops at `need` matches of its own, and the sources merge. The
-// global first `need` are always among each source's first `need`.
-func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
-	if need <= 0 {
-		return nil, 0, nil
-	}
-	examined := 0
-	take := func(feed func(fn func(schema.Object) bool) error) ([]schema.Object, error) {
-		var out []schema.Object
-		err := feed(func(obj schema.Object) bool {
-			examined++
-			if pl.match(obj) {
-				out = append(out, obj)
-			}
-			return len(out) < need
-		})
-		if errors.Is(err, index.ErrDeadline) {
-			err = ErrTimeout
-		}
-		return out, err
-	}
-	var lists [][]schema.Object
+// idSource scans candidates in ascending objectId order.
+type idSource func(fn func(schema.Object) bool) error
+
+// idSources splits an objectId-ordered access into its sources.
+func (pl *Plan) idSources(a *access, out []idSource) []idSource {
 	switch a.kind {
 	case accessFull:
-		l, err := take(func(fn func(schema.Object) bool) error {
+		out = append(out, func(fn func(schema.Object) bool) error {
 			return pl.coll.ScanRange("objectId", index.Range{}, false, pl.deadline, fn)
 		})
-		return l, examined, err
 	case accessIDs:
-		l, err := take(func(fn func(schema.Object) bool) error {
+		out = append(out, func(fn func(schema.Object) bool) error {
 			for i, id := range a.ids {
 				if i%256 == 255 && time.Now().After(pl.deadline) {
 					return index.ErrDeadline
@@ -313,50 +355,87 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 			}
 			return nil
 		})
-		return l, examined, err
 	case accessRanges:
 		for _, r := range a.ranges {
-			l, err := take(func(fn func(schema.Object) bool) error {
+			out = append(out, func(fn func(schema.Object) bool) error {
 				return pl.coll.ScanRange(a.path, r, false, pl.deadline, fn)
 			})
-			if err != nil {
-				return nil, examined, err
-			}
-			lists = append(lists, l)
 		}
 	case accessUnion:
 		for _, b := range a.branches {
-			l, n, err := pl.collectByID(b, need)
-			examined += n
-			if err != nil {
-				return nil, examined, err
-			}
-			lists = append(lists, l)
-		}
-	}
-	return mergeByID(lists, need), examined, nil
-}
-
-func mergeByID(lists [][]schema.Object, need int) []schema.Object {
-	if len(lists) == 1 {
-		return lists[0]
-	}
-	var all []schema.Object
-	for _, l := range lists {
-		all = append(all, l...)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i]["objectId"].(string) < all[j]["objectId"].(string) })
-	out := all[:0]
-	for i, o := range all {
-		if i > 0 && o["objectId"] == all[i-1]["objectId"] {
-			continue
-		}
-		out = append(out, o)
-		if len(out) == need {
-			break
+			out = pl.idSources(b, out)
 		}
 	}
 	return out
+}
+
+// collectByID returns the first `need` matches in objectId order from
+// sources that each ascend by objectId. It keeps the best `need` seen so
+// far; once it has them, a source stops at its first id beyond the worst
+// of them, so later sources cost only what they can contribute.
+func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
+	if need <= 0 {
+		return nil, 0, nil
+	}
+	sources := pl.idSources(a, nil)
+	best := &idHeap{}
+	var seen map[string]bool
+	if len(sources) > 1 {
+		seen = map[string]bool{}
+	}
+	examined := 0
+	for _, src := range sources {
+		err := src(func(obj schema.Object) bool {
+			id, _ := obj["objectId"].(string)
+			if best.Len() == need && id >= best.items[0].id {
+				return false
+			}
+			examined++
+			if seen != nil {
+				if seen[id] {
+					return true
+				}
+				seen[id] = true
+			}
+			if !pl.match(obj) {
+				return true
+			}
+			heap.Push(best, idItem{id, obj})
+			if best.Len() > need {
+				heap.Pop(best)
+			}
+			return true
+		})
+		if errors.Is(err, index.ErrDeadline) {
+			return nil, examined, ErrTimeout
+		}
+		if err != nil {
+			return nil, examined, err
+		}
+	}
+	out := make([]schema.Object, best.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(best).(idItem).obj
+	}
+	return out, examined, nil
+}
+
+type idItem struct {
+	id  string
+	obj schema.Object
+}
+
+// idHeap is a max-heap by objectId.
+type idHeap struct{ items []idItem }
+
+func (h *idHeap) Len() int           { return len(h.items) }
+func (h *idHeap) Less(i, j int) bool { return h.items[i].id > h.items[j].id }
+func (h *idHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *idHeap) Push(x any)         { h.items = append(h.items, x.(idItem)) }
+func (h *idHeap) Pop() any {
+	last := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return last
 }
 
 // iterate feeds candidates from an access. Objects may come twice from a
@@ -503,6 +582,7 @@ func (pl *Plan) Explain(res Result) map[string]any {
 	out := map[string]any{
 		"class":    pl.q.Class,
 		"where":    pl.root.String(),
+		"residual": pl.residual.String(),
 		"access":   pl.access.String(),
 		"reason":   pl.access.why,
 		"estimate": pl.access.estimate,

@@ -99,7 +99,7 @@ const (
 )
 
 // access is a candidate source with its estimated size. It may yield a
-// superset of the matches: the residual matcher always runs.
+// superset of the matches; the residual matcher checks what it leaves open.
 type access struct {
 	kind     accessKind
 	path     string
@@ -110,6 +110,9 @@ type access struct {
 	// tight is set when the access yields exactly the objects matching
 	// the constraint it came from (no residual work for that constraint).
 	tight bool
+	// op is the constraint a single-constraint access came from; when the
+	// access is tight, that constraint leaves the residual filter.
+	op *where.Op
 	// why describes the access for explain and for 154 messages.
 	why string
 }
@@ -143,14 +146,15 @@ func plural(n int) string {
 
 // Plan is a compiled query, ready to run.
 type Plan struct {
-	q      Query
-	coll   Collection
-	root   *where.Node
-	match  func(schema.Object) bool
-	access *access
+	q    Query
+	coll Collection
+	root *where.Node
+	// residual is what the matcher still checks after the access.
+	residual *where.Node
+	match    func(schema.Object) bool
+	access   *access
 	// orderIndex is set when the order is served by scanning that index.
 	orderIndex bool
 	near       *nearSort
 	deadline   time.Time
-	examined   int
 }
