@@ -32,6 +32,9 @@ type Server struct {
 	log     *slog.Logger
 }
 
+// ShutdownGrace is how long shutdown waits for requests in flight.
+const ShutdownGrace = 5 * time.Second
+
 // masterKeyMeta names the generated master key in the store's settings.
 const masterKeyMeta = "masterKey"
 
@@ -127,9 +130,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	var serveErr error
 	select {
 	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		shutdown, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 		defer cancel()
 		serveErr = httpServer.ShutdownWithContext(shutdown)
+		if errors.Is(serveErr, context.DeadlineExceeded) {
+			// Connections opened but never used keep fasthttp waiting;
+			// requests still running past the grace period are cut off.
+			s.log.Warn("shutdown grace period over; closing remaining connections", "grace", ShutdownGrace)
+			serveErr = nil
+		}
 	case serveErr = <-errc:
 	}
 	if err := s.store.Close(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -111,7 +112,12 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.serve }
 // NewHTTPServer wraps the handler in a fasthttp.Server with Quarry's limits.
 func (s *Server) NewHTTPServer() *fasthttp.Server {
 	return &fasthttp.Server{
-		Handler:               s.serve,
+		Handler: s.serve,
+		// A client may not hold a connection without finishing a request:
+		// it would keep shutdown waiting and is a slow-loris door.
+		ReadTimeout:           60 * time.Second,
+		WriteTimeout:          60 * time.Second,
+		IdleTimeout:           120 * time.Second,
 		Name:                  "quarry",
 		MaxRequestBodySize:    s.opts.MaxBodyBytes + 64<<10,
 		NoDefaultServerHeader: true,
