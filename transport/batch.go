@@ -7,6 +7,10 @@ import (
 	"github.com/quarrydata/quarry/service"
 )
 
+func batchRoutes() []route {
+	return []route{{method: "POST", pattern: "/batch", fn: batch}}
+}
+
 // batch runs POST /batch: commands in the given order, results in request
 // order; with transaction:true they are all-or-nothing.
 func batch(s *Server, c *call) (any, error) {

@@ -25,6 +25,16 @@ var getParamNames = map[string]bool{
 	"includeReadPreference": true, "subqueryReadPreference": true,
 }
 
+func objectRoutes() []route {
+	return []route{
+		{method: "GET", pattern: "/classes/{className}", fn: findObjects, batchable: true},
+		{method: "POST", pattern: "/classes/{className}", fn: createObject, batchable: true},
+		{method: "GET", pattern: "/classes/{className}/{objectId}", fn: getObject, batchable: true},
+		{method: "PUT", pattern: "/classes/{className}/{objectId}", fn: updateObject, batchable: true},
+		{method: "DELETE", pattern: "/classes/{className}/{objectId}", fn: deleteObject, batchable: true},
+	}
+}
+
 func createObject(s *Server, c *call) (any, error) {
 	class := c.params["className"]
 	res, err := s.svc.Create(c.auth, class, c.body)

@@ -20,14 +20,17 @@ type route struct {
 	batchable bool
 }
 
+// routeFamilies lists each endpoint family's routes; each family lives in
+// its own file (classes.go, batch.go, …) and adds one line here.
+var routeFamilies = []func() []route{
+	objectRoutes,
+	batchRoutes,
+}
+
 func (s *Server) registerRoutes() {
-	s.routes = []route{
-		{method: "GET", pattern: "/classes/{className}", fn: findObjects, batchable: true},
-		{method: "POST", pattern: "/classes/{className}", fn: createObject, batchable: true},
-		{method: "GET", pattern: "/classes/{className}/{objectId}", fn: getObject, batchable: true},
-		{method: "PUT", pattern: "/classes/{className}/{objectId}", fn: updateObject, batchable: true},
-		{method: "DELETE", pattern: "/classes/{className}/{objectId}", fn: deleteObject, batchable: true},
-		{method: "POST", pattern: "/batch", fn: batch},
+	s.routes = nil
+	for _, family := range routeFamilies {
+		s.routes = append(s.routes, family()...)
 	}
 	for i := range s.routes {
 		r := &s.routes[i]
