@@ -306,3 +306,15 @@ func toString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// errMasterRequired is Parse's 403 for master-key-only routes.
+var errMasterRequired = errUnauthorized{"unauthorized: master key is required"}
+
+// requireMaster refuses callers without the master key (a read-only master
+// key passes; writes it attempts fail in the service with 119).
+func requireMaster(c *call) error {
+	if !c.auth.Master {
+		return errMasterRequired
+	}
+	return nil
+}
