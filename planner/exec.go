@@ -36,6 +36,21 @@ func Compile(src Source, q Query, opts Options) (*Plan, error) {
 
 func (p *planner) plan(depth int) (*Plan, error) {
 	q := p.q
+	var visible func(schema.Object) bool
+	if q.Guard != nil {
+		vis, extra, err := q.Guard(q.Class, q.Where, depth > 0)
+		if err != nil {
+			return nil, err
+		}
+		visible = vis
+		if extra != nil {
+			if len(q.Where) == 0 {
+				q.Where = extra
+			} else {
+				q.Where = map[string]any{"$and": []any{q.Where, extra}}
+			}
+		}
+	}
 	tree, err := where.Parse(q.Where, where.Options{
 		FieldType: func(name string) (schema.Type, bool) { return p.src.FieldType(q.Class, name) },
 		Now:       p.opts.Now,
@@ -61,6 +76,12 @@ func (p *planner) plan(depth int) (*Plan, error) {
 		return nil, err
 	}
 	pl.match = m.Match
+	if visible != nil {
+		// Objects the caller may not see are filtered like any residual
+		// constraint, so the access path (and its indexes) stays the same.
+		pl.visible = true
+		pl.match = func(o schema.Object) bool { return visible(o) && m.Match(o) }
+	}
 	pl.near = nearOf(resolved)
 	pl.orderIndex = p.orderServed(pl.access)
 	if err := p.checkBudget(pl); err != nil {
@@ -123,7 +144,7 @@ func (p *planner) checkBudget(pl *Plan) error {
 	trivial := len(pl.root.Children) == 0
 	examined := n
 	if trivial && !p.q.Count && pl.streaming() {
-		examined = p.q.Skip + p.q.Limit
+		examined = min(p.q.Skip+p.q.Limit, n)
 	}
 	if trivial && p.q.Count && p.q.Limit == 0 {
 		examined = 0 // answered from the collection's size
@@ -230,7 +251,7 @@ func (pl *Plan) Run() (Result, error) {
 	if pl.access.kind == accessEmpty {
 		return Result{Objects: []schema.Object{}}, nil
 	}
-	if q.Count && q.Limit == 0 && len(pl.root.Children) == 0 {
+	if q.Count && q.Limit == 0 && len(pl.root.Children) == 0 && !pl.visible {
 		return Result{Objects: []schema.Object{}, Count: pl.coll.Len()}, nil
 	}
 	need := q.Skip + q.Limit
@@ -245,6 +266,9 @@ func (pl *Plan) Run() (Result, error) {
 			return Result{}, err
 		}
 		res.Examined = examined
+		if !counted {
+			res.Count = len(objs) // the matches seen, for explain
+		}
 		res.Objects = page(objs, q.Skip)
 		return res, nil
 	}
@@ -283,7 +307,7 @@ func page(all []schema.Object, skip int) []schema.Object {
 // tightCount reports whether the count is the access's exact size: a
 // single constraint whose access yields exactly its matches.
 func (pl *Plan) tightCount() bool {
-	if !pl.access.tight || len(pl.root.Children) != 1 {
+	if pl.visible || !pl.access.tight || len(pl.root.Children) != 1 {
 		return false
 	}
 	c := pl.root.Children[0]
