@@ -22,6 +22,8 @@ const (
 	DefaultQueryLimit = 100
 	// DefaultBatchSize is the largest number of commands in one POST /batch.
 	DefaultBatchSize = 20
+	// DefaultPasswordHashCost is bcrypt's default cost.
+	DefaultPasswordHashCost = 10
 	// DefaultMaxScan is the number of objects a query may examine without a
 	// usable index before it is refused with code 154.
 	DefaultMaxScan = 10000
@@ -105,6 +107,11 @@ type Options struct {
 	// Indexes is indexes: secondary indexes as "Class.field" entries, kept
 	// in addition to those declared through the schema API.
 	Indexes []string
+	// EnforcePrivateUsers is enforcePrivateUsers: new users readable only
+	// by themselves.
+	EnforcePrivateUsers bool
+	// PasswordHashCost is passwordHashCost: the bcrypt cost of passwords.
+	PasswordHashCost int
 	// MaxJSONDepth is maxJSONDepth: the deepest nesting accepted in a JSON body.
 	MaxJSONDepth int
 	// AllowClientClassCreation is allowClientClassCreation: whether clients
@@ -165,6 +172,7 @@ func Defaults() *Options {
 		DefaultLimit:             DefaultQueryLimit,
 		BatchSize:                DefaultBatchSize,
 		MaxScan:                  DefaultMaxScan,
+		PasswordHashCost:         DefaultPasswordHashCost,
 		MaxJSONDepth:             DefaultMaxJSONDepth,
 		AllowClientClassCreation: true,
 		SessionLength:            DefaultSessionLength,

@@ -35,6 +35,8 @@ func TestEnvNames(t *testing.T) {
 		"maxScanMasterKey":         "QUARRY_MAX_SCAN_MASTER_KEY",
 		"maxScanWarnOnly":          "QUARRY_MAX_SCAN_WARN_ONLY",
 		"indexes":                  "QUARRY_INDEXES",
+		"enforcePrivateUsers":      "QUARRY_ENFORCE_PRIVATE_USERS PARSE_SERVER_ENFORCE_PRIVATE_USERS",
+		"passwordHashCost":         "QUARRY_PASSWORD_HASH_COST",
 		"maxJSONDepth":             "QUARRY_MAX_JSON_DEPTH",
 		"allowClientClassCreation": "QUARRY_ALLOW_CLIENT_CLASS_CREATION PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION",
 		"sessionLength":            "QUARRY_SESSION_LENGTH PARSE_SERVER_SESSION_LENGTH",

@@ -73,6 +73,9 @@ func (l *loader) finish() {
 	atLeast("maxLimit", o.MaxLimit, 0)
 	atLeast("batchSize", o.BatchSize, 1)
 	atLeast("maxScan", o.MaxScan, 0)
+	if o.PasswordHashCost < 4 || o.PasswordHashCost > 31 {
+		check("passwordHashCost", fmt.Errorf("must be between 4 and 31, got %d", o.PasswordHashCost))
+	}
 	atLeast("maxJSONDepth", o.MaxJSONDepth, 1)
 	if o.SessionLength <= 0 {
 		check("sessionLength", errors.New("must be at least 1 second"))

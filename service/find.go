@@ -15,6 +15,9 @@ type FindParams struct {
 	Skip    int
 	Count   bool
 	Explain bool
+	// op is the CLP operation a lookup checks (get for GET by id);
+	// find when empty.
+	op string
 	// RedirectClassNameForKey runs the query on the target class of this
 	// relation key of the named class (Parse's relation queries).
 	RedirectClassNameForKey string
@@ -99,6 +102,35 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	}
 	q := planner.Query{Class: class, Where: p.Where, Skip: p.Skip, Limit: p.Limit, Count: p.Count,
 		Exempt: auth.Master && !s.opts.ScanBudgetForMaster}
+	mainOp := opFind
+	if p.op != "" {
+		mainOp = p.op
+	}
+	if p.Count && !auth.Master {
+		if _, err := s.checkCLP(auth, class, opCount); err != nil {
+			return FindResult{}, err
+		}
+	}
+	guards := map[string]*readGuard{}
+	q.Guard = func(cls string, where map[string]any, sub bool) (func(schema.Object) bool, map[string]any, error) {
+		op := mainOp
+		if sub {
+			op = opFind
+		}
+		g, err := s.guardRead(auth, cls, op)
+		if err != nil {
+			return nil, nil, err
+		}
+		if g.protected != nil {
+			if err := checkQueryable(cls, where, g.protected(nil)); err != nil {
+				return nil, nil, err
+			}
+		}
+		if !sub {
+			guards[cls] = g
+		}
+		return g.visible, g.extra, nil
+	}
 	for _, k := range p.Order {
 		q.Order = append(q.Order, planner.SortKey{Path: k.Path, Desc: k.Desc})
 	}
@@ -111,8 +143,9 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		return FindResult{}, err
 	}
 	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count}
+	g := guards[class]
 	for i, o := range res.Objects {
-		out.Results[i] = s.present(class, o, p.Read)
+		out.Results[i] = s.present(class, o, p.Read, g)
 	}
 	s.expandIncludes(auth, out.Results, includes)
 	if p.RedirectClassNameForKey != "" {

@@ -94,9 +94,15 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 			if coll == nil {
 				continue
 			}
+			// Included objects pass the same checks as a get of each.
+			g, err := s.guardRead(auth, class, opGet)
+			if err != nil {
+				continue
+			}
 			for id := range ids {
-				if obj, ok := coll.Get(id); ok {
-					exp := s.present(class, obj, ReadOptions{})
+				if obj, ok := coll.Get(id); ok && (g.visible == nil || g.visible(obj)) &&
+					(g.extra == nil || s.matchesWhere(class, g.extra, obj)) {
+					exp := s.present(class, obj, ReadOptions{}, g)
 					exp["__type"] = "Object"
 					exp["className"] = class
 					found[class+"\x00"+id] = exp

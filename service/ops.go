@@ -18,6 +18,8 @@ type draft struct {
 	fields   map[string]schema.Field
 	joins    []joinChange
 	echo     map[string]any
+	// passwordChanged marks a _User write that set a new password.
+	passwordChanged bool
 }
 
 type joinChange struct {

@@ -6,28 +6,21 @@ import (
 	"github.com/quarrydata/quarry/schema"
 )
 
-// Get returns one object as the client sees it.
+// Get returns one object as the client sees it: through the same guarded
+// read path as a find (CLP get, ACL, pointer permissions, protected
+// fields), so nothing is visible here that a query would hide.
 func (s *Service) Get(auth Auth, class, id string, opts ReadOptions) (schema.Object, error) {
 	if !schema.ValidClassName(class) {
 		return nil, schema.ClassNameError(class)
 	}
-	c := s.data.Collection(class, false)
-	if c == nil {
+	res, err := s.Find(auth, class, FindParams{Where: map[string]any{"objectId": id}, Limit: 1, Read: opts, op: opGet})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Results) == 0 {
 		return nil, schema.ErrObjectNotFound
 	}
-	obj, ok := c.Get(id)
-	if !ok {
-		return nil, schema.ErrObjectNotFound
-	}
-	out := s.present(class, obj, opts)
-	if len(opts.Include) > 0 || opts.IncludeAll {
-		paths, err := s.parseIncludes(class, opts.Include, opts.IncludeAll)
-		if err != nil {
-			return nil, err
-		}
-		s.expandIncludes(auth, []schema.Object{out}, paths)
-	}
-	return out, nil
+	return res.Results[0], nil
 }
 
 // ReadOptions shape what a read returns.
@@ -42,14 +35,29 @@ var alwaysReturned = map[string]bool{"objectId": true, "createdAt": true, "updat
 
 // present copies a stored object into its reply form: relation fields
 // declared by the schema appear as Relation values; projections apply.
-func (s *Service) present(class string, obj schema.Object, opts ReadOptions) schema.Object {
+//
+// Internal fields (leading underscore: password hashes, shadow keys) never
+// leave; a guard strips the fields protected from the caller.
+func (s *Service) present(class string, obj schema.Object, opts ReadOptions, g *readGuard) schema.Object {
 	out := make(schema.Object, len(obj)+2)
 	for k, v := range obj {
-		out[k] = v
+		if k[0] != '_' {
+			out[k] = v
+		}
+	}
+	if g != nil && g.protected != nil {
+		for _, f := range g.protected(obj) {
+			delete(out, f)
+		}
+	}
+	if class == classUser && g != nil && g.limited && obj["objectId"] != g.userID {
+		// authData is the user's own business (and the master key's).
+		delete(out, "authData")
 	}
 	if cls := s.Class(class); cls != nil {
 		for k, f := range cls.Fields {
-			if f.Type == schema.TypeRelation {
+			if f.Type == schema.TypeRelation && !(class == classRole && (k == "users" || k == "roles")) {
+				// A role's member relations are not shown when it is read.
 				out[k] = map[string]any{"__type": "Relation", "className": f.TargetClass}
 			}
 		}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
@@ -54,6 +56,13 @@ type Options struct {
 	// refusing them.
 	ScanBudgetWarnOnly bool
 	Warn               func(msg string)
+	// PasswordHashCost is the bcrypt cost of password hashes.
+	PasswordHashCost int
+	// PrivateUsers leaves new users readable only by themselves (by
+	// default everyone may read a user, as the specification says).
+	PrivateUsers bool
+	// SessionLength is the lifetime of new sessions (one year by default).
+	SessionLength time.Duration
 	// QueryTimeout bounds one query's scans (error 124 beyond it).
 	QueryTimeout time.Duration
 	Hooks        Hooks
@@ -70,6 +79,12 @@ type Auth struct {
 	UserID         string
 	SessionToken   string
 	InstallationID string
+	// Roles are the caller's role names ("role:Admin"), inherited ones
+	// included; set by Authenticate.
+	Roles []string
+	// internal marks writes the service makes on its own behalf (sessions,
+	// password hashes): they may touch internal fields and classes.
+	internal bool
 }
 
 // Service is the shared core. It is safe for concurrent use.
@@ -83,6 +98,11 @@ type Service struct {
 
 	locks [256]sync.Mutex // striped object locks for read-modify-write
 	seed  maphash.Seed
+
+	roles roleCache
+	// userMu serializes writes that claim a username or email, so that
+	// concurrent sign-ups with one name cannot both win.
+	userMu sync.Mutex
 
 	metaMu sync.Mutex
 	meta   map[string][]byte // server settings kept with the data
@@ -99,6 +119,9 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.PasswordHashCost == 0 {
+		opts.PasswordHashCost = bcrypt.DefaultCost
 	}
 	s := &Service{opts: opts, store: adapter, data: index.New(), seed: maphash.MakeSeed(), meta: map[string][]byte{}}
 	err := adapter.Load(func(r store.Record) error {
@@ -130,10 +153,25 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading store: %w", err)
 	}
+	for class, fields := range internalIndexes {
+		for _, f := range fields {
+			if err := s.data.Collection(class, true).EnsureIndex(f); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := s.buildDeclaredIndexes(); err != nil {
 		return nil, fmt.Errorf("building indexes: %w", err)
 	}
 	return s, nil
+}
+
+// internalIndexes serve the lookups the service itself makes: sessions by
+// token and by user, users by (lower-cased) name and email, roles by name.
+var internalIndexes = map[string][]string{
+	classSession: {"sessionToken", "user"},
+	classUser:    {"username", "_username_lc", "_email_lc"},
+	classRole:    {"name"},
 }
 
 // Meta returns a server setting kept with the data.

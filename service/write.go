@@ -112,12 +112,36 @@ type WriteResult struct {
 // all are committed together, or the first error is returned and nothing
 // is written. Non-atomic batches call it once per op.
 func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, error) {
+	results, deletedUsers, err := s.writeLocked(auth, ops, atomic)
+	if err != nil {
+		return nil, err
+	}
+	// Cascades run after the locks are released: they write other objects.
+	for _, id := range deletedUsers {
+		// A deleted user's sessions die with them.
+		if err := s.revokeSessions(id, ""); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, []string, error) {
 	keys := make([]string, 0, len(ops))
 	for i := range ops {
 		if ops[i].Method == MethodCreate {
 			ops[i].ID = NewObjectID()
 		}
 		keys = append(keys, ops[i].Class+"\x00"+ops[i].ID)
+	}
+	for _, op := range ops {
+		if op.Class == classUser || op.Class == classRole {
+			// Unique usernames, emails and role names are checked and
+			// claimed under one lock.
+			s.userMu.Lock()
+			defer s.userMu.Unlock()
+			break
+		}
 	}
 	unlock := s.lockObjects(keys)
 	defer unlock()
@@ -132,9 +156,9 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 		d, err := s.prepare(auth, op, now, overlay, deleted)
 		if err != nil {
 			if atomic && len(ops) > 1 {
-				return nil, annotate(err, i)
+				return nil, nil, annotate(err, i)
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		drafts = append(drafts, d)
 		k := op.Class + "\x00" + d.id
@@ -155,10 +179,16 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 			results[i].Update = reply
 		}
 	}
-	if err := s.commit(drafts); err != nil {
-		return nil, err
+	if err := s.commit(auth, drafts); err != nil {
+		return nil, nil, err
 	}
-	return results, nil
+	var deletedUsers []string
+	for _, d := range drafts {
+		if d.class == classUser && d.obj == nil {
+			deletedUsers = append(deletedUsers, d.id)
+		}
+	}
+	return results, deletedUsers, nil
 }
 
 func annotate(err error, i int) error {
@@ -175,6 +205,11 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 		return nil, err
 	}
 	if op.Method == MethodCreate {
+		if !auth.Master && !auth.internal {
+			if _, err := s.checkCLP(auth, op.Class, opCreate); err != nil {
+				return nil, err
+			}
+		}
 		d := newDraft(op.Class, op.ID, nil)
 		if err := d.apply(op.Body, true); err != nil {
 			return nil, err
@@ -182,6 +217,9 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 		d.obj["objectId"] = op.ID
 		d.obj["createdAt"] = now
 		d.obj["updatedAt"] = now
+		if err := s.classRules(auth, d, op.Body); err != nil {
+			return nil, err
+		}
 		return d, s.runBeforeSave(d)
 	}
 	k := op.Class + "\x00" + op.ID
@@ -193,6 +231,13 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 	}
 	if !ok {
 		return nil, schema.ErrObjectNotFound
+	}
+	writeOp := opUpdate
+	if op.Method == MethodDelete {
+		writeOp = opDelete
+	}
+	if err := s.checkWrite(auth, op.Class, writeOp, cur); err != nil {
+		return nil, err
 	}
 	d := newDraft(op.Class, op.ID, cur)
 	if op.Method == MethodDelete {
@@ -208,6 +253,9 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 		return nil, err
 	}
 	d.obj["updatedAt"] = now
+	if err := s.classRules(auth, d, op.Body); err != nil {
+		return nil, err
+	}
 	return d, s.runBeforeSave(d)
 }
 
@@ -220,7 +268,7 @@ func (s *Service) runBeforeSave(d *draft) error {
 
 // commit makes drafts durable in one store commit, then updates memory and
 // announces the changes. Schema additions commit in the same unit.
-func (s *Service) commit(drafts []*draft) error {
+func (s *Service) commit(auth Auth, drafts []*draft) error {
 	var records []store.Record
 	var newSchemas map[string]*schema.Class
 	needSchema := false
@@ -248,6 +296,15 @@ func (s *Service) commit(drafts []*draft) error {
 			add, err := checkType(cls, d.class, key, f)
 			if err != nil {
 				return err
+			}
+			if add && cls != nil && !auth.Master && !auth.internal {
+				fields, err := s.checkCLP(auth, d.class, opAddField)
+				if err != nil {
+					return err
+				}
+				if len(fields) > 0 && (d.original == nil || !pointsToAny(d.original, fields, auth.UserID)) {
+					return schema.Errorf(schema.CodeOperationForbidden, "Permission denied for action addField on class %s.", d.class)
+				}
 			}
 			if add {
 				if !needSchema {
@@ -320,6 +377,12 @@ func (s *Service) commit(drafts []*draft) error {
 		}
 		if d.obj == nil {
 			s.forgetOwnedJoins(d)
+		}
+	}
+	for _, d := range drafts {
+		if d.class == classRole {
+			s.forgetRoles()
+			break
 		}
 	}
 	for _, d := range drafts {

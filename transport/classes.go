@@ -37,6 +37,10 @@ func objectRoutes() []route {
 
 func createObject(s *Server, c *call) (any, error) {
 	class := c.params["className"]
+	if class == "_User" {
+		// Creating a user is signing up, whichever route is used.
+		return signUp(s, c)
+	}
 	res, err := s.svc.Create(c.auth, class, c.body)
 	if err != nil {
 		return nil, err

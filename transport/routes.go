@@ -25,6 +25,9 @@ type route struct {
 var routeFamilies = []func() []route{
 	objectRoutes,
 	batchRoutes,
+	userRoutes,
+	sessionRoutes,
+	roleRoutes,
 }
 
 func (s *Server) registerRoutes() {

@@ -153,6 +153,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		// The envelope runs before routing: the JS SDK's _method decides
 		// which route a POST really is.
 		c, err := s.envelope(ctx)
+		if err == nil && !sessionExempt[strings.TrimPrefix(path, s.opts.MountPath)] {
+			c.auth, err = s.svc.Authenticate(c.auth)
+		}
 		if err != nil {
 			s.writeError(ctx, err)
 			return

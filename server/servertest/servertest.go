@@ -34,7 +34,9 @@ type Server struct {
 func Start(tb testing.TB, edit func(*config.Options)) *Server {
 	tb.Helper()
 	opts, _, err := config.Load([]string{"--appId", AppID, "--masterKey", MasterKey, "--host", "127.0.0.1", "--port", "0",
-		"--databaseURI", filepath.Join(tb.TempDir(), "quarry.db")}, nil)
+		"--databaseURI", filepath.Join(tb.TempDir(), "quarry.db"),
+		// The cheapest bcrypt cost keeps sign-up-heavy tests fast.
+		"--passwordHashCost", "4"}, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,323 @@
+package service
+
+import (
+	"strings"
+
+	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/matcher"
+	"github.com/quarrydata/quarry/planner/where"
+	"github.com/quarrydata/quarry/schema"
+)
+
+// Built-in classes with rules of their own.
+const (
+	classUser         = "_User"
+	classRole         = "_Role"
+	classSession      = "_Session"
+	classInstallation = "_Installation"
+)
+
+// CLP operations.
+const (
+	opGet      = "get"
+	opFind     = "find"
+	opCount    = "count"
+	opCreate   = "create"
+	opUpdate   = "update"
+	opDelete   = "delete"
+	opAddField = "addField"
+)
+
+// defaultProtected are fields hidden from everyone but the object's own
+// user and the master key unless a class's CLP says otherwise (Parse
+// Server's default protectedFields).
+var defaultProtected = map[string]map[string][]string{classUser: {"*": {"email"}}}
+
+// readGuard is everything one caller may see of one class: the CLP has
+// been checked, visible filters objects by ACL and by the class's own
+// rules, extra holds the pointer-permission constraint to AND with the
+// query, and protected names the fields to strip from each object.
+type readGuard struct {
+	// userID is the caller ("" for public callers); master guards are zero.
+	userID    string
+	limited   bool // not master: authData and such are filtered
+	visible   func(schema.Object) bool
+	extra     map[string]any
+	protected func(schema.Object) []string
+}
+
+// guardRead checks the CLP of op on class for the caller and returns the
+// read guard. The master key sees everything.
+func (s *Service) guardRead(a Auth, class, op string) (*readGuard, error) {
+	if a.Master || a.internal {
+		return &readGuard{}, nil
+	}
+	pointerFields, err := s.checkCLP(a, class, op)
+	if err != nil {
+		return nil, err
+	}
+	g := &readGuard{protected: s.protectedFor(a, class), userID: a.UserID, limited: true}
+	if len(pointerFields) > 0 {
+		g.extra = pointerConstraint(a, pointerFields)
+	}
+	switch class {
+	case classUser:
+		// A user always sees their own record, whatever its read ACL.
+		g.visible = func(o schema.Object) bool {
+			return o["objectId"] == a.UserID && a.UserID != "" || aclAllows(a, o, "read")
+		}
+	case classSession:
+		if a.UserID == "" {
+			return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
+		}
+		g.visible = func(o schema.Object) bool { return pointsTo(o["user"], classUser, a.UserID) }
+	default:
+		g.visible = func(o schema.Object) bool { return aclAllows(a, o, "read") }
+	}
+	return g, nil
+}
+
+// checkWrite checks the CLP of op and the object's write ACL (and the
+// special classes' rules) for an update or delete of an existing object.
+func (s *Service) checkWrite(a Auth, class, op string, obj schema.Object) error {
+	if a.Master || a.internal {
+		return nil
+	}
+	pointerFields, err := s.checkCLP(a, class, op)
+	if err != nil {
+		return err
+	}
+	if len(pointerFields) > 0 && !pointsToAny(obj, pointerFields, a.UserID) {
+		return schema.ErrObjectNotFound
+	}
+	switch class {
+	case classUser:
+		id, _ := obj["objectId"].(string)
+		if a.UserID == "" {
+			if op == opDelete {
+				return schema.Errorf(206, "Insufficient auth to delete user")
+			}
+			return schema.Errorf(206, "Cannot modify user %s.", id)
+		}
+		if a.UserID != id {
+			return schema.Errorf(206, "Insufficient auth.")
+		}
+		return nil // a user may always change themselves, whatever the ACL
+	case classSession:
+		if !pointsTo(obj["user"], classUser, a.UserID) || a.UserID == "" {
+			if op == opDelete {
+				return schema.Errorf(schema.CodeObjectNotFound, "Object not found for delete.")
+			}
+			return schema.ErrObjectNotFound
+		}
+		return nil
+	}
+	if !aclAllows(a, obj, "write") {
+		return schema.ErrObjectNotFound
+	}
+	return nil
+}
+
+// checkCLP evaluates a class-level permission. It returns the pointer
+// fields that constrain the operation when access comes only through
+// pointer permissions.
+func (s *Service) checkCLP(a Auth, class, op string) ([]string, error) {
+	cls := s.Class(class)
+	if cls == nil || cls.CLP == nil {
+		return nil, nil
+	}
+	entry, ok := cls.CLP[op].(map[string]any)
+	if !ok {
+		return nil, nil
+	}
+	if entry["*"] == true || (a.UserID != "" && entry[a.UserID] == true) {
+		return nil, nil
+	}
+	for _, r := range a.Roles {
+		if entry[r] == true {
+			return nil, nil
+		}
+	}
+	if entry["requiresAuthentication"] == true {
+		if a.UserID != "" {
+			return nil, nil
+		}
+		return nil, schema.Errorf(schema.CodeObjectNotFound, "Permission denied, user needs to be authenticated.")
+	}
+	var fields []string
+	fields = append(fields, stringList(entry["pointerFields"])...)
+	switch op {
+	case opGet, opFind, opCount:
+		fields = append(fields, stringList(cls.CLP["readUserFields"])...)
+	case opUpdate, opDelete, opAddField:
+		fields = append(fields, stringList(cls.CLP["writeUserFields"])...)
+	}
+	if len(fields) > 0 && op != opCreate {
+		return fields, nil
+	}
+	return nil, schema.Errorf(schema.CodeOperationForbidden, "Permission denied for action %s on class %s.", op, class)
+}
+
+func stringList(v any) []string {
+	arr, _ := v.([]any)
+	out := make([]string, 0, len(arr))
+	for _, e := range arr {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pointerConstraint is the where that pointer permissions add: some listed
+// field points to (or, for arrays, holds a pointer to) the caller.
+func pointerConstraint(a Auth, fields []string) map[string]any {
+	if a.UserID == "" {
+		return map[string]any{"objectId": map[string]any{"$in": []any{}}}
+	}
+	me := schema.Pointer(classUser, a.UserID)
+	branches := make([]any, len(fields))
+	for i, f := range fields {
+		branches[i] = map[string]any{f: me}
+	}
+	if len(branches) == 1 {
+		return branches[0].(map[string]any)
+	}
+	return map[string]any{"$or": branches}
+}
+
+func pointsTo(v any, class, id string) bool {
+	p, ok := v.(map[string]any)
+	return ok && id != "" && p["className"] == class && p["objectId"] == id
+}
+
+func pointsToAny(obj schema.Object, fields []string, userID string) bool {
+	for _, f := range fields {
+		switch v := obj[f].(type) {
+		case map[string]any:
+			if pointsTo(v, classUser, userID) {
+				return true
+			}
+		case []any:
+			for _, e := range v {
+				if pointsTo(e, classUser, userID) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// protectedFor returns, per object, the fields hidden from the caller: the
+// intersection of every protectedFields set that applies to them (more
+// specific entries can only reduce protection). A user's own record is
+// never filtered.
+func (s *Service) protectedFor(a Auth, class string) func(schema.Object) []string {
+	sets := defaultProtected[class]
+	if cls := s.Class(class); cls != nil {
+		if pf, ok := cls.CLP["protectedFields"].(map[string]any); ok {
+			sets = map[string][]string{}
+			for k, v := range pf {
+				sets[k] = stringList(v)
+			}
+		}
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	static := [][]string{}
+	add := func(key string) {
+		if set, ok := sets[key]; ok {
+			static = append(static, set)
+		}
+	}
+	add("*")
+	if a.UserID != "" {
+		add("authenticated")
+		add(a.UserID)
+		for _, r := range a.Roles {
+			add(r)
+		}
+	}
+	var userFields []string
+	for k := range sets {
+		if f, ok := strings.CutPrefix(k, "userField:"); ok {
+			userFields = append(userFields, f)
+		}
+	}
+	return func(o schema.Object) []string {
+		if class == classUser && a.UserID != "" && o["objectId"] == a.UserID {
+			return nil
+		}
+		applicable := static
+		for _, f := range userFields {
+			if pointsToAny(o, []string{f}, a.UserID) {
+				applicable = append(applicable[:len(applicable):len(applicable)], sets["userField:"+f])
+			}
+		}
+		return intersect(applicable)
+	}
+}
+
+func intersect(sets [][]string) []string {
+	if len(sets) == 0 {
+		return nil
+	}
+	out := append([]string(nil), sets[0]...)
+	for _, set := range sets[1:] {
+		keep := out[:0]
+		for _, f := range out {
+			for _, g := range set {
+				if f == g {
+					keep = append(keep, f)
+					break
+				}
+			}
+		}
+		out = keep
+	}
+	return out
+}
+
+// checkQueryable refuses a where that constrains a field the caller may
+// not see (it would reveal the field through the results).
+func checkQueryable(class string, where map[string]any, protected []string) error {
+	if len(protected) == 0 {
+		return nil
+	}
+	for k, v := range where {
+		switch k {
+		case "$or", "$and", "$nor":
+			arr, _ := v.([]any)
+			for _, b := range arr {
+				if m, ok := b.(map[string]any); ok {
+					if err := checkQueryable(class, m, protected); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
+		root, _, _ := strings.Cut(k, ".")
+		for _, p := range protected {
+			if p == root {
+				return schema.Errorf(schema.CodeOperationForbidden, "This user is not allowed to query %s on class %s", root, class)
+			}
+		}
+	}
+	return nil
+}
+
+func pointRange(v any) index.Range { return index.Equal(v) }
+
+// matchesWhere evaluates a where against one object (pointer-permission
+// constraints on included objects).
+func (s *Service) matchesWhere(class string, w map[string]any, obj schema.Object) bool {
+	tree, err := where.Parse(w, where.Options{FieldType: func(n string) (schema.Type, bool) { return source{s}.FieldType(class, n) }})
+	if err != nil {
+		return false
+	}
+	m, err := matcher.Compile(tree, nil)
+	return err == nil && m.Match(obj)
+}

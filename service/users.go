@@ -1,0 +1,426 @@
+package service
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"regexp"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+var (
+	emailPattern    = regexp.MustCompile(`^.+@.+$`)
+	roleNamePattern = regexp.MustCompile(`^[0-9a-zA-Z\-_ ]+$`)
+)
+
+// Parse error codes of the user flows.
+const (
+	codeUsernameMissing  = 200
+	codePasswordMissing  = 201
+	codeUsernameTaken    = 202
+	codeEmailTaken       = 203
+	codeSessionMissing   = 206
+	codeInvalidEmail     = 125
+	codeInvalidRoleName  = 139
+	codeChangedImmutable = 136
+)
+
+// classRules applies the built-in classes' rules to a prepared write:
+// password hashing, unique usernames and emails, role names, and the
+// fields of sessions that never change.
+func (s *Service) classRules(a Auth, d *draft, body map[string]any) error {
+	switch d.class {
+	case classUser:
+		return s.userRules(a, d, body)
+	case classRole:
+		return s.roleRules(d)
+	case classSession:
+		if a.internal || a.Master && d.original == nil {
+			return nil
+		}
+		if _, ok := body["ACL"]; ok {
+			return schema.Errorf(schema.CodeInvalidKeyName, "Cannot set ACL on a Session.")
+		}
+		if d.original != nil {
+			for _, k := range []string{"user", "installationId", "sessionToken"} {
+				if _, ok := body[k]; ok && !(a.Master && k == "user") {
+					return schema.Errorf(schema.CodeInvalidKeyName, "Cannot change %s of a session.", k)
+				}
+			}
+		} else if !a.Master {
+			return schema.Errorf(schema.CodeOperationForbidden, "Sessions are created through /sessions or login.")
+		}
+	}
+	return nil
+}
+
+func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
+	if _, ok := body["emailVerified"]; ok && !a.Master && !a.internal {
+		return schema.Errorf(schema.CodeOperationForbidden, "Clients aren't allowed to manually update email verification.")
+	}
+	creating := d.original == nil
+	if _, hasAuthData := body["authData"]; creating && !hasAuthData {
+		if u, ok := d.obj["username"].(string); !ok || u == "" {
+			return schema.Errorf(codeUsernameMissing, "bad or missing username")
+		}
+		if p, ok := body["password"].(string); !ok || p == "" {
+			return schema.Errorf(codePasswordMissing, "password is required")
+		}
+	}
+	if v, ok := body["username"]; ok {
+		u, isStr := v.(string)
+		if !isStr || u == "" {
+			return schema.Errorf(codeUsernameMissing, "bad or missing username")
+		}
+		lc := strings.ToLower(u)
+		if other, taken := s.findOne(classUser, "_username_lc", lc); taken && other["objectId"] != d.id {
+			return schema.Errorf(codeUsernameTaken, "Account already exists for this username.")
+		}
+		d.obj["_username_lc"] = lc
+	}
+	if v, ok := body["email"]; ok {
+		switch e := v.(type) {
+		case nil:
+			delete(d.obj, "_email_lc")
+		case string:
+			if !emailPattern.MatchString(e) {
+				return schema.Errorf(codeInvalidEmail, "Email address format is invalid.")
+			}
+			lc := strings.ToLower(e)
+			if other, taken := s.findOne(classUser, "_email_lc", lc); taken && other["objectId"] != d.id {
+				return schema.Errorf(codeEmailTaken, "Account already exists for this email address.")
+			}
+			d.obj["_email_lc"] = lc
+		default:
+			if _, isOp := v.(map[string]any); !isOp {
+				return schema.Errorf(codeInvalidEmail, "Email address format is invalid.")
+			}
+			delete(d.obj, "_email_lc")
+		}
+	}
+	if v, ok := body["password"]; ok {
+		p, isStr := v.(string)
+		if !isStr || p == "" {
+			return schema.Errorf(codePasswordMissing, "password is required")
+		}
+		hash, err := bcrypt.GenerateFromPassword([]byte(p), s.opts.PasswordHashCost)
+		if err != nil {
+			return schema.Errorf(codePasswordMissing, "password cannot be hashed: %v", err)
+		}
+		d.obj["_hashed_password"] = string(hash)
+		delete(d.obj, "password")
+		delete(d.fields, "password")
+		d.passwordChanged = true
+	}
+	if creating {
+		if _, ok := body["ACL"]; !ok {
+			acl := map[string]any{d.id: map[string]any{"read": true, "write": true}}
+			if !s.opts.PrivateUsers {
+				acl["*"] = map[string]any{"read": true}
+			}
+			d.obj["ACL"] = acl
+		}
+	}
+	return nil
+}
+
+func (s *Service) roleRules(d *draft) error {
+	name, hasName := d.obj["name"].(string)
+	if d.original == nil {
+		if !hasName {
+			return schema.Errorf(schema.CodeIncorrectType, "name is required.")
+		}
+		if _, ok := d.obj["ACL"]; !ok {
+			return schema.Errorf(schema.CodeIncorrectType, "ACL is required.")
+		}
+		if !roleNamePattern.MatchString(name) {
+			return schema.Errorf(codeInvalidRoleName, "Role names can only contain alphanumeric characters, _, -, and spaces.")
+		}
+		if _, taken := s.findOne(classRole, "name", name); taken {
+			return schema.Errorf(schema.CodeDuplicateValue, "A role with the name %s already exists.", name)
+		}
+		return nil
+	}
+	if old, _ := d.original["name"].(string); name != old {
+		return schema.Errorf(codeChangedImmutable, "A role's name can only be set before it has been saved.")
+	}
+	return nil
+}
+
+// SessionLength is the default lifetime of a session.
+const SessionLength = 365 * 24 * time.Hour
+
+// newSessionToken is "r:" and 32 hex characters from crypto/rand.
+func newSessionToken() string {
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return "r:" + hex.EncodeToString(raw[:])
+}
+
+// createSession stores a session for a user and returns it. Another
+// session of the same user and installation is replaced.
+func (s *Service) createSession(userID, installationID string, createdWith map[string]any, extra map[string]any) (schema.Object, error) {
+	length := s.opts.SessionLength
+	if length <= 0 {
+		length = SessionLength
+	}
+	body := map[string]any{}
+	for k, v := range extra {
+		body[k] = v
+	}
+	body["sessionToken"] = newSessionToken()
+	body["user"] = schema.Pointer(classUser, userID)
+	body["createdWith"] = createdWith
+	body["expiresAt"] = schema.Date(schema.FormatTime(s.opts.Now().Add(length)))
+	if installationID != "" {
+		body["installationId"] = installationID
+	}
+	internal := Auth{Master: true, internal: true}
+	var ops []WriteOp
+	if installationID != "" {
+		for _, old := range s.sessionsOf(userID) {
+			if old["installationId"] == installationID {
+				ops = append(ops, WriteOp{Method: MethodDelete, Class: classSession, ID: old["objectId"].(string)})
+			}
+		}
+	}
+	ops = append(ops, WriteOp{Method: MethodCreate, Class: classSession, Body: body})
+	res, err := s.write(internal, ops, true)
+	if err != nil {
+		return nil, err
+	}
+	id := res[len(res)-1].Create.ObjectID
+	sess, _ := s.data.Collection(classSession, false).Get(id)
+	return sess, nil
+}
+
+// sessionsOf lists a user's sessions through the session index on user.
+func (s *Service) sessionsOf(userID string) []schema.Object {
+	c := s.data.Collection(classSession, false)
+	if c == nil {
+		return nil
+	}
+	var out []schema.Object
+	_ = c.ScanRange("user", pointRange(schema.Pointer(classUser, userID)), false, time.Time{}, func(o schema.Object) bool {
+		out = append(out, o)
+		return true
+	})
+	return out
+}
+
+// revokeSessions deletes a user's sessions except the one kept ("" keeps none).
+func (s *Service) revokeSessions(userID, keep string) error {
+	var ops []WriteOp
+	for _, sess := range s.sessionsOf(userID) {
+		if id := sess["objectId"].(string); id != keep {
+			ops = append(ops, WriteOp{Method: MethodDelete, Class: classSession, ID: id})
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	_, err := s.write(Auth{Master: true, internal: true}, ops, true)
+	return err
+}
+
+// SignUp creates a user and a session for them. The reply carries the
+// session token.
+func (s *Service) SignUp(a Auth, body map[string]any) (CreateResult, string, error) {
+	res, err := s.Create(a, classUser, body)
+	if err != nil {
+		return CreateResult{}, "", err
+	}
+	sess, err := s.createSession(res.ObjectID, a.InstallationID,
+		map[string]any{"action": "signup", "authProvider": "password"}, nil)
+	if err != nil {
+		return CreateResult{}, "", err
+	}
+	return res, sess["sessionToken"].(string), nil
+}
+
+// LogIn checks a username (or email) and password and opens a session.
+// It returns the user as the login reply shows it, with sessionToken.
+func (s *Service) LogIn(a Auth, username, email, password any, verifyOnly bool) (schema.Object, error) {
+	u, _ := username.(string)
+	e, _ := email.(string)
+	p, pIsStr := password.(string)
+	if u == "" && e == "" {
+		if username == nil && email == nil {
+			return nil, schema.Errorf(codeUsernameMissing, "username/email is required.")
+		}
+		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
+	}
+	if password == nil {
+		return nil, schema.Errorf(codePasswordMissing, "password is required.")
+	}
+	if !pIsStr {
+		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
+	}
+	var user schema.Object
+	var ok bool
+	switch {
+	case u != "" && e != "":
+		user, ok = s.findOne(classUser, "username", u)
+		ok = ok && strings.EqualFold(str(user["email"]), e)
+	case u != "":
+		if user, ok = s.findOne(classUser, "username", u); !ok {
+			user, ok = s.findOne(classUser, "_email_lc", strings.ToLower(u))
+		}
+	default:
+		user, ok = s.findOne(classUser, "_email_lc", strings.ToLower(e))
+	}
+	hash, _ := user["_hashed_password"].(string)
+	if !ok || hash == "" || bcrypt.CompareHashAndPassword([]byte(hash), []byte(p)) != nil {
+		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
+	}
+	if acl, isMap := user["ACL"].(map[string]any); isMap && len(acl) == 0 && !a.Master {
+		// A user whose ACL is {} is locked out.
+		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
+	}
+	uid := user["objectId"].(string)
+	out := s.present(classUser, user, ReadOptions{}, nil)
+	if verifyOnly {
+		return out, nil
+	}
+	sess, err := s.createSession(uid, a.InstallationID, map[string]any{"action": "login", "authProvider": "password"}, nil)
+	if err != nil {
+		return nil, err
+	}
+	out["sessionToken"] = sess["sessionToken"]
+	return out, nil
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// LogOut deletes the caller's session.
+func (s *Service) LogOut(a Auth) error {
+	if a.SessionToken == "" {
+		return nil
+	}
+	sess, ok := s.sessionByToken(a.SessionToken)
+	if !ok {
+		return schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
+	}
+	_, err := s.write(Auth{Master: true, internal: true},
+		[]WriteOp{{Method: MethodDelete, Class: classSession, ID: sess["objectId"].(string)}}, true)
+	return err
+}
+
+// Me returns the caller's own user with their session token.
+func (s *Service) Me(a Auth) (schema.Object, error) {
+	if a.UserID == "" {
+		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "invalid session token")
+	}
+	user, ok := s.userByID(a.UserID)
+	if !ok {
+		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "invalid session token")
+	}
+	out := s.present(classUser, user, ReadOptions{}, nil)
+	out["sessionToken"] = a.SessionToken
+	return out, nil
+}
+
+// UpdateUser updates a user; when a user changes their own password, every
+// other session of theirs is revoked and a new session token is returned.
+func (s *Service) UpdateUser(a Auth, id string, body map[string]any) (map[string]any, error) {
+	reply, err := s.Update(a, classUser, id, body)
+	if err != nil {
+		return nil, err
+	}
+	if _, changed := body["password"]; changed && !a.Master {
+		if err := s.revokeSessions(id, ""); err != nil {
+			return nil, err
+		}
+		sess, err := s.createSession(id, a.InstallationID, map[string]any{"action": "signup", "authProvider": "password"}, nil)
+		if err != nil {
+			return nil, err
+		}
+		reply["sessionToken"] = sess["sessionToken"]
+	}
+	return reply, nil
+}
+
+// ErrSessionMissing is the 206 for user writes without a session.
+var ErrSessionMissing = schema.Errorf(codeSessionMissing, "Insufficient auth.")
+
+// SessionMe returns the caller's session object, looked up by token even
+// when the token has expired (clients use it to inspect their session).
+func (s *Service) SessionMe(a Auth) (schema.Object, error) {
+	if a.SessionToken == "" {
+		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Session token required.")
+	}
+	sess, ok := s.sessionByToken(a.SessionToken)
+	if !ok {
+		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Session token not found.")
+	}
+	return s.present(classSession, sess, ReadOptions{}, nil), nil
+}
+
+// PairSession attaches an installation id to the caller's session (the
+// specification's PUT /sessions/me).
+func (s *Service) PairSession(a Auth, body map[string]any) (map[string]any, error) {
+	if a.UserID == "" {
+		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Session token required.")
+	}
+	sess, ok := s.sessionByToken(a.SessionToken)
+	if !ok {
+		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
+	}
+	inst, _ := body["installationId"].(string)
+	if inst == "" {
+		inst = a.InstallationID
+	}
+	if inst == "" {
+		return nil, schema.Errorf(135, "installationId is required to pair a session with an installation")
+	}
+	return s.Update(Auth{Master: true, internal: true}, classSession, sess["objectId"].(string),
+		map[string]any{"installationId": inst})
+}
+
+// CreateRestrictedSession is POST /sessions: a logged-in caller opens
+// another session for themselves; body keys (other than objectId and user)
+// are copied into it.
+func (s *Service) CreateRestrictedSession(a Auth, body map[string]any) (schema.Object, error) {
+	if a.ReadOnly {
+		return nil, schema.Errorf(schema.CodeOperationForbidden, "read-only masterKey isn't allowed to perform the create operation.")
+	}
+	userID := a.UserID
+	if a.Master {
+		if p, ok := body["user"].(map[string]any); ok {
+			userID, _ = p["objectId"].(string)
+		}
+	}
+	if userID == "" {
+		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Session token required.")
+	}
+	if _, ok := s.userByID(userID); !ok {
+		return nil, schema.ErrObjectNotFound
+	}
+	extra := map[string]any{}
+	for k, v := range body {
+		switch k {
+		case "objectId", "user", "sessionToken", "createdWith", "expiresAt", "ACL":
+			continue
+		}
+		if !schema.ValidKeyName(k) {
+			return nil, schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", k)
+		}
+		extra[k] = v
+	}
+	inst, _ := extra["installationId"].(string)
+	delete(extra, "installationId")
+	if inst == "" {
+		inst = a.InstallationID
+	}
+	sess, err := s.createSession(userID, inst, map[string]any{"action": "create"}, extra)
+	if err != nil {
+		return nil, err
+	}
+	return s.present(classSession, sess, ReadOptions{}, nil), nil
+}

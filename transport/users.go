@@ -1,0 +1,163 @@
+package transport
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// sessionExempt are paths that read the session token themselves (or
+// ignore it) instead of having it resolved by the envelope.
+var sessionExempt = map[string]bool{"/login": true, "/sessions/me": true, "/upgradeToRevocableSession": true, "/users/me": true}
+
+func userRoutes() []route {
+	return []route{
+		{method: "POST", pattern: "/users", fn: signUp, batchable: true},
+		{method: "GET", pattern: "/users", fn: classFind("_User"), batchable: true},
+		{method: "GET", pattern: "/users/me", fn: me},
+		{method: "GET", pattern: "/users/{objectId}", fn: getUser, batchable: true},
+		{method: "PUT", pattern: "/users/{objectId}", fn: updateUser, batchable: true},
+		{method: "DELETE", pattern: "/users/{objectId}", fn: classDelete("_User"), batchable: true},
+		{method: "POST", pattern: "/login", fn: logIn},
+		{method: "GET", pattern: "/login", fn: logIn},
+		{method: "POST", pattern: "/logout", fn: logOut},
+		{method: "POST", pattern: "/verifyPassword", fn: verifyPassword},
+		{method: "GET", pattern: "/verifyPassword", fn: verifyPassword},
+		{method: "POST", pattern: "/upgradeToRevocableSession", fn: upgradeSession},
+	}
+}
+
+func sessionRoutes() []route {
+	return []route{
+		{method: "GET", pattern: "/sessions", fn: classFind("_Session"), batchable: true},
+		{method: "POST", pattern: "/sessions", fn: createSession, batchable: true},
+		{method: "GET", pattern: "/sessions/me", fn: sessionMe},
+		{method: "PUT", pattern: "/sessions/me", fn: pairSession},
+		{method: "GET", pattern: "/sessions/{objectId}", fn: classGet("_Session"), batchable: true},
+		{method: "PUT", pattern: "/sessions/{objectId}", fn: classUpdate("_Session"), batchable: true},
+		{method: "DELETE", pattern: "/sessions/{objectId}", fn: classDelete("_Session"), batchable: true},
+	}
+}
+
+func roleRoutes() []route {
+	return []route{
+		{method: "GET", pattern: "/roles", fn: classFind("_Role"), batchable: true},
+		{method: "POST", pattern: "/roles", fn: classCreate("_Role", "/roles/"), batchable: true},
+		{method: "GET", pattern: "/roles/{objectId}", fn: classGet("_Role"), batchable: true},
+		{method: "PUT", pattern: "/roles/{objectId}", fn: classUpdate("_Role"), batchable: true},
+		{method: "DELETE", pattern: "/roles/{objectId}", fn: classDelete("_Role"), batchable: true},
+	}
+}
+
+// The class* adapters bind a built-in class to the generic object
+// endpoints, so /users, /roles and /sessions share one code path with
+// /classes/_User, /classes/_Role and /classes/_Session.
+func withClass(class string, fn endpoint) endpoint {
+	return func(s *Server, c *call) (any, error) {
+		params := map[string]string{"className": class}
+		for k, v := range c.params {
+			params[k] = v
+		}
+		c.params = params
+		return fn(s, c)
+	}
+}
+
+func classFind(class string) endpoint   { return withClass(class, findObjects) }
+func classGet(class string) endpoint    { return withClass(class, getObject) }
+func classUpdate(class string) endpoint { return withClass(class, updateObject) }
+func classDelete(class string) endpoint { return withClass(class, deleteObject) }
+
+func classCreate(class, locationPath string) endpoint {
+	return withClass(class, func(s *Server, c *call) (any, error) {
+		out, err := createObject(s, c)
+		if err == nil {
+			c.location = c.base + locationPath + out.(map[string]any)["objectId"].(string)
+		}
+		return out, err
+	})
+}
+
+func signUp(s *Server, c *call) (any, error) {
+	res, token, err := s.svc.SignUp(c.auth, c.body)
+	if err != nil {
+		return nil, err
+	}
+	c.status = fasthttp.StatusCreated
+	c.location = c.base + "/users/" + res.ObjectID
+	return map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt, "sessionToken": token}, nil
+}
+
+// me answers GET /users/me; a bad token is the specification's 209
+// "invalid session token".
+func me(s *Server, c *call) (any, error) {
+	a, err := s.svc.Authenticate(c.auth)
+	if err != nil || a.UserID == "" {
+		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "invalid session token")
+	}
+	return s.svc.Me(a)
+}
+
+func getUser(s *Server, c *call) (any, error) {
+	c.params["className"] = "_User"
+	out, err := getObject(s, c)
+	if err != nil {
+		return nil, err
+	}
+	if obj := out.(schema.Object); c.auth.UserID != "" && obj["objectId"] == c.auth.UserID {
+		obj["sessionToken"] = c.auth.SessionToken
+	}
+	return out, nil
+}
+
+func updateUser(s *Server, c *call) (any, error) {
+	return s.svc.UpdateUser(c.auth, c.params["objectId"], c.body)
+}
+
+func loginParams(c *call) (username, email, password any) {
+	p := c.allParams()
+	return p["username"], p["email"], p["password"]
+}
+
+func logIn(s *Server, c *call) (any, error) {
+	u, e, p := loginParams(c)
+	return s.svc.LogIn(c.auth, u, e, p, false)
+}
+
+func verifyPassword(s *Server, c *call) (any, error) {
+	u, e, p := loginParams(c)
+	return s.svc.LogIn(c.auth, u, e, p, true)
+}
+
+func logOut(s *Server, c *call) (any, error) {
+	return map[string]any{}, s.svc.LogOut(c.auth)
+}
+
+func upgradeSession(s *Server, c *call) (any, error) {
+	if c.auth.SessionToken == "" {
+		return nil, schema.Errorf(schema.CodeObjectNotFound, "invalid session")
+	}
+	// Every token Quarry issues is already revocable; there are no legacy
+	// tokens to upgrade.
+	return nil, schema.Errorf(schema.CodeInvalidSessionToken, "invalid legacy session token")
+}
+
+func sessionMe(s *Server, c *call) (any, error) { return s.svc.SessionMe(c.auth) }
+
+func pairSession(s *Server, c *call) (any, error) {
+	a, err := s.svc.Authenticate(c.auth)
+	if err != nil {
+		return nil, err
+	}
+	return s.svc.PairSession(a, c.body)
+}
+
+func createSession(s *Server, c *call) (any, error) {
+	out, err := s.svc.CreateRestrictedSession(c.auth, c.body)
+	if err != nil {
+		return nil, err
+	}
+	c.status = fasthttp.StatusCreated
+	c.location = c.base + "/sessions/" + out["objectId"].(string)
+	return out, nil
+}
