@@ -20,9 +20,10 @@ import (
 // The data-driven planner tests: each case in planner/testdata/*.txt names
 // the indexes, a where and the query parameters, and after a "----" line
 // the plan the planner must choose (access, reason, sort, the resolved
-// where the residual matcher runs), how many objects it examined and which
-// objects came back — or the error it must refuse with. All cases run over
-// the fixed dataset built by ddSource. Regenerate the expected sections
+// where, and the residual: the part of it the matcher still runs after
+// the access), how many objects it examined and which objects came back,
+// or the error it must refuse with. All cases run over the fixed dataset
+// built by ddSource. Regenerate the expected sections
 // after an intended change with
 //
 //	go test ./planner -run TestDataDriven -update
@@ -284,6 +285,7 @@ func runDDCase(t *testing.T, path string, c *ddCase) []string {
 		fmt.Sprintf("reason: %v", ex["reason"]),
 		fmt.Sprintf("sort: %v", ex["sort"]),
 		fmt.Sprintf("where: %v", ex["where"]),
+		fmt.Sprintf("residual: %v", ex["residual"]),
 		fmt.Sprintf("examined: %d", res.Examined),
 	}
 	if q.Count {

@@ -50,7 +50,15 @@ type Query struct {
 	Count bool
 	// Exempt skips the scan budget (master-key callers by default).
 	Exempt bool
+	// Guard, when set, authorizes reading class (the queried class, or a
+	// subquery's when sub is set) with the given where: it may refuse, and
+	// returns the filter of objects the caller may see and a where to AND
+	// with the query (pointer permissions). Nil means everything is visible.
+	Guard Guard
 }
+
+// Guard authorizes a read; see Query.Guard.
+type Guard func(class string, where map[string]any, sub bool) (visible func(schema.Object) bool, extra map[string]any, err error)
 
 // Options tune planning.
 type Options struct {
@@ -152,7 +160,9 @@ type Plan struct {
 	// residual is what the matcher still checks after the access.
 	residual *where.Node
 	match    func(schema.Object) bool
-	access   *access
+	// visible is set when a guard filters objects the caller may not see.
+	visible bool
+	access  *access
 	// orderIndex is set when the order is served by scanning that index.
 	orderIndex bool
 	near       *nearSort

@@ -149,7 +149,7 @@ func (p *planner) subquery(sub *where.Subquery, depth int) (string, []schema.Obj
 		}
 		cls = target
 	}
-	q := Query{Class: cls, Where: sub.Where, Limit: MaxSubqueryResults + 1, Exempt: p.q.Exempt}
+	q := Query{Class: cls, Where: sub.Where, Limit: MaxSubqueryResults + 1, Exempt: p.q.Exempt, Guard: p.q.Guard}
 	child := &planner{src: p.src, opts: p.opts, q: q, deadline: p.deadline}
 	plan, err := child.plan(depth + 1)
 	if err != nil {

@@ -150,6 +150,11 @@ func TestQueryScanBudget(t *testing.T) {
 		qRun(t, srv, []qCase{
 			with(ok(6), "equality on the indexed field", unindexed, nil),
 			with(ok(5), "order by the indexed field", M{"order": "-w", "limit": 5}, nil),
+			with(qCase{count: 6}, "count on the indexed field", M{"where": M{"v": 3}, "count": 1, "limit": 0}, nil),
+			with(qCase{count: 12}, "count of an indexed $in", M{"where": M{"v": M{"$in": []any{1, 2}}}, "count": 1, "limit": 0}, nil),
+			with(ok(4), "$or of indexed branches with a limit", M{"where": M{"$or": []any{M{"v": 1}, M{"w": M{"$gte": 28}}}},
+				"limit": 4}, nil),
+			with(ok(3), "objectId order with an indexed constraint", M{"where": M{"v": 2}, "order": "-objectId", "skip": 3}, nil),
 			with(refused, "$ne on the indexed field is still refused", M{"where": M{"v": M{"$ne": 1}}}, nil),
 		})
 	})

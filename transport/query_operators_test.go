@@ -101,6 +101,9 @@ func TestQueryOperators(t *testing.T) {
 			"n": M{"$gt": 1}}), want: []string{"b"}},
 		{name: "$relatedTo of an owner without members", params: where(M{"$relatedTo": M{"object": ptr("bob"), "key": "likes"}}),
 			want: qNone},
+		{name: "relation query as the SDK sends it", class: "Owner",
+			params: M{"redirectClassNameForKey": "likes", "where": M{"$relatedTo": M{"object": ptr("ann"), "key": "likes"}}},
+			want:   []string{"a", "b"}, has: []string{`"className":"Item"`}},
 		{name: "relation membership by pointer", class: "Owner",
 			params: where(M{"likes": qPtr("Item", w.ids["a"])}), want: []string{"ann"}},
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
@@ -184,14 +185,24 @@ func TestQueryParams(t *testing.T) {
 // TestQueryPaging: ties in the order break by objectId, so pages of any
 // size concatenate to the full listing.
 func TestQueryPaging(t *testing.T) {
-	srv := servertest.Start(t, nil)
+	t.Run("heap", func(t *testing.T) { qPaging(t, nil, []string{"g", "-g", "g,-i", "-g,i", "createdAt", "-createdAt"}) })
+	// With g indexed, a one-key order streams from the index and stops at
+	// skip+limit; the pages must agree with the heap's tie order.
+	t.Run("index", func(t *testing.T) {
+		qPaging(t, func(o *config.Options) { o.Indexes = []string{"Page.g"} }, []string{"g", "-g"})
+	})
+}
+
+func qPaging(t *testing.T, edit func(*config.Options), orders []string) {
+	srv := servertest.Start(t, edit)
 	qBatchCreate(t, srv, "Page", 25, func(i int) map[string]any {
 		return map[string]any{"label": fmt.Sprintf("p%02d", i), "g": i % 3, "i": i}
 	})
 	type row struct {
-		id    string
-		label string
-		g, i  float64
+		id      string
+		label   string
+		g, i    float64
+		created time.Time
 	}
 	list := func(t *testing.T, params map[string]any) []row {
 		t.Helper()
@@ -201,11 +212,15 @@ func TestQueryPaging(t *testing.T) {
 		}
 		var out []row
 		for _, r := range qResults(t, res.Map()) {
-			out = append(out, row{r["objectId"].(string), r["label"].(string), r["g"].(float64), r["i"].(float64)})
+			created, err := time.Parse(time.RFC3339, r["createdAt"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, row{r["objectId"].(string), r["label"].(string), r["g"].(float64), r["i"].(float64), created})
 		}
 		return out
 	}
-	for _, order := range []string{"g", "-g", "g,-i", "-g,i"} {
+	for _, order := range orders {
 		t.Run(order, func(t *testing.T) {
 			full := list(t, map[string]any{"order": order})
 			if len(full) != 25 {
@@ -220,8 +235,11 @@ func TestQueryPaging(t *testing.T) {
 				for _, k := range keys {
 					desc = strings.HasPrefix(k, "-")
 					va, vb := want[a].g, want[b].g
-					if strings.TrimPrefix(k, "-") == "i" {
+					switch strings.TrimPrefix(k, "-") {
+					case "i":
 						va, vb = want[a].i, want[b].i
+					case "createdAt":
+						va, vb = float64(want[a].created.UnixMilli()), float64(want[b].created.UnixMilli())
 					}
 					if va != vb {
 						return (va < vb) != desc
