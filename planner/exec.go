@@ -59,6 +59,9 @@ func (p *planner) plan(depth int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A $nearSphere without a maximum gets the configured one (geo.go);
+	// LiveQuery applies the same limit, so both agree.
+	matcher.LimitNearSphere(tree, p.nearSphereMax())
 	p.coll = p.src.Collection(q.Class)
 	if p.coll == nil {
 		return &Plan{q: q, access: &access{kind: accessEmpty, why: "the class has no objects"}, root: tree,
@@ -137,8 +140,11 @@ func (pl *Plan) streaming() bool {
 // checkBudget refuses, before any work, a plan that must examine more
 // objects than the budget allows with no index to narrow it.
 func (p *planner) checkBudget(pl *Plan) error {
-	if p.q.Exempt || p.opts.MaxScan <= 0 || pl.access.kind != accessFull {
+	if p.q.Exempt || p.opts.MaxScan <= 0 {
 		return nil
+	}
+	if pl.access.kind != accessFull {
+		return p.checkIndexBudget(pl)
 	}
 	n := p.coll.Len()
 	trivial := len(pl.root.Children) == 0
@@ -164,6 +170,10 @@ func (p *planner) checkBudget(pl *Plan) error {
 	} else {
 		msg += " Narrow the query with an indexed constraint."
 	}
+	return p.refuse(msg)
+}
+
+func (p *planner) refuse(msg string) error {
 	if p.opts.WarnOnly {
 		if p.opts.Warn != nil {
 			p.opts.Warn(msg)
@@ -171,6 +181,23 @@ func (p *planner) checkBudget(pl *Plan) error {
 		return nil
 	}
 	return schema.Errorf(schema.CodeInefficientQuery, "%s", msg)
+}
+
+// checkIndexBudget refuses an index plan whose ranges still hold more than
+// the budget when the plan must read them all: no early stop (an order the
+// index does not serve, a count that is not answered from the index).
+func (p *planner) checkIndexBudget(pl *Plan) error {
+	a := pl.access
+	if a.kind == accessEmpty || a.estimate <= p.opts.MaxScan {
+		return nil
+	}
+	stops := !p.q.Count && (pl.streaming() || len(p.q.Order) == 0 && pl.near == nil && pl.idOrdered(a))
+	if stops || p.q.Count && p.q.Limit == 0 && pl.tightCount() {
+		return nil
+	}
+	return p.refuse(fmt.Sprintf("This query on %s would examine more than %d objects (maxScan): its best index access, %s, "+
+		"narrows it only to that many and the results cannot stop early. Add a more selective constraint, "+
+		"or order by the indexed field.", p.q.Class, p.opts.MaxScan, a))
 }
 
 // blame names the first constraint that kept the plan from an index, and
@@ -253,6 +280,9 @@ func (pl *Plan) Run() (Result, error) {
 	}
 	if q.Count && q.Limit == 0 && len(pl.root.Children) == 0 && !pl.visible {
 		return Result{Objects: []schema.Object{}, Count: pl.coll.Len()}, nil
+	}
+	if pl.access.kind == accessGeo {
+		return pl.runGeo() // geo.go
 	}
 	need := q.Skip + q.Limit
 	var res Result

@@ -96,7 +96,16 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		}
 		class = target
 	}
-	includes, err := s.parseIncludes(class, p.Read.Include, p.Read.IncludeAll)
+	include := p.Read.Include
+	for _, k := range p.Read.Keys {
+		// keys=b.c on a pointer b includes b and projects c inside it.
+		if root, _, dotted := strings.Cut(k, "."); dotted {
+			if t, ok := (source{s}).FieldType(class, root); ok && t == schema.TypePointer {
+				include = append(include, root)
+			}
+		}
+	}
+	includes, err := s.parseIncludes(class, include, p.Read.IncludeAll)
 	if err != nil {
 		return FindResult{}, err
 	}
@@ -105,6 +114,9 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	mainOp := opFind
 	if p.op != "" {
 		mainOp = p.op
+	} else if p.Count && p.Limit == 0 {
+		// Only a count is asked for: the count operation alone decides.
+		mainOp = opCount
 	}
 	if p.Count && !auth.Master {
 		if _, err := s.checkCLP(auth, class, opCount); err != nil {
@@ -121,9 +133,22 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		if err != nil {
 			return nil, nil, err
 		}
+		if !auth.Master {
+			if err := s.checkSelectKeys(auth, where); err != nil {
+				return nil, nil, err
+			}
+		}
 		if g.protected != nil {
 			if err := checkQueryable(cls, where, g.protected(nil)); err != nil {
 				return nil, nil, err
+			}
+			for _, k := range p.Order {
+				// Sorting by a hidden field would reveal its order.
+				if !sub && k.Path != "$score" {
+					if err := checkQueryable(cls, map[string]any{k.Path: nil}, g.protected(nil)); err != nil {
+						return nil, nil, err
+					}
+				}
 			}
 		}
 		if !sub {
@@ -148,6 +173,12 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		out.Results[i] = s.present(class, o, p.Read, g)
 	}
 	s.expandIncludes(auth, out.Results, includes)
+	if len(includes) > 0 && len(p.Read.Keys) > 0 {
+		// Project inside objects the include just expanded.
+		for _, r := range out.Results {
+			projectKeys(r, p.Read.Keys, alwaysReturned)
+		}
+	}
 	if p.RedirectClassNameForKey != "" {
 		out.ClassName = class
 	}
@@ -162,7 +193,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 
 func (s *Service) planOptions() planner.Options {
 	return planner.Options{MaxScan: s.opts.MaxScan, WarnOnly: s.opts.ScanBudgetWarnOnly, Warn: s.opts.Warn,
-		Timeout: s.opts.QueryTimeout, Now: s.opts.Now}
+		Timeout: s.opts.QueryTimeout, Now: s.opts.Now, NearSphereMaxDistance: s.opts.NearSphereMaxDistance}
 }
 
 // source lets the planner read the service's data.

@@ -63,16 +63,7 @@ func (s *Service) present(class string, obj schema.Object, opts ReadOptions, g *
 		}
 	}
 	if len(opts.Keys) > 0 {
-		keep := map[string]bool{}
-		for _, k := range opts.Keys {
-			root, _, _ := strings.Cut(k, ".")
-			keep[root] = true
-		}
-		for k := range out {
-			if !keep[k] && !alwaysReturned[k] {
-				delete(out, k)
-			}
-		}
+		projectKeys(out, opts.Keys, alwaysReturned)
 	}
 	for _, k := range opts.ExcludeKeys {
 		if !alwaysReturned[k] {
@@ -81,3 +72,43 @@ func (s *Service) present(class string, obj schema.Object, opts ReadOptions, g *
 	}
 	return out
 }
+
+// projectKeys keeps only the listed keys (and the always-returned ones).
+// A dot path "a.b" keeps a, and inside a plain Object (or an expanded
+// pointer) keeps only b, as Parse projects sub-keys.
+func projectKeys(obj map[string]any, keys []string, always map[string]bool) {
+	whole := map[string]bool{}
+	sub := map[string][]string{}
+	for _, k := range keys {
+		root, rest, dotted := strings.Cut(k, ".")
+		if dotted {
+			sub[root] = append(sub[root], rest)
+		} else {
+			whole[root] = true
+		}
+	}
+	for k, v := range obj {
+		if always[k] || whole[k] {
+			continue
+		}
+		rest, ok := sub[k]
+		if !ok {
+			delete(obj, k)
+			continue
+		}
+		m, isMap := v.(map[string]any)
+		if !isMap || (m["__type"] != nil && m["__type"] != "Object") {
+			continue // a pointer not (yet) expanded, or a special value: kept whole
+		}
+		inner := make(map[string]any, len(rest)+4)
+		for ik, iv := range m {
+			inner[ik] = iv
+		}
+		projectKeys(inner, rest, expandedAlways)
+		obj[k] = inner
+	}
+}
+
+// expandedAlways are the keys an expanded pointer keeps under projection.
+var expandedAlways = map[string]bool{"__type": true, "className": true, "objectId": true,
+	"createdAt": true, "updatedAt": true, "ACL": true}

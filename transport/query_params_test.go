@@ -74,8 +74,10 @@ func TestQueryParams(t *testing.T) {
 		// keys and excludeKeys
 		{name: "keys", params: M{"where": M{"label": "a"}, "keys": "label,n"}, want: []string{"a"},
 			has: []string{`"n":1`, `"objectId"`, `"createdAt"`, `"updatedAt"`}, hasNot: []string{`"s":`, `"tags"`, `"info"`}},
-		{name: "keys with a dot path keeps the root", params: M{"where": M{"label": "a"}, "keys": "label,info.city"},
-			want: []string{"a"}, has: []string{`"city":"Paris"`}, hasNot: []string{`"tags"`}},
+		{name: "keys with a dot path projects inside the object", params: M{"where": M{"label": "a"}, "keys": "label,info.city"},
+			want: []string{"a"}, has: []string{`"info":{"city":"Paris"}`}, hasNot: []string{`"tags"`, `"zip"`}},
+		{name: "keys with a dot path through a pointer includes and projects it", params: M{"where": M{"label": "a"}, "keys": "label,owner.name"},
+			want: []string{"a"}, has: []string{`"__type":"Object"`, `"name":"ann"`}, hasNot: []string{`"boss"`, `"tags"`}},
 		{name: "excludeKeys", params: M{"where": M{"label": "a"}, "excludeKeys": "tags,info"}, want: []string{"a"},
 			has: []string{`"s":"alpha"`}, hasNot: []string{`"tags"`, `"info"`}},
 		{name: "excludeKeys cannot drop objectId", params: M{"where": M{"label": "a"}, "excludeKeys": "objectId,createdAt"},
