@@ -34,6 +34,24 @@ lint:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./bench/ ./store/
+	@if [ -n "$(PROFILE)" ]; then $(MAKE) --no-print-directory bench-profile PROFILE="$(PROFILE)"; fi
+
+# Load suite (bench/README.md, "Load suite"). bench-load runs every workload
+# against an in-process Quarry, or against URL=http://127.0.0.1:PORT/parse;
+# LOADFLAGS passes more flags, e.g. LOADFLAGS='-workloads get,count -duration 10s'.
+# bench-profile (or `make bench PROFILE=dir`) writes CPU and allocation
+# profiles of Quarry under each workload into PROFILE (default bench/profiles).
+# bench-compare measures Quarry against Parse Server and writes bench/RESULTS.md.
+.PHONY: bench-load bench-profile bench-compare
+LOADFLAGS ?=
+bench-load:
+	$(GO) run ./bench/load $(if $(URL),-url $(URL),-inprocess) -ceiling $(LOADFLAGS)
+
+bench-profile:
+	$(GO) run ./bench/load -inprocess -profile $(or $(PROFILE),bench/profiles) $(LOADFLAGS)
+
+bench-compare:
+	bash bench/compare/run.sh
 
 # Runs every fuzz target briefly; crashers land in testdata/fuzz and are
 # committed as regression seeds (plain `go test` replays them).
@@ -42,7 +60,7 @@ fuzz:
 		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 		for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
 			echo "fuzz $$pkg $$t"; \
-			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s $$pkg; \
 		done; \
 	done
 
