@@ -32,6 +32,15 @@ const (
 	CodeInefficientQuery       = 154
 	CodeInvalidSessionToken    = 209
 	CodeInvalidSchemaOperation = 255
+
+	// Installation, schema-option and analytics codes.
+	CodeInvalidChannelName    = 112
+	CodeInvalidInstallationID = 132
+	CodeInvalidChannelsArray  = 134
+	CodeMissingRequiredField  = 135
+	CodeChangedImmutableField = 136
+	CodeValidationError       = 142
+	CodeInvalidEventName      = 160
 )
 
 // Error is a failure that carries its Parse error code. Internal packages

@@ -34,9 +34,14 @@ const (
 )
 
 // Field is a field's locked type; TargetClass is set for Pointer and Relation.
+// Required and DefaultValue are the options the schemas API may declare: a
+// required field must hold a value on every save, and a field with a
+// default gets it when a create leaves the field out (or sets it to null).
 type Field struct {
-	Type        Type   `json:"type"`
-	TargetClass string `json:"targetClass,omitempty"`
+	Type         Type   `json:"type"`
+	TargetClass  string `json:"targetClass,omitempty"`
+	Required     bool   `json:"required,omitempty"`
+	DefaultValue any    `json:"defaultValue,omitempty"`
 }
 
 // TimeLayout is the wire format of every timestamp: UTC with milliseconds.

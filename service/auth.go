@@ -69,6 +69,7 @@ func (s *Service) findOne(class, field string, value any) (schema.Object, bool) 
 // the generation and empties it, so membership changes apply at once.
 type roleCache struct {
 	mu    sync.Mutex
+	gen   uint64 // bumped by every _Role write
 	users map[string][]string
 }
 
@@ -82,6 +83,7 @@ func (s *Service) rolesOf(userID string) []string {
 		s.roles.mu.Unlock()
 		return names
 	}
+	gen := s.roles.gen
 	s.roles.mu.Unlock()
 	coll := s.data.Collection(classRole, false)
 	if coll == nil {
@@ -114,10 +116,14 @@ func (s *Service) rolesOf(userID string) []string {
 		}
 	}
 	s.roles.mu.Lock()
-	if s.roles.users == nil {
-		s.roles.users = map[string][]string{}
+	// A role write that committed while the graph was walked may not be
+	// in names: such a result answers this request but is not kept.
+	if s.roles.gen == gen {
+		if s.roles.users == nil {
+			s.roles.users = map[string][]string{}
+		}
+		s.roles.users[userID] = names
 	}
-	s.roles.users[userID] = names
 	s.roles.mu.Unlock()
 	return names
 }
@@ -127,6 +133,7 @@ const MaxRolesPerUser = 10_000
 
 func (s *Service) forgetRoles() {
 	s.roles.mu.Lock()
+	s.roles.gen++
 	s.roles.users = nil
 	s.roles.mu.Unlock()
 }

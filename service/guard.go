@@ -1,6 +1,7 @@
 package service
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/quarrydata/quarry/index"
@@ -104,7 +105,11 @@ func (s *Service) checkWrite(a Auth, class, op string, obj schema.Object) error 
 		}
 		return nil // a user may always change themselves, whatever the ACL
 	case classSession:
-		if !pointsTo(obj["user"], classUser, a.UserID) || a.UserID == "" {
+		if a.UserID == "" {
+			// As a session query without a session: nothing to act on.
+			return schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
+		}
+		if !pointsTo(obj["user"], classUser, a.UserID) {
 			if op == opDelete {
 				return schema.Errorf(schema.CodeObjectNotFound, "Object not found for delete.")
 			}
@@ -122,6 +127,10 @@ func (s *Service) checkWrite(a Auth, class, op string, obj schema.Object) error 
 // fields that constrain the operation when access comes only through
 // pointer permissions.
 func (s *Service) checkCLP(a Auth, class, op string) ([]string, error) {
+	if class == classInstallation && (op == opGet || op == opCreate || op == opUpdate) {
+		// The specification's table: installations ignore these CLPs; ACLs apply.
+		return nil, nil
+	}
 	cls := s.Class(class)
 	if cls == nil || cls.CLP == nil {
 		return nil, nil
@@ -217,10 +226,24 @@ func (s *Service) protectedFor(a Auth, class string) func(schema.Object) []strin
 	sets := defaultProtected[class]
 	if cls := s.Class(class); cls != nil {
 		if pf, ok := cls.CLP["protectedFields"].(map[string]any); ok {
-			sets = map[string][]string{}
-			for k, v := range pf {
-				sets[k] = stringList(v)
+			// A stored CLP adds to the server's defaults, as Parse Server
+			// merges its protectedFields option into every class's CLP: a
+			// CLP set for other reasons must not unhide users' emails.
+			merged := map[string][]string{}
+			for k, v := range sets {
+				merged[k] = append([]string(nil), v...)
 			}
+			for k, v := range pf {
+				for _, f := range stringList(v) {
+					if !contains(merged[k], f) {
+						merged[k] = append(merged[k], f)
+					}
+				}
+				if _, ok := merged[k]; !ok {
+					merged[k] = []string{}
+				}
+			}
+			sets = merged
 		}
 	}
 	if len(sets) == 0 {
@@ -258,6 +281,15 @@ func (s *Service) protectedFor(a Auth, class string) func(schema.Object) []strin
 		}
 		return intersect(applicable)
 	}
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
 }
 
 func intersect(sets [][]string) []string {
@@ -303,6 +335,57 @@ func checkQueryable(class string, where map[string]any, protected []string) erro
 		for _, p := range protected {
 			if p == root {
 				return schema.Errorf(schema.CodeOperationForbidden, "This user is not allowed to query %s on class %s", root, class)
+			}
+		}
+	}
+	return nil
+}
+
+// authDataIDKey is the one authData path a client may name: a provider's id.
+var authDataIDKey = regexp.MustCompile(`^authData\.[a-zA-Z0-9_]+\.id$`)
+
+// checkSelectKeys refuses a $select or $dontSelect whose key the caller
+// may not read on the subquery's class: an internal key, authData beyond
+// a provider's id, or a protected field. The subquery's results never
+// leave the server, but which outer objects match would reveal the values.
+func (s *Service) checkSelectKeys(a Auth, where map[string]any) error {
+	for k, v := range where {
+		switch k {
+		case "$or", "$and", "$nor":
+			arr, _ := v.([]any)
+			for _, b := range arr {
+				if m, ok := b.(map[string]any); ok {
+					if err := s.checkSelectKeys(a, m); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
+		ops, _ := v.(map[string]any)
+		for _, name := range []string{"$select", "$dontSelect"} {
+			sel, _ := ops[name].(map[string]any)
+			key, _ := sel["key"].(string)
+			query, _ := sel["query"].(map[string]any)
+			class, _ := query["className"].(string)
+			if key == "" || class == "" {
+				continue // malformed: the where parser reports it
+			}
+			root, _, _ := strings.Cut(key, ".")
+			if !schema.ValidKeyName(root) && !schema.ReservedKeys[root] {
+				return schema.Errorf(schema.CodeInvalidKeyName, "Invalid key name: %s", key)
+			}
+			if root == "authData" && !authDataIDKey.MatchString(key) {
+				return schema.Errorf(schema.CodeInvalidQuery, "Cannot query on %s.", key)
+			}
+			g, err := s.guardRead(a, class, opFind)
+			if err != nil {
+				return err
+			}
+			if g.protected != nil {
+				if err := checkQueryable(class, map[string]any{root: nil}, g.protected(nil)); err != nil {
+					return err
+				}
 			}
 		}
 	}

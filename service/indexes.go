@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -56,6 +57,7 @@ func (s *Service) EnsureIndex(class, path string) error {
 // after loading, when bulk-building is cheapest.
 func (s *Service) buildDeclaredIndexes() error {
 	for _, cls := range s.Classes() {
+		ensureGeoIndexes(s.data.Collection(cls.Name, true), cls.Fields)
 		for _, path := range indexedPaths(cls) {
 			if err := s.data.Collection(cls.Name, true).EnsureIndex(path); err != nil {
 				return err
@@ -65,24 +67,76 @@ func (s *Service) buildDeclaredIndexes() error {
 	return nil
 }
 
-// indexedPaths reads the fields of a schema's index declarations; a
-// compound index is served by its leading field.
+// indexedPaths reads the fields of a schema's index declarations. Every
+// field of a compound index gets its own B-tree (JSON objects do not keep
+// the order that would name a leading field); "text" entries need none:
+// $text runs as a residual filter.
 func indexedPaths(cls *schema.Class) []string {
+	seen := map[string]bool{}
 	var paths []string
 	for _, spec := range cls.Indexes {
 		m, ok := spec.(map[string]any)
-		if !ok || len(m) == 0 {
+		if !ok {
 			continue
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		if keys[0] != "_id" {
-			paths = append(paths, keys[0])
+		for k, dir := range m {
+			if k == "_id" || dir == "text" || seen[k] {
+				continue
+			}
+			seen[k] = true
+			paths = append(paths, k)
 		}
 	}
 	sort.Strings(paths)
 	return paths
+}
+
+// DropIndex removes a declared index by name (as the schemas API lists
+// it, e.g. "score_1"). The planner stops using the field's B-tree at once
+// unless another declaration still covers the field.
+func (s *Service) DropIndex(class, name string) error {
+	s.schemaMu.Lock()
+	defer s.schemaMu.Unlock()
+	cur := s.Class(class)
+	if cur == nil {
+		return schema.Errorf(schema.CodeInvalidClassName, "Class %s does not exist.", class)
+	}
+	if _, ok := cur.Indexes[name]; !ok {
+		return schema.Errorf(schema.CodeInvalidQuery, "Index %s does not exist, cannot delete.", name)
+	}
+	next := cur.Clone()
+	next.Indexes = make(map[string]any, len(cur.Indexes))
+	for k, v := range cur.Indexes {
+		if k != name {
+			next.Indexes[k] = v
+		}
+	}
+	if len(next.Indexes) == 0 {
+		next.Indexes = nil
+	}
+	if err := s.storeClass(next); err != nil {
+		return err
+	}
+	s.syncIndexes(class, cur, next)
+	return nil
+}
+
+// ensureGeoIndexes gives every GeoPoint and Polygon field among fields its
+// S2 cell index (the planner serves $nearSphere, $within, $geoWithin and
+// $geoIntersects from them). Indexes are not declared in the schema: every
+// such field has one, built at start-up and when a write first brings the
+// field. It is cheap when they exist.
+func ensureGeoIndexes(coll *index.Collection, fields map[string]schema.Field) {
+	for name, f := range fields {
+		kind := index.GeoNone
+		switch f.Type {
+		case schema.TypeGeoPoint:
+			kind = index.GeoPoints
+		case schema.TypePolygon:
+			kind = index.GeoShapes
+		}
+		if kind != index.GeoNone && coll.GeoIndex(name) != kind {
+			_ = coll.EnsureGeoIndex(name, kind) // fails only for another kind on the path, which lock-in prevents
+		}
+	}
 }

@@ -65,7 +65,11 @@ type Options struct {
 	SessionLength time.Duration
 	// QueryTimeout bounds one query's scans (error 124 beyond it).
 	QueryTimeout time.Duration
-	Hooks        Hooks
+	// NearSphereMaxDistance (radians) limits a $nearSphere that gives no
+	// maximum distance: 0 means the specification's 100 miles, a negative
+	// value no limit (planner.Options).
+	NearSphereMaxDistance float64
+	Hooks                 Hooks
 	// OnChange receives every committed change, in commit order per object.
 	OnChange func(Change)
 	// Now is the clock; tests may fix it.
@@ -103,6 +107,9 @@ type Service struct {
 	// userMu serializes writes that claim a username or email, so that
 	// concurrent sign-ups with one name cannot both win.
 	userMu sync.Mutex
+	// installMu serializes installation saves, whose deduplication by
+	// installationId and deviceToken reads before it writes.
+	installMu sync.Mutex
 
 	metaMu sync.Mutex
 	meta   map[string][]byte // server settings kept with the data
@@ -172,6 +179,8 @@ var internalIndexes = map[string][]string{
 	classSession: {"sessionToken", "user"},
 	classUser:    {"username", "_username_lc", "_email_lc"},
 	classRole:    {"name"},
+	// installations by installationId and deviceToken (deduplication)
+	classInstallation: {"installationId", "deviceToken"},
 }
 
 // Meta returns a server setting kept with the data.

@@ -107,7 +107,7 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 		if !isStr || p == "" {
 			return schema.Errorf(codePasswordMissing, "password is required")
 		}
-		hash, err := bcrypt.GenerateFromPassword([]byte(p), s.opts.PasswordHashCost)
+		hash, err := bcrypt.GenerateFromPassword(bcryptInput(p), s.opts.PasswordHashCost)
 		if err != nil {
 			return schema.Errorf(codePasswordMissing, "password cannot be hashed: %v", err)
 		}
@@ -276,7 +276,7 @@ func (s *Service) LogIn(a Auth, username, email, password any, verifyOnly bool) 
 		user, ok = s.findOne(classUser, "_email_lc", strings.ToLower(e))
 	}
 	hash, _ := user["_hashed_password"].(string)
-	if !ok || hash == "" || bcrypt.CompareHashAndPassword([]byte(hash), []byte(p)) != nil {
+	if !ok || hash == "" || bcrypt.CompareHashAndPassword([]byte(hash), bcryptInput(p)) != nil {
 		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
 	}
 	if acl, isMap := user["ACL"].(map[string]any); isMap && len(acl) == 0 && !a.Master {
@@ -297,6 +297,19 @@ func (s *Service) LogIn(a Auth, username, email, password any, verifyOnly bool) 
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// bcryptMaxBytes is the most of a password bcrypt reads.
+const bcryptMaxBytes = 72
+
+// bcryptInput is the part of a password bcrypt hashes: its first 72 bytes,
+// as Parse Server's bcrypt does (Go's refuses longer input instead of
+// ignoring the rest, which would fail sign-ups with long passphrases).
+func bcryptInput(p string) []byte {
+	if len(p) > bcryptMaxBytes {
+		p = p[:bcryptMaxBytes]
+	}
+	return []byte(p)
+}
 
 // LogOut deletes the caller's session.
 func (s *Service) LogOut(a Auth) error {
@@ -333,9 +346,14 @@ func (s *Service) UpdateUser(a Auth, id string, body map[string]any) (map[string
 	if err != nil {
 		return nil, err
 	}
-	if _, changed := body["password"]; changed && !a.Master {
+	if _, changed := body["password"]; changed {
+		// Every session opened with the old password dies, whoever
+		// changed it; the user who changed it gets a new one.
 		if err := s.revokeSessions(id, ""); err != nil {
 			return nil, err
+		}
+		if a.Master {
+			return reply, nil
 		}
 		sess, err := s.createSession(id, a.InstallationID, map[string]any{"action": "signup", "authProvider": "password"}, nil)
 		if err != nil {

@@ -220,6 +220,9 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 		if err := s.classRules(auth, d, op.Body); err != nil {
 			return nil, err
 		}
+		if err := s.applyFieldOptions(d, op.Body); err != nil {
+			return nil, err
+		}
 		return d, s.runBeforeSave(d)
 	}
 	k := op.Class + "\x00" + op.ID
@@ -254,6 +257,9 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 	}
 	d.obj["updatedAt"] = now
 	if err := s.classRules(auth, d, op.Body); err != nil {
+		return nil, err
+	}
+	if err := s.applyFieldOptions(d, op.Body); err != nil {
 		return nil, err
 	}
 	return d, s.runBeforeSave(d)
@@ -367,6 +373,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 	}
 	for _, d := range drafts {
 		coll := s.data.Collection(d.class, true)
+		ensureGeoIndexes(coll, d.fields) // geo queries need an S2 index on GeoPoint/Polygon fields (indexes.go)
 		if d.obj == nil {
 			coll.Delete(d.id)
 		} else {

@@ -55,6 +55,11 @@ func batch(s *Server, c *call) (any, error) {
 		ops := make([]service.WriteOp, len(items))
 		for i, it := range items {
 			op := service.WriteOp{Class: it.params["className"], ID: it.params["objectId"], Body: it.body}
+			if op.Class == "_Installation" || op.Class == "" {
+				// Only plain object writes join an all-or-nothing unit
+				// (installation saves deduplicate across objects).
+				return nil, schema.Errorf(schema.CodeInvalidJSON, "a transaction may not hold %s %s", it.r.method, it.r.pattern)
+			}
 			switch it.r.method {
 			case "POST":
 				op.Method = service.MethodCreate

@@ -41,6 +41,9 @@ func createObject(s *Server, c *call) (any, error) {
 		// Creating a user is signing up, whichever route is used.
 		return signUp(s, c)
 	}
+	if class == "_Installation" {
+		return createInstallation(s, c) // identification and deduplication
+	}
 	res, err := s.svc.Create(c.auth, class, c.body)
 	if err != nil {
 		return nil, err
@@ -69,14 +72,26 @@ func getObject(s *Server, c *call) (any, error) {
 }
 
 func updateObject(s *Server, c *call) (any, error) {
+	if c.params["className"] == "_Installation" {
+		return updateInstallation(s, c)
+	}
+	if c.params["className"] == "_User" {
+		return updateUser(s, c) // a password change revokes sessions on every route
+	}
 	return s.svc.Update(c.auth, c.params["className"], c.params["objectId"], c.body)
 }
 
 func deleteObject(s *Server, c *call) (any, error) {
+	if c.params["className"] == "_Installation" {
+		return deleteInstallation(s, c)
+	}
 	return map[string]any{}, s.svc.Delete(c.auth, c.params["className"], c.params["objectId"])
 }
 
 func findObjects(s *Server, c *call) (any, error) {
+	if c.params["className"] == "_Installation" {
+		return findInstallations(s, c)
+	}
 	params := c.allParams()
 	p, err := findParams(params)
 	if err != nil {

@@ -23,9 +23,19 @@ type call struct {
 	query  map[string]any // URL query parameters, each JSON-decoded when possible
 	params map[string]string
 	base   string // scheme://host + mount path, for Location headers
+	// raw is the request as sent, for endpoints whose meaning depends on
+	// the order of JSON keys or URL parameters (aggregate stages, $sort);
+	// empty for batch items.
+	raw rawRequest
 
 	status   int
 	location string
+}
+
+// rawRequest is a request's body and URL parameters in the order sent.
+type rawRequest struct {
+	body  []byte      // valid while the request is served
+	query [][2]string // name, value
 }
 
 // param reads a query parameter, from the URL or (JS SDK style) the body.
@@ -143,7 +153,9 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 	if m, ok := body["_method"].(string); ok && ctx.IsPost() {
 		ctx.Request.Header.SetMethod(strings.ToUpper(m))
 	}
+	c.raw.body = bytes.TrimSpace(ctx.PostBody())
 	ctx.QueryArgs().VisitAll(func(k, v []byte) {
+		c.raw.query = append(c.raw.query, [2]string{string(k), string(v)})
 		var decoded any
 		if json.Unmarshal(v, &decoded) == nil {
 			c.query[string(k)] = decoded

@@ -28,6 +28,12 @@ var routeFamilies = []func() []route{
 	userRoutes,
 	sessionRoutes,
 	roleRoutes,
+	schemaRoutes,
+	configRoutes,
+	aggregateRoutes,
+	installationRoutes,
+	analyticsRoutes,
+	serverInfoRoutes,
 }
 
 func (s *Server) registerRoutes() {

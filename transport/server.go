@@ -37,6 +37,9 @@ type Options struct {
 	AllowOrigin  []string // CORS origins; the first is the default, "*" when empty
 	AllowHeaders []string
 	Logger       *slog.Logger
+	// WebSocket, when set, receives every WebSocket upgrade request, on any
+	// path (LiveQuery shares the HTTP server's port).
+	WebSocket fasthttp.RequestHandler
 }
 
 // Server answers the REST API.
@@ -138,6 +141,10 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 }
 
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	if s.opts.WebSocket != nil && isWebSocketUpgrade(ctx) {
+		s.opts.WebSocket(ctx)
+		return
+	}
 	s.cors(ctx)
 	if ctx.IsOptions() {
 		ctx.SetStatusCode(fasthttp.StatusOK)
@@ -145,6 +152,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	path := string(ctx.Path())
+	if trimmed := strings.TrimRight(path, "/"); trimmed != path && strings.HasPrefix(trimmed, s.opts.MountPath+"/") {
+		// Like Parse Server (express), a trailing slash names the same
+		// route: the JS SDK lists schemas with GET /schemas/.
+		path = trimmed
+		ctx.URI().SetPath(path)
+	}
 	if path == "/health" || path == s.opts.MountPath+"/health" {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
 		return
@@ -163,6 +176,13 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		ctx.SetUserValue(callKey, c)
 	}
 	s.router.Handler(ctx)
+}
+
+// isWebSocketUpgrade reports whether a request asks to switch to the
+// WebSocket protocol (Connection: Upgrade, Upgrade: websocket).
+func isWebSocketUpgrade(ctx *fasthttp.RequestCtx) bool {
+	h := &ctx.Request.Header
+	return h.ConnectionUpgrade() && strings.EqualFold(strings.TrimSpace(string(h.Peek("Upgrade"))), "websocket")
 }
 
 func (s *Server) cors(ctx *fasthttp.RequestCtx) {

@@ -116,6 +116,13 @@ func updateUser(s *Server, c *call) (any, error) {
 
 func loginParams(c *call) (username, email, password any) {
 	p := c.allParams()
+	for _, kv := range c.raw.query {
+		// URL parameters are text: the password 12345 is not a number.
+		switch kv[0] {
+		case "username", "email", "password":
+			p[kv[0]] = kv[1]
+		}
+	}
 	return p["username"], p["email"], p["password"]
 }
 

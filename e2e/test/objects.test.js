@@ -412,9 +412,7 @@ test('useMasterKey reads and writes an object whose ACL hides it', async () => {
   assert.deepEqual(raw.body.ACL, {});
 });
 
-test('an ACL without public access hides the object without the master key (101)', {
-  todo: 'ACL enforcement (service) not implemented yet',
-}, async () => {
+test('an ACL without public access hides the object without the master key (101)', async () => {
   const obj = await saveHidden('Secret2', 'classified');
 
   await expectParseError(fetchFresh('Secret2', obj.id), Parse.Error.OBJECT_NOT_FOUND);

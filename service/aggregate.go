@@ -1,0 +1,163 @@
+package service
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/quarrydata/quarry/aggregate"
+	"github.com/quarrydata/quarry/planner"
+	"github.com/quarrydata/quarry/schema"
+)
+
+// AggregateParams are a GET /aggregate/<C> request's parameters, decoded by
+// the transport.
+type AggregateParams struct {
+	// Distinct names the field whose distinct values are returned; when
+	// set, Stages must be empty and Where filters the objects.
+	Distinct string
+	// Where filters the objects (a leading $match for a pipeline).
+	Where map[string]any
+	// Stages is the pipeline.
+	Stages []aggregate.Stage
+	// Explain returns the plan instead of the results.
+	Explain bool
+}
+
+// AggregateResult is the reply: the results, or the plan when asked for.
+type AggregateResult struct {
+	Results []any
+	Explain map[string]any
+}
+
+// Aggregate runs a distinct or an aggregate pipeline over a class; the
+// master key only. A pipeline's leading $match, $sort, $skip and $limit
+// run through the planner, so the class's indexes serve them; the rest
+// runs in memory. Results never hold internal fields.
+func (s *Service) Aggregate(auth Auth, class string, p AggregateParams) (AggregateResult, error) {
+	if !auth.Master {
+		return AggregateResult{}, schema.Errorf(schema.CodeOperationForbidden, "aggregate needs the master key")
+	}
+	if !schema.ValidClassName(class) && class != AnalyticsClass {
+		return AggregateResult{}, schema.ClassNameError(class)
+	}
+	if p.Distinct != "" {
+		if len(p.Stages) > 0 {
+			return AggregateResult{}, schema.Errorf(schema.CodeInvalidQuery, "distinct cannot be combined with pipeline stages")
+		}
+		return s.distinct(auth, class, p)
+	}
+	stages := p.Stages
+	if len(p.Where) > 0 {
+		stages = append([]aggregate.Stage{{Name: "$match", Spec: p.Where}}, stages...)
+	}
+	pipe, err := aggregate.Compile(stages)
+	if err != nil {
+		return AggregateResult{}, err
+	}
+	pre, rest := pipe.Prefix()
+	q := planner.Query{Class: class, Where: pre.Where, Skip: pre.Skip, Limit: pre.Limit,
+		Exempt: !s.opts.ScanBudgetForMaster}
+	unlimited := pre.Limit < 0
+	if unlimited {
+		q.Limit = aggregate.DefaultMaxDocuments + 1
+	}
+	for _, k := range pre.Sort {
+		q.Order = append(q.Order, planner.SortKey{Path: k.Path, Desc: k.Desc})
+	}
+	plan, err := planner.Compile(source{s}, q, s.planOptions())
+	if err != nil {
+		return AggregateResult{}, err
+	}
+	res, err := plan.Run()
+	if err != nil {
+		return AggregateResult{}, err
+	}
+	if unlimited && len(res.Objects) > aggregate.DefaultMaxDocuments {
+		return AggregateResult{}, aggregate.ErrTooManyDocuments
+	}
+	if p.Explain {
+		return AggregateResult{Explain: map[string]any{"plan": plan.Explain(res), "pipeline": rest.Names()}}, nil
+	}
+	timeout := s.opts.QueryTimeout
+	if timeout <= 0 {
+		timeout = planner.DefaultTimeout
+	}
+	docs, err := rest.Run(res.Objects, aggregate.RunOptions{Deadline: time.Now().Add(timeout)})
+	if err != nil {
+		return AggregateResult{}, err
+	}
+	out := make([]any, len(docs))
+	for i, d := range docs {
+		out[i] = withoutHidden(d)
+	}
+	return AggregateResult{Results: out}, nil
+}
+
+// withoutHidden copies a result without internal fields (leading
+// underscore: password hashes, shadow keys), as Parse strips them.
+func withoutHidden(d schema.Object) map[string]any {
+	out := make(map[string]any, len(d))
+	for k, v := range d {
+		if !strings.HasPrefix(k, "_") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// distinct returns the distinct values of a field over the objects
+// matching Where: array values count element by element, null and missing
+// values are left out, and the values come in Parse's sort order.
+func (s *Service) distinct(auth Auth, class string, p AggregateParams) (AggregateResult, error) {
+	path := p.Distinct
+	for i, seg := range strings.Split(path, ".") {
+		if !schema.ValidKeyName(seg) && !(i == 0 && schema.ReservedKeys[seg]) {
+			return AggregateResult{}, schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", path)
+		}
+	}
+	q := planner.Query{Class: class, Where: p.Where, Limit: aggregate.DefaultMaxDocuments + 1,
+		Exempt: auth.Master && !s.opts.ScanBudgetForMaster}
+	plan, err := planner.Compile(source{s}, q, s.planOptions())
+	if err != nil {
+		return AggregateResult{}, err
+	}
+	res, err := plan.Run()
+	if err != nil {
+		return AggregateResult{}, err
+	}
+	if len(res.Objects) > aggregate.DefaultMaxDocuments {
+		return AggregateResult{}, aggregate.ErrTooManyDocuments
+	}
+	if p.Explain {
+		return AggregateResult{Explain: map[string]any{"plan": plan.Explain(res), "distinct": path}}, nil
+	}
+	var values []any
+	add := func(v any) {
+		if v == nil {
+			return
+		}
+		values = append(values, v)
+	}
+	for _, o := range res.Objects {
+		v, ok := schema.Get(o, path)
+		if !ok {
+			continue
+		}
+		if arr, isArray := v.([]any); isArray {
+			for _, e := range arr {
+				add(e)
+			}
+			continue
+		}
+		add(v)
+	}
+	sort.SliceStable(values, func(i, j int) bool { return schema.Compare(values[i], values[j]) < 0 })
+	out := make([]any, 0, len(values))
+	for _, v := range values {
+		if len(out) == 0 || !schema.Equal(out[len(out)-1], v) {
+			out = append(out, v)
+		}
+	}
+	return AggregateResult{Results: out}, nil
+}

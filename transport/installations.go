@@ -1,0 +1,93 @@
+package transport
+
+import (
+	"github.com/valyala/fasthttp"
+
+	"github.com/quarrydata/quarry/service"
+)
+
+// installationRoutes serve /installations; /classes/_Installation reaches
+// the same handlers through the object routes.
+func installationRoutes() []route {
+	bind := func(fn endpoint) endpoint {
+		return func(s *Server, c *call) (any, error) {
+			params := map[string]string{"className": "_Installation"}
+			for k, v := range c.params {
+				params[k] = v
+			}
+			c.params = params
+			return fn(s, c)
+		}
+	}
+	return []route{
+		{method: "GET", pattern: "/installations", fn: bind(findInstallations), batchable: true},
+		{method: "POST", pattern: "/installations", fn: bind(createInstallation), batchable: true},
+		{method: "GET", pattern: "/installations/{objectId}", fn: bind(getObject), batchable: true},
+		{method: "PUT", pattern: "/installations/{objectId}", fn: bind(updateInstallation), batchable: true},
+		{method: "DELETE", pattern: "/installations/{objectId}", fn: bind(deleteInstallation), batchable: true},
+	}
+}
+
+// createInstallation answers a create: 201 with a Location for a new
+// installation; 200 {objectId, updatedAt} when the save named an existing
+// one (Parse answers {updatedAt}; the objectId tells SDKs which object
+// they now hold).
+func createInstallation(s *Server, c *call) (any, error) {
+	res, err := s.svc.SaveInstallation(c.auth, "", c.body)
+	if err != nil {
+		return nil, err
+	}
+	return installationReply(c, res), nil
+}
+
+func updateInstallation(s *Server, c *call) (any, error) {
+	res, err := s.svc.SaveInstallation(c.auth, c.params["objectId"], c.body)
+	if err != nil {
+		return nil, err
+	}
+	out := installationReply(c, res)
+	if res.ObjectID == c.params["objectId"] {
+		delete(out, "objectId") // a plain update answers {updatedAt}
+	}
+	return out, nil
+}
+
+func installationReply(c *call, res service.InstallationResult) map[string]any {
+	if res.Created {
+		c.status = fasthttp.StatusCreated
+		c.location = c.base + "/classes/_Installation/" + res.ObjectID
+		out := map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt}
+		for k, v := range res.Echo {
+			out[k] = v
+		}
+		return out
+	}
+	out := map[string]any{"objectId": res.ObjectID}
+	for k, v := range res.Reply {
+		out[k] = v
+	}
+	return out
+}
+
+func findInstallations(s *Server, c *call) (any, error) {
+	p, err := findParams(c.allParams())
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.svc.FindInstallations(c.auth, p)
+	if err != nil {
+		return nil, err
+	}
+	if res.Explain != nil {
+		return map[string]any{"results": res.Explain}, nil
+	}
+	out := map[string]any{"results": res.Results}
+	if res.Counted {
+		out["count"] = res.Count
+	}
+	return out, nil
+}
+
+func deleteInstallation(s *Server, c *call) (any, error) {
+	return map[string]any{}, s.svc.DeleteInstallation(c.auth, c.params["objectId"])
+}
