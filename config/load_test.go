@@ -154,6 +154,25 @@ func TestLoadSources(t *testing.T) {
 		{loadCase{name: "liveQuery dotted flags", args: []string{"--liveQuery.classNames", "A,B", "--liveQuery.redisURL=rediss://h"}}, func(t *testing.T, o *Options) {
 			want(t, o.LiveQuery, LiveQueryOptions{ClassNames: []string{"A", "B"}, RedisURL: "rediss://h"})
 		}},
+		{loadCase{name: "liveQueryServerOptions file", args: []string{"$FILE"}, file: `{"liveQueryServerOptions": {"keyPairs": {"javascriptKey": "js", "masterKey": "m"},
+			"websocketTimeout": 2000, "cacheTimeout": 0, "logLevel": "verbose", "port": 1338, "redisURL": "redis://127.0.0.1:6379/2",
+			"serverURL": "http://127.0.0.1:1337/parse", "redisOptions": {}}}`}, func(t *testing.T, o *Options) {
+			lq := o.LiveQueryServer
+			want(t, lq.KeyPairs.Map(), map[string]string{"javascriptKey": "js", "masterKey": "m"})
+			want(t, lq.WebsocketTimeout, 2000)
+			want(t, lq.CacheTimeout, 0)
+			want(t, lq.LogLevel, "VERBOSE")
+			want(t, lq.Port, 1338)
+			want(t, lq.RedisURL, "redis://127.0.0.1:6379/2")
+			want(t, lq.ServerURL, "http://127.0.0.1:1337/parse")
+		}},
+		{loadCase{name: "liveQueryServerOptions defaults and env", env: []string{"PARSE_LIVE_QUERY_SERVER_KEY_PAIRS={\"restAPIKey\":\"r\"}",
+			"PARSE_LIVE_QUERY_SERVER_WEBSOCKET_TIMEOUT=500"}}, func(t *testing.T, o *Options) {
+			want(t, o.LiveQueryServer.KeyPairs.Map(), map[string]string{"restAPIKey": "r"})
+			want(t, o.LiveQueryServer.WebsocketTimeout, 500)
+			want(t, o.LiveQueryServer.CacheTimeout, DefaultCacheTimeout)
+			want(t, o.LiveQueryServer.LogLevel, "INFO")
+		}},
 		{loadCase{name: "paths normalized", args: []string{"--mountPath", "/api/v1/", "--graphQLPath=/gql//", "--playgroundPath", "/"}}, func(t *testing.T, o *Options) {
 			want(t, o.MountPath, "/api/v1")
 			want(t, o.GraphQLPath, "/gql")
@@ -430,6 +449,10 @@ func TestLoadErrors(t *testing.T) {
 		{loadCase{name: "liveQuery array in file", args: []string{"$FILE"}, file: `{"liveQuery": ["A"]}`}, "liveQuery", nil, "got an array"},
 		{loadCase{name: "liveQuery bad class", args: []string{"--liveQuery.classNames", "Good,Bad-Name"}}, "liveQuery.classNames", nil, `"Bad-Name" is not a class name`},
 		{loadCase{name: "liveQuery bad redis", args: []string{"--liveQuery.redisURL", "http://x"}}, "liveQuery.redisURL", nil, "redis://"},
+		{loadCase{name: "liveQueryServerOptions unknown key pair", args: []string{"--liveQueryServerOptions", `{"keyPairs": {"jsKey": "x"}}`}}, "liveQueryServerOptions.keyPairs.jsKey", ErrUnknownOption, "see --help"},
+		{loadCase{name: "liveQueryServerOptions bad log level", args: []string{"--liveQueryServerOptions.logLevel", "loud"}}, "liveQueryServerOptions.logLevel", nil, `got "LOUD"`},
+		{loadCase{name: "liveQueryServerOptions zero timeout", args: []string{"--liveQueryServerOptions.websocketTimeout", "0"}}, "liveQueryServerOptions.websocketTimeout", nil, "at least 1 ms"},
+		{loadCase{name: "liveQueryServerOptions bad redis", args: []string{"--liveQueryServerOptions.redisURL", "http://x"}}, "liveQueryServerOptions.redisURL", nil, "redis://"},
 		{loadCase{name: "graphql on mount path", args: []string{"--mountGraphQL", "--graphQLPath", "/parse/"}}, "graphQLPath", nil, `must differ from mountPath "/parse"`},
 		{loadCase{name: "playground on graphql path", args: []string{"--mountGraphQL", "--mountPlayground", "--playgroundPath", "/graphql"}}, "playgroundPath", nil, "must differ from graphQLPath"},
 		{loadCase{name: "session length zero", args: []string{"--sessionLength", "0"}}, "sessionLength", nil, "at least 1 second"},

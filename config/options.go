@@ -27,6 +27,9 @@ const (
 	// DefaultMaxScan is the number of objects a query may examine without a
 	// usable index before it is refused with code 154.
 	DefaultMaxScan = 10000
+	// DefaultNearSphereMaxMiles limits a $nearSphere that gives no maximum
+	// distance, as the specification says (100 miles).
+	DefaultNearSphereMaxMiles = 100
 	// DefaultMaxJSONDepth is the deepest nesting accepted in a JSON body.
 	DefaultMaxJSONDepth = 64
 	// DefaultSessionLength is the lifetime of a new session (31536000 s).
@@ -37,7 +40,18 @@ const (
 	DefaultPlaygroundPath = "/playground"
 	// DefaultLogLevel is the log level when neither logLevel nor verbose is set.
 	DefaultLogLevel = "info"
+	// DefaultWebsocketTimeout is the LiveQuery ping interval, in ms.
+	DefaultWebsocketTimeout = 10_000
+	// DefaultCacheTimeout is how long the LiveQuery server caches a session
+	// lookup, in ms: 30 days, as the specification says (Parse Server's
+	// code uses 5 s).
+	DefaultCacheTimeout = 30 * 24 * 3600 * 1000
+	// DefaultLiveQueryLogLevel is the LiveQuery server's log level.
+	DefaultLiveQueryLogLevel = "INFO"
 )
+
+// LiveQueryLogLevels are the accepted values of liveQueryServerOptions.logLevel.
+var LiveQueryLogLevels = []string{"VERBOSE", "INFO", "ERROR", "NONE"}
 
 // LogLevels are the accepted values of logLevel, quietest first (Parse
 // Server's names).
@@ -104,6 +118,10 @@ type Options struct {
 	// MaxScanWarnOnly is maxScanWarnOnly: log over-budget queries instead
 	// of refusing them.
 	MaxScanWarnOnly bool
+	// NearSphereMaxDistanceMiles is nearSphereMaxDistanceMiles: the maximum
+	// distance of a $nearSphere that gives none, in miles; 0 means no limit
+	// (Parse Server's behaviour).
+	NearSphereMaxDistanceMiles int
 	// Indexes is indexes: secondary indexes as "Class.field" entries, kept
 	// in addition to those declared through the schema API.
 	Indexes []string
@@ -123,6 +141,9 @@ type Options struct {
 
 	// LiveQuery is liveQuery: which classes publish real-time events.
 	LiveQuery LiveQueryOptions
+	// LiveQueryServer is liveQueryServerOptions: the LiveQuery server's
+	// own settings, in this process or standalone (quarry livequery).
+	LiveQueryServer LiveQueryServerOptions
 
 	// GraphQLPath is graphQLPath, normalized like MountPath.
 	GraphQLPath string
@@ -157,28 +178,84 @@ type LiveQueryOptions struct {
 	RedisURL string
 }
 
+// LiveQueryServerOptions is the liveQueryServerOptions object. AppID,
+// MasterKey, ServerURL and RedisURL default to the REST server's (appId,
+// masterKey, serverURL, liveQuery.redisURL) when empty.
+type LiveQueryServerOptions struct {
+	// AppID is liveQueryServerOptions.appId.
+	AppID string
+	// MasterKey is liveQueryServerOptions.masterKey: a connect presenting
+	// it reads everything.
+	MasterKey string
+	// ServerURL is liveQueryServerOptions.serverURL: the REST server a
+	// standalone LiveQuery server asks about session tokens.
+	ServerURL string
+	// KeyPairs is liveQueryServerOptions.keyPairs: when any is set, a
+	// connect must present one of them.
+	KeyPairs LiveQueryKeyPairs
+	// WebsocketTimeout is liveQueryServerOptions.websocketTimeout in
+	// milliseconds: the ping interval.
+	WebsocketTimeout int
+	// CacheTimeout is liveQueryServerOptions.cacheTimeout in milliseconds:
+	// how long a session token's lookup is cached.
+	CacheTimeout int
+	// LogLevel is liveQueryServerOptions.logLevel: VERBOSE, INFO, ERROR or
+	// NONE.
+	LogLevel string
+	// Port is liveQueryServerOptions.port: where a standalone LiveQuery
+	// server listens (0: the port option).
+	Port int
+	// RedisURL is liveQueryServerOptions.redisURL: the Redis server the
+	// LiveQuery server receives changes from.
+	RedisURL string
+}
+
+// LiveQueryKeyPairs is liveQueryServerOptions.keyPairs.
+type LiveQueryKeyPairs struct {
+	JavaScriptKey string
+	RESTAPIKey    string
+	ClientKey     string
+	WindowsKey    string
+	MasterKey     string
+}
+
+// Map returns the configured key pairs by their connect-message names.
+func (k LiveQueryKeyPairs) Map() map[string]string {
+	m := map[string]string{}
+	for name, v := range map[string]string{"javascriptKey": k.JavaScriptKey, "restAPIKey": k.RESTAPIKey,
+		"clientKey": k.ClientKey, "windowsKey": k.WindowsKey, "masterKey": k.MasterKey} {
+		if v != "" {
+			m[name] = v
+		}
+	}
+	return m
+}
+
 // Defaults returns the options of a start with no arguments, no config file
 // and no environment: a development start.
 func Defaults() *Options {
 	return &Options{
-		AppID:                    DevAppID,
-		MasterKeyIPs:             []string{"127.0.0.1", "::1"},
-		Port:                     DefaultPort,
-		Host:                     DefaultHost,
-		MountPath:                DefaultMountPath,
-		AllowOrigin:              []string{"*"},
-		DatabaseURI:              DefaultDatabaseURI,
-		MaxUploadSize:            DefaultMaxUploadSize,
-		DefaultLimit:             DefaultQueryLimit,
-		BatchSize:                DefaultBatchSize,
-		MaxScan:                  DefaultMaxScan,
-		PasswordHashCost:         DefaultPasswordHashCost,
-		MaxJSONDepth:             DefaultMaxJSONDepth,
-		AllowClientClassCreation: true,
-		SessionLength:            DefaultSessionLength,
-		GraphQLPath:              DefaultGraphQLPath,
-		PlaygroundPath:           DefaultPlaygroundPath,
-		LogLevel:                 DefaultLogLevel,
-		DevMode:                  true,
+		AppID:                      DevAppID,
+		MasterKeyIPs:               []string{"127.0.0.1", "::1"},
+		Port:                       DefaultPort,
+		Host:                       DefaultHost,
+		MountPath:                  DefaultMountPath,
+		AllowOrigin:                []string{"*"},
+		DatabaseURI:                DefaultDatabaseURI,
+		MaxUploadSize:              DefaultMaxUploadSize,
+		DefaultLimit:               DefaultQueryLimit,
+		BatchSize:                  DefaultBatchSize,
+		MaxScan:                    DefaultMaxScan,
+		NearSphereMaxDistanceMiles: DefaultNearSphereMaxMiles,
+		PasswordHashCost:           DefaultPasswordHashCost,
+		MaxJSONDepth:               DefaultMaxJSONDepth,
+		AllowClientClassCreation:   true,
+		SessionLength:              DefaultSessionLength,
+		GraphQLPath:                DefaultGraphQLPath,
+		PlaygroundPath:             DefaultPlaygroundPath,
+		LogLevel:                   DefaultLogLevel,
+		LiveQueryServer: LiveQueryServerOptions{WebsocketTimeout: DefaultWebsocketTimeout,
+			CacheTimeout: DefaultCacheTimeout, LogLevel: DefaultLiveQueryLogLevel},
+		DevMode: true,
 	}
 }

@@ -9,6 +9,7 @@ import (
 )
 
 const usageHeader = `Usage: quarry [config.json] [--option value]...
+       quarry livequery [config.json] [--option value]...   (standalone LiveQuery server)
 
 Quarry is a Parse Server compatible backend. Each option below can be set in
 four places; a later one wins over an earlier one:
@@ -93,11 +94,11 @@ func (o *option) fileForm() string {
 		"string": `"..."`, "int": "123", "bool": "true", "list": `["a", "b"]`,
 		"size": `"10mb"`, "seconds": "3600", "json": "{...}",
 	}[o.typeName()]
-	parent, key, dotted := strings.Cut(o.name, ".")
-	if dotted {
-		return fmt.Sprintf(`"%s": {"%s": %s}`, parent, key, example)
+	parts := strings.Split(o.name, ".")
+	for i := len(parts) - 1; i > 0; i-- {
+		example = fmt.Sprintf(`{"%s": %s}`, parts[i], example)
 	}
-	return fmt.Sprintf(`"%s": %s`, o.name, example)
+	return fmt.Sprintf(`"%s": %s`, parts[0], example)
 }
 
 // wrap breaks s at spaces into lines of at most width runes, each indented.

@@ -73,6 +73,7 @@ func (l *loader) finish() {
 	atLeast("maxLimit", o.MaxLimit, 0)
 	atLeast("batchSize", o.BatchSize, 1)
 	atLeast("maxScan", o.MaxScan, 0)
+	atLeast("nearSphereMaxDistanceMiles", o.NearSphereMaxDistanceMiles, 0)
 	if o.PasswordHashCost < 4 || o.PasswordHashCost > 31 {
 		check("passwordHashCost", fmt.Errorf("must be between 4 and 31, got %d", o.PasswordHashCost))
 	}
@@ -96,6 +97,26 @@ func (l *loader) finish() {
 		if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
 			check("liveQuery.redisURL", fmt.Errorf("want a redis:// or rediss:// URL, got %q", o.LiveQuery.RedisURL))
 		}
+	}
+	lq := &o.LiveQueryServer
+	if lq.RedisURL != "" {
+		if u, err := url.Parse(lq.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+			check("liveQueryServerOptions.redisURL", fmt.Errorf("want a redis:// or rediss:// URL, got %q", lq.RedisURL))
+		}
+	}
+	check("liveQueryServerOptions.serverURL", checkHTTPURL(lq.ServerURL))
+	if lq.WebsocketTimeout < 1 {
+		check("liveQueryServerOptions.websocketTimeout", fmt.Errorf("must be at least 1 ms, got %d", lq.WebsocketTimeout))
+	}
+	if lq.CacheTimeout < 0 {
+		check("liveQueryServerOptions.cacheTimeout", fmt.Errorf("must be 0 ms or more, got %d", lq.CacheTimeout))
+	}
+	if lq.Port < 0 || lq.Port > 65535 {
+		check("liveQueryServerOptions.port", fmt.Errorf("must be between 1 and 65535 (0: the port option), got %d", lq.Port))
+	}
+	lq.LogLevel = strings.ToUpper(strings.TrimSpace(lq.LogLevel))
+	if !slices.Contains(LiveQueryLogLevels, lq.LogLevel) {
+		check("liveQueryServerOptions.logLevel", fmt.Errorf("want one of %s, got %q", strings.Join(LiveQueryLogLevels, ", "), lq.LogLevel))
 	}
 	if o.MountGraphQL && o.GraphQLPath == o.MountPath {
 		check("graphQLPath", fmt.Errorf("must differ from mountPath %q", o.MountPath))

@@ -16,7 +16,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/geo"
+	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
 	"github.com/quarrydata/quarry/transport"
@@ -27,9 +31,13 @@ type Server struct {
 	Opts    *config.Options
 	Service *service.Service
 	REST    *transport.Server
-	store   store.Adapter
-	ln      net.Listener
-	log     *slog.Logger
+	// Live is the in-process LiveQuery server, nil unless
+	// liveQuery.classNames is set.
+	Live  *live.Server
+	live  *liveQuery
+	store store.Adapter
+	ln    net.Listener
+	log   *slog.Logger
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -48,6 +56,9 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// LiveQuery's publisher is known once the service is open; no write
+	// happens before.
+	var publish func(service.Change)
 	svc, err := service.Open(adapter, service.Options{
 		DefaultLimit:             opts.DefaultLimit,
 		MaxLimit:                 opts.MaxLimit,
@@ -59,7 +70,13 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		SessionLength:            opts.SessionLength,
 		ScanBudgetForMaster:      opts.MaxScanMasterKey,
 		ScanBudgetWarnOnly:       opts.MaxScanWarnOnly,
+		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),
 		Warn:                     func(msg string) { log.Warn(msg) },
+		OnChange: func(c service.Change) {
+			if publish != nil {
+				publish(c)
+			}
+		},
 	})
 	if err != nil {
 		adapter.Close()
@@ -80,18 +97,33 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		}
 		opts.MasterKey = key
 	}
+	var lq *liveQuery
+	var upgrade fasthttp.RequestHandler
+	if len(opts.LiveQuery.ClassNames) > 0 {
+		if lq, err = openLive(opts, svc, log); err != nil {
+			adapter.Close()
+			return nil, fmt.Errorf("liveQuery: %w", err)
+		}
+		publish, upgrade = lq.publisher.OnChange, lq.server.Handler
+	}
 	rest, err := transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
 		DotNetKey: opts.DotNetKey, MasterKeyIPs: opts.MasterKeyIPs, MountPath: opts.MountPath,
 		ServerURL: opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
 		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
+		WebSocket: upgrade,
 	})
 	if err != nil {
+		lq.close()
 		adapter.Close()
 		return nil, fmt.Errorf("masterKeyIps: %w", err)
 	}
-	return &Server{Opts: opts, Service: svc, REST: rest, store: adapter, log: log}, nil
+	srv := &Server{Opts: opts, Service: svc, REST: rest, live: lq, store: adapter, log: log}
+	if lq != nil {
+		srv.Live = lq.server
+	}
+	return srv, nil
 }
 
 func keptMasterKey(svc *service.Service) (string, error) {
@@ -144,6 +176,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 	case serveErr = <-errc:
 	}
+	// WebSocket connections outlive HTTP shutdown (they are hijacked);
+	// LiveQuery closes them, then Redis, before the store goes.
+	s.live.close()
 	if err := s.store.Close(); err != nil {
 		serveErr = errors.Join(serveErr, err)
 	}
@@ -155,6 +190,7 @@ func (s *Server) Close() error {
 	if s.ln != nil {
 		s.ln.Close()
 	}
+	s.live.close()
 	return s.store.Close()
 }
 
@@ -176,6 +212,18 @@ func (s *Server) Banner(addr net.Addr) string {
 	fmt.Fprintf(&b, "  masterKey:  %s\n", s.Opts.MasterKey)
 	fmt.Fprintf(&b, "  database:   %s\n", s.Opts.DatabaseURI)
 	fmt.Fprintf(&b, "  health:     %s/health\n", url)
+	if s.live != nil {
+		fmt.Fprintf(&b, "  liveQuery:  %s (classes %s)\n", "ws"+strings.TrimPrefix(url, "http"), strings.Join(s.Opts.LiveQuery.ClassNames, ", "))
+	}
 	fmt.Fprintf(&b, "Try: curl -H 'X-Parse-Application-Id: %s' %s/classes/GameScore\n", s.Opts.AppID, url)
 	return b.String()
+}
+
+// nearSphereMax turns the nearSphereMaxDistanceMiles option into the
+// service's radians (negative: no limit).
+func nearSphereMax(miles int) float64 {
+	if miles <= 0 {
+		return -1
+	}
+	return geo.MilesToRadians(float64(miles))
 }

@@ -1,5 +1,9 @@
 // Command quarry runs the Quarry server: a Parse-compatible backend with
 // an embedded store. Run `quarry --help` for every option.
+//
+// `quarry livequery [options]` runs a standalone LiveQuery server instead:
+// it receives changes from REST servers through Redis (see
+// docs/scaling.md).
 package main
 
 import (
@@ -7,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,7 +24,20 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// app is what main runs: a Quarry server or a standalone LiveQuery server.
+type app interface {
+	Listen() (net.Addr, error)
+	Banner(net.Addr) string
+	Serve(context.Context) error
+	Close() error
+}
+
 func run(args []string) int {
+	open := func(o *config.Options, log *slog.Logger) (app, error) { return server.Open(o, log) }
+	if len(args) > 0 && args[0] == "livequery" {
+		args = args[1:]
+		open = func(o *config.Options, log *slog.Logger) (app, error) { return server.OpenLiveQuery(o, log) }
+	}
 	opts, warnings, err := config.Load(args, os.Environ())
 	if errors.Is(err, config.ErrHelp) {
 		config.Usage(os.Stdout)
@@ -33,7 +51,7 @@ func run(args []string) int {
 	for _, w := range warnings {
 		log.Warn(w)
 	}
-	srv, err := server.Open(opts, log)
+	srv, err := open(opts, log)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "quarry: %v\n", err)
 		return 1

@@ -1,0 +1,167 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// Identity is who a session token belongs to.
+type Identity struct {
+	UserID string
+	// Roles are the user's role names ("role:Admin"), inherited ones
+	// included.
+	Roles []string
+	// Expires is when the session ends; zero means never.
+	Expires time.Time
+}
+
+// Authority answers the questions visibility needs. ServiceAuthority asks
+// the in-process service; RemoteAuthority asks a REST server over HTTP.
+type Authority interface {
+	// Authenticate resolves a session token. A *schema.Error with code 209
+	// means the token is not valid (unknown, revoked or expired); other
+	// errors are failures to find out.
+	Authenticate(ctx context.Context, token string) (Identity, error)
+	// ReadFilter returns what id may read of class for op
+	// (service.ReadFind or service.ReadGet). clp is the class-level
+	// permissions published with the change, nil when unknown; an
+	// authority with the schema at hand may use its own. An error means the
+	// CLP refuses the caller.
+	ReadFilter(id Identity, class, op string, clp map[string]any) (service.ReadFilter, error)
+	// FieldType reports the locked type of a field, when known.
+	FieldType(class, field string) (schema.Type, bool)
+}
+
+// ServiceAuthority answers from the in-process service: its sessions, its
+// roles (current at each call) and its class schemas.
+func ServiceAuthority(svc *service.Service) Authority { return serviceAuthority{svc} }
+
+type serviceAuthority struct{ svc *service.Service }
+
+func (a serviceAuthority) Authenticate(_ context.Context, token string) (Identity, error) {
+	auth, expires, err := a.svc.SessionIdentity(token)
+	if err != nil {
+		return Identity{}, err
+	}
+	return Identity{UserID: auth.UserID, Roles: auth.Roles, Expires: expires}, nil
+}
+
+func (a serviceAuthority) ReadFilter(id Identity, class, op string, _ map[string]any) (service.ReadFilter, error) {
+	// The local schema is the published one: instances share the data.
+	return a.svc.ReadFilter(service.Auth{UserID: id.UserID, Roles: id.Roles}, class, op)
+}
+
+func (a serviceAuthority) FieldType(class, field string) (schema.Type, bool) {
+	if c := a.svc.Class(class); c != nil {
+		if f, ok := c.Fields[field]; ok {
+			return f.Type, true
+		}
+	}
+	return "", false
+}
+
+// MaxCachedSessions bounds the session cache; past it, arbitrary entries
+// are evicted.
+const MaxCachedSessions = 100_000
+
+// sessions caches Authenticate for cacheTimeout (the option of that name).
+// Writes to _Session and _Role drop entries (ForgetUser, ForgetAll), and a
+// session's own expiry is checked at every use, so a revoked or expired
+// session stops receiving and a new role applies without reconnecting.
+type sessions struct {
+	auth Authority
+	ttl  time.Duration
+	now  func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*sessionEntry
+	byUser  map[string]map[string]bool
+}
+
+type sessionEntry struct {
+	id      Identity
+	err     error // a 209: invalid tokens are remembered too
+	fetched time.Time
+}
+
+func newSessions(auth Authority, ttl time.Duration, now func() time.Time) *sessions {
+	return &sessions{auth: auth, ttl: ttl, now: now, entries: map[string]*sessionEntry{}, byUser: map[string]map[string]bool{}}
+}
+
+var errSessionExpired = schema.Errorf(schema.CodeInvalidSessionToken, "Session token is expired.")
+
+// get resolves token through the cache.
+func (s *sessions) get(ctx context.Context, token string) (Identity, error) {
+	now := s.now()
+	s.mu.Lock()
+	e := s.entries[token]
+	if e != nil && now.Sub(e.fetched) >= s.ttl {
+		s.dropLocked(token, e)
+		e = nil
+	}
+	s.mu.Unlock()
+	if e == nil {
+		id, err := s.auth.Authenticate(ctx, token)
+		var pe *schema.Error
+		if err != nil && !(errors.As(err, &pe) && pe.Code == schema.CodeInvalidSessionToken) {
+			return Identity{}, err // a failure to find out is not remembered
+		}
+		e = &sessionEntry{id: id, err: err, fetched: now}
+		s.mu.Lock()
+		if old := s.entries[token]; old != nil {
+			s.dropLocked(token, old)
+		}
+		if len(s.entries) >= MaxCachedSessions {
+			for t, old := range s.entries {
+				s.dropLocked(t, old)
+				break
+			}
+		}
+		s.entries[token] = e
+		if id.UserID != "" {
+			if s.byUser[id.UserID] == nil {
+				s.byUser[id.UserID] = map[string]bool{}
+			}
+			s.byUser[id.UserID][token] = true
+		}
+		s.mu.Unlock()
+	}
+	if e.err != nil {
+		return Identity{}, e.err
+	}
+	if !e.id.Expires.IsZero() && !now.Before(e.id.Expires) {
+		return Identity{}, errSessionExpired
+	}
+	return e.id, nil
+}
+
+func (s *sessions) dropLocked(token string, e *sessionEntry) {
+	delete(s.entries, token)
+	if toks := s.byUser[e.id.UserID]; toks != nil {
+		delete(toks, token)
+		if len(toks) == 0 {
+			delete(s.byUser, e.id.UserID)
+		}
+	}
+}
+
+// forgetUser drops the cached sessions of one user ("" drops all).
+func (s *sessions) forgetUser(userID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if userID == "" {
+		s.entries = map[string]*sessionEntry{}
+		s.byUser = map[string]map[string]bool{}
+		return
+	}
+	for token := range s.byUser[userID] {
+		delete(s.entries, token)
+	}
+	delete(s.byUser, userID)
+	// Remembered invalid tokens have no user; they stay invalid.
+}

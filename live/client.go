@@ -1,0 +1,455 @@
+package live
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fasthttp/websocket"
+
+	"github.com/quarrydata/quarry/live/match"
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// client is one WebSocket connection. Its reader goroutine handles the
+// client's messages; its writer goroutine drains the bounded send queue
+// and pings. Dispatchers only ever enqueue, never write, so a slow client
+// delays nobody: past its queue's capacity its messages are dropped, and
+// after SlowClientMaxDrops drops in a row or SlowClientMaxLag it is
+// disconnected with status 1013 (the SDKs reconnect and re-subscribe).
+type client struct {
+	srv    *Server
+	conn   *websocket.Conn
+	remote string
+	ip     netip.Addr
+	queue  chan []byte
+	done   chan struct{}
+	once   sync.Once
+
+	pong      atomic.Bool
+	tooSlow   atomic.Bool  // being disconnected for it
+	dropped   atomic.Int64 // messages dropped since the queue last emptied
+	dropSince atomic.Int64 // unix nanos of the first of them
+
+	// Set by connect, read by dispatchers.
+	mu             sync.Mutex
+	connected      bool
+	id             string
+	installationID string
+	sessionToken   string
+	master         bool
+	prefix         []byte // `"clientId":"…"[,"installationId":"…"]`
+	subs           map[string]*subscription
+}
+
+// subscription is one (client, requestId) pair.
+type subscription struct {
+	client    *client
+	requestID string // as a JSON number
+	query     *match.Query
+	group     *match.Group[*subscription]
+	keys      []string
+	watch     []string
+	// fields are the top-level fields the where and watch read; an object
+	// hiding one of them from the subscriber is not shown to it.
+	fields  []string
+	token   string // the subscription's session token, else the connect's
+	master  bool   // the connect presented the master key
+	prefix  []byte // the client's part of every message
+	revoked atomic.Bool
+}
+
+func (s *Server) serve(conn *websocket.Conn, remote string, ip netip.Addr) {
+	c := &client{srv: s, conn: conn, remote: remote, ip: ip, queue: make(chan []byte, s.opts.SendQueue),
+		done: make(chan struct{}), subs: map[string]*subscription{}}
+	if !s.register(c) {
+		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseShutdown, "server shutting down"), time.Now().Add(time.Second))
+		conn.Close()
+		return
+	}
+	s.log.Debug("livequery: connection", "remote", remote)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	c.readLoop()
+	c.close(websocket.CloseNormalClosure, "")
+	<-writerDone
+	c.dropSubscriptions()
+	s.unregister(c)
+	s.log.Debug("livequery: disconnected", "remote", remote, "clientId", c.clientID())
+}
+
+func (c *client) readDeadline() time.Time {
+	return time.Now().Add(2*c.srv.opts.WebsocketTimeout + WriteTimeout)
+}
+
+func (c *client) readLoop() {
+	conn := c.conn
+	conn.SetReadLimit(MaxFrameBytes)
+	conn.SetReadDeadline(c.readDeadline())
+	conn.SetPongHandler(func(string) error {
+		c.pong.Store(true)
+		return conn.SetReadDeadline(c.readDeadline())
+	})
+	for {
+		_, r, err := conn.NextReader()
+		if err != nil {
+			if errors.Is(err, websocket.ErrReadLimit) {
+				c.srv.log.Info("livequery: message over the frame limit; closing", "remote", c.remote, "limit", MaxFrameBytes)
+			}
+			return
+		}
+		conn.SetReadDeadline(c.readDeadline())
+		data, err := io.ReadAll(io.LimitReader(r, MaxMessageBytes+1))
+		if err != nil {
+			return
+		}
+		if len(data) > MaxMessageBytes {
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return
+			}
+			c.sendError(&protoError{code: CodeBadMessage, msg: fmt.Sprintf("Message is larger than %d bytes", MaxMessageBytes)})
+			continue
+		}
+		c.handle(data)
+	}
+}
+
+func (c *client) writeLoop() {
+	ticker := time.NewTicker(c.srv.opts.WebsocketTimeout)
+	defer ticker.Stop()
+	pinged := false
+	for {
+		select {
+		case msg := <-c.queue:
+			c.conn.SetWriteDeadline(time.Now().Add(WriteTimeout))
+			if err := c.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
+				c.close(websocket.CloseAbnormalClosure, "")
+				return
+			}
+			if len(c.queue) == 0 {
+				c.dropped.Store(0)
+			}
+		case <-ticker.C:
+			if pinged && !c.pong.Load() {
+				c.srv.log.Info("livequery: no pong; closing", "remote", c.remote, "clientId", c.clientID())
+				c.close(CloseNoPong, "no pong")
+				return
+			}
+			c.pong.Store(false)
+			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(WriteTimeout)); err != nil {
+				c.close(websocket.CloseAbnormalClosure, "")
+				return
+			}
+			pinged = true
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// close ends the connection once: a close frame with code and reason,
+// then the socket.
+func (c *client) close(code int, reason string) {
+	c.once.Do(func() {
+		close(c.done)
+		if code != websocket.CloseAbnormalClosure {
+			c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
+		}
+		// fasthttp closes a hijacked connection only when the handler
+		// returns (its Close is a no-op); a deadline in the past wakes the
+		// reader and a writer stuck on a full socket at once.
+		nc := c.conn.NetConn()
+		nc.SetDeadline(time.Now())
+		nc.Close()
+	})
+}
+
+// send queues a message without waiting (see the type's comment for the
+// slow-client policy). It reports whether the message was queued.
+func (c *client) send(msg []byte) bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+	}
+	select {
+	case c.queue <- msg:
+		return true
+	default:
+	}
+	c.srv.stats.dropped.Add(1)
+	now := time.Now().UnixNano()
+	n := c.dropped.Add(1)
+	if n == 1 {
+		c.dropSince.Store(now)
+	}
+	if (n >= SlowClientMaxDrops || time.Duration(now-c.dropSince.Load()) >= SlowClientMaxLag) && c.tooSlow.CompareAndSwap(false, true) {
+		c.srv.stats.slowClosed.Add(1)
+		c.srv.log.Info("livequery: client too slow; closing", "remote", c.remote, "clientId", c.clientID(), "dropped", n)
+		go c.close(CloseSlowClient, "client too slow: send queue full")
+	}
+	return false
+}
+
+func (c *client) sendError(e *protoError) { c.send(errorMessage(e)) }
+
+func (c *client) clientID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.id
+}
+
+func (c *client) sendJSON(v map[string]any) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		c.send(b)
+	}
+}
+
+// reply builds a connected/subscribed/unsubscribed message.
+func (c *client) reply(op, requestID string) map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := map[string]any{"op": op, "clientId": c.id}
+	if c.installationID != "" {
+		m["installationId"] = c.installationID
+	}
+	if requestID != "" {
+		m["requestId"] = json.Number(requestID)
+	}
+	return m
+}
+
+func (c *client) handle(data []byte) {
+	req, perr := parseRequest(data)
+	if perr != nil {
+		c.srv.log.Debug("livequery: bad message", "remote", c.remote, "err", perr.msg)
+		c.sendError(perr)
+		return
+	}
+	switch req.op {
+	case "connect":
+		c.connect(req)
+	case "subscribe", "update":
+		c.subscribe(req)
+	case "unsubscribe":
+		c.unsubscribe(req)
+	}
+}
+
+func (c *client) connect(req *request) {
+	s := c.srv
+	master := s.isMaster(req.keys, c.ip)
+	if req.keys["masterKey"] != "" && !master {
+		s.log.Info("livequery: master key ignored", "remote", c.remote, "reason", "wrong key or address not in masterKeyIps")
+	}
+	if !s.keysAllowed(req.keys) && !master {
+		c.sendError(&protoError{code: CodeKeyNotValid, msg: "Key in request is not valid"})
+		return
+	}
+	// A second connect on one socket starts over.
+	c.dropSubscriptions()
+	id := newClientID()
+	prefix, _ := json.Marshal(id)
+	prefix = append([]byte(`"clientId":`), prefix...)
+	if req.installationID != "" {
+		iid, _ := json.Marshal(req.installationID)
+		prefix = append(append(prefix, `,"installationId":`...), iid...)
+	}
+	c.mu.Lock()
+	c.connected, c.id, c.installationID = true, id, req.installationID
+	c.sessionToken, c.master, c.prefix = req.sessionToken, master, prefix
+	c.mu.Unlock()
+	s.log.Debug("livequery: connected", "remote", c.remote, "clientId", id)
+	c.sendJSON(c.reply("connected", ""))
+}
+
+func newClientID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+var errNotConnected = &protoError{code: CodeNotConnected, msg: "Can not find this client, make sure you connect to server before subscribing"}
+
+func (c *client) subscribe(req *request) {
+	s := c.srv
+	c.mu.Lock()
+	connected, master, connToken, prefix := c.connected, c.master, c.sessionToken, c.prefix
+	c.mu.Unlock()
+	if !connected {
+		c.sendError(errNotConnected)
+		return
+	}
+	// update replaces the subscription; so does a subscribe that reuses
+	// a requestId (Parse Server would leak the old one).
+	c.removeSubscription(req.requestID.String())
+	fail := func(code int, format string, args ...any) {
+		c.sendError(&protoError{code: code, msg: fmt.Sprintf(format, args...), requestID: req.requestID})
+	}
+	class := req.className
+	if !schema.ValidClassName(class) {
+		e := schema.ClassNameError(class)
+		fail(e.Code, "%s", e.Message)
+		return
+	}
+	if !s.classAllowed(class) {
+		fail(CodeClassDisabled, "Class %s is not enabled for LiveQuery (liveQuery.classNames)", class)
+		return
+	}
+	token := req.sessionToken
+	if token == "" {
+		token = connToken
+	}
+	var ident Identity
+	if token != "" && !master {
+		var err error
+		ident, err = s.sessions.get(context.Background(), token)
+		if err != nil {
+			code, msg := schema.CodeInvalidSessionToken, "Invalid session token"
+			var pe *schema.Error
+			if !errors.As(err, &pe) || pe.Code != schema.CodeInvalidSessionToken {
+				s.log.Error("livequery: session lookup failed", "err", err)
+				code, msg = schema.CodeConnectionFailed, "Could not check the session token"
+			}
+			fail(code, "%s", msg)
+			return
+		}
+	}
+	w := req.where
+	if class == "_Session" && !master {
+		// A session subscription only ever sees the caller's own sessions.
+		if ident.UserID == "" {
+			fail(schema.CodeInvalidSessionToken, "Invalid session token")
+			return
+		}
+		w = make(map[string]any, len(req.where)+1)
+		for k, v := range req.where {
+			w[k] = v
+		}
+		w["user"] = schema.Pointer("_User", ident.UserID)
+	}
+	q, err := match.Compile(class, w, match.Options{
+		FieldType:     func(f string) (schema.Type, bool) { return s.opts.Authority.FieldType(class, f) },
+		Now:           s.opts.Now,
+		NearSphereMax: s.opts.NearSphereMax,
+	})
+	if err != nil {
+		var pe *schema.Error
+		if errors.As(err, &pe) {
+			fail(pe.Code, "%s", pe.Message)
+		} else {
+			fail(schema.CodeInvalidQuery, "invalid query")
+		}
+		return
+	}
+	sub := &subscription{client: c, requestID: req.requestID.String(), query: q, keys: req.fields, watch: req.watch,
+		token: token, master: master, prefix: prefix}
+	sub.fields = rootFields(q.Fields(), req.watch)
+	if !master {
+		// As a find would, refuse a query on fields the caller may not see.
+		op := service.ReadFind
+		if q.IsGet() {
+			op = service.ReadGet
+		}
+		if rf, err := s.opts.Authority.ReadFilter(ident, class, op, nil); err == nil && rf.Hidden != nil {
+			if f, bad := intersects(rf.Hidden(nil), sub.fields); bad {
+				fail(schema.CodeOperationForbidden, "This user is not allowed to query %s on class %s", f, class)
+				return
+			}
+		}
+	}
+	c.mu.Lock()
+	if !c.connected {
+		c.mu.Unlock()
+		return
+	}
+	c.subs[sub.requestID] = sub
+	sub.group = s.index.Add(q, sub)
+	c.mu.Unlock()
+	c.sendJSON(c.reply("subscribed", sub.requestID))
+}
+
+func (c *client) unsubscribe(req *request) {
+	c.mu.Lock()
+	connected := c.connected
+	c.mu.Unlock()
+	if !connected {
+		c.sendError(errNotConnected)
+		return
+	}
+	if !c.removeSubscription(req.requestID.String()) {
+		c.sendError(&protoError{code: CodeNotConnected,
+			msg: fmt.Sprintf("Can not find subscription with requestId %s, make sure you subscribe first", req.requestID)})
+		return
+	}
+	c.sendJSON(c.reply("unsubscribed", req.requestID.String()))
+}
+
+func (c *client) removeSubscription(requestID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sub := c.subs[requestID]
+	if sub == nil {
+		return false
+	}
+	delete(c.subs, requestID)
+	c.srv.index.Remove(sub.group, sub)
+	return true
+}
+
+// dropSubscriptions removes every subscription of the client (on
+// disconnect, and on a second connect).
+func (c *client) dropSubscriptions() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, sub := range c.subs {
+		c.srv.index.Remove(sub.group, sub)
+		delete(c.subs, id)
+	}
+}
+
+func rootFields(lists ...[]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range lists {
+		for _, f := range l {
+			root := f
+			for i := 0; i < len(f); i++ {
+				if f[i] == '.' {
+					root = f[:i]
+					break
+				}
+			}
+			if !seen[root] {
+				seen[root] = true
+				out = append(out, root)
+			}
+		}
+	}
+	return out
+}
+
+func intersects(hidden, fields []string) (string, bool) {
+	for _, h := range hidden {
+		for _, f := range fields {
+			if h == f {
+				return f, true
+			}
+		}
+	}
+	return "", false
+}

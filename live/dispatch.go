@@ -1,0 +1,181 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/quarrydata/quarry/live/match"
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+func (s *Server) dispatchLoop(ch chan Change) {
+	defer s.workers.Done()
+	var buf []*match.Group[*subscription]
+	for {
+		select {
+		case c := <-ch:
+			buf = s.dispatch(c, buf[:0])
+		case <-s.done:
+			return
+		}
+	}
+}
+
+// dispatch delivers one change: the index names the queries it could
+// match, each is tested once against the original and the new object,
+// and each subscriber of a matching query gets its own decision (its
+// access rights, watch list and keys).
+func (s *Server) dispatch(c Change, buf []*match.Group[*subscription]) []*match.Group[*subscription] {
+	s.stats.changes.Add(1)
+	var before, after schema.Object
+	if c.Deleted {
+		before = c.Object
+	} else {
+		before, after = c.Original, c.Object
+	}
+	groups := s.index.Candidates(c.Class, before, after, buf)
+	s.stats.tested.Add(uint64(2 * len(groups)))
+	enc := encoder{change: &c}
+	for _, g := range groups {
+		q := g.Query()
+		inBefore, inAfter := q.Match(before), q.Match(after)
+		if !inBefore && !inAfter {
+			continue
+		}
+		for _, sub := range g.Members() {
+			s.deliver(sub, &c, before, after, inBefore, inAfter, &enc)
+		}
+	}
+	return groups
+}
+
+// deliver decides and queues the event of one change for one
+// subscription. inBefore and inAfter say whether the query matches the
+// two objects; visibility to this subscriber narrows them.
+func (s *Server) deliver(sub *subscription, c *Change, before, after schema.Object, inBefore, inAfter bool, enc *encoder) {
+	var hideBefore, hideAfter []string
+	if !sub.master {
+		var id Identity
+		if sub.token != "" {
+			var err error
+			if id, err = s.sessions.get(context.Background(), sub.token); err != nil {
+				s.sessionFailed(sub, err)
+				return
+			}
+		}
+		op := service.ReadFind
+		if sub.query.IsGet() {
+			op = service.ReadGet
+		}
+		rf, err := s.opts.Authority.ReadFilter(id, c.Class, op, c.CLP)
+		if err != nil {
+			return // the CLP refuses this subscriber
+		}
+		inBefore = inBefore && visible(rf, before, sub.fields, &hideBefore)
+		inAfter = inAfter && visible(rf, after, sub.fields, &hideAfter)
+	}
+	ev := match.Decide(inBefore, inAfter, c.Original != nil, c.Deleted)
+	if ev == match.None {
+		return
+	}
+	if (ev == match.Update || ev == match.Create) && !match.WatchChanged(sub.watch, c.Original, c.Object) {
+		return
+	}
+	var object, original []byte
+	switch ev {
+	case match.Delete:
+		object = enc.encode(0, before, sub.keys, hideBefore)
+	case match.Create:
+		object = enc.encode(1, after, sub.keys, hideAfter)
+	default:
+		object = enc.encode(1, after, sub.keys, hideAfter)
+		original = enc.encode(0, before, sub.keys, hideBefore)
+	}
+	msg := make([]byte, 0, 64+len(sub.prefix)+len(object)+len(original))
+	msg = append(msg, `{"op":"`...)
+	msg = append(msg, ev.String()...)
+	msg = append(msg, `",`...)
+	msg = append(msg, sub.prefix...)
+	msg = append(msg, `,"requestId":`...)
+	msg = append(msg, sub.requestID...)
+	msg = append(msg, `,"object":`...)
+	msg = append(msg, object...)
+	if original != nil {
+		msg = append(msg, `,"original":`...)
+		msg = append(msg, original...)
+	}
+	msg = append(msg, '}')
+	if sub.client.send(msg) {
+		s.stats.delivered.Add(1)
+	}
+}
+
+// visible applies a read filter to one object: its ACL and class rules,
+// and the fields hidden from the subscriber. An object that hides a field
+// the query reads is not visible at all (the events would reveal it).
+func visible(rf service.ReadFilter, obj schema.Object, fields []string, hidden *[]string) bool {
+	if obj == nil {
+		return false
+	}
+	if rf.Visible != nil && !rf.Visible(obj) {
+		return false
+	}
+	if rf.Hidden != nil {
+		*hidden = rf.Hidden(obj)
+		if _, bad := intersects(*hidden, fields); bad {
+			return false
+		}
+	}
+	return true
+}
+
+// sessionFailed handles a subscription whose session token no longer
+// resolves: it receives nothing more, and is told once (code 209).
+func (s *Server) sessionFailed(sub *subscription, err error) {
+	var pe *schema.Error
+	if !errors.As(err, &pe) || pe.Code != schema.CodeInvalidSessionToken {
+		// The authority could not answer (a standalone server's REST server
+		// is down): skip the event, and log once in a while, not per event.
+		now := time.Now().UnixNano()
+		if last := s.lastLookupErr.Load(); now-last > int64(10*time.Second) && s.lastLookupErr.CompareAndSwap(last, now) {
+			s.log.Error("livequery: session lookup failed; events for the session are skipped", "err", err)
+		}
+		return
+	}
+	if sub.revoked.CompareAndSwap(false, true) {
+		sub.client.sendError(&protoError{code: schema.CodeInvalidSessionToken, msg: pe.Message, requestID: json.Number(sub.requestID)})
+	}
+}
+
+// encoder keeps the JSON of the change's objects per projection, so that
+// many subscribers with the same keys and hidden fields share one
+// encoding.
+type encoder struct {
+	change  *Change
+	entries []encoded
+}
+
+type encoded struct {
+	which        int // 0 the original (or deleted) object, 1 the new one
+	keys, hidden string
+	data         []byte
+}
+
+func (e *encoder) encode(which int, obj schema.Object, keys, hidden []string) []byte {
+	ks, hs := strings.Join(keys, "\x00"), strings.Join(hidden, "\x00")
+	for _, x := range e.entries {
+		if x.which == which && x.keys == ks && x.hidden == hs {
+			return x.data
+		}
+	}
+	data, err := json.Marshal(match.Project(obj, keys, hidden))
+	if err != nil {
+		data = []byte("{}")
+	}
+	e.entries = append(e.entries, encoded{which: which, keys: ks, hidden: hs, data: data})
+	return data
+}

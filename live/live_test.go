@@ -1,0 +1,587 @@
+package live_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fasthttp/websocket"
+
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/server/servertest"
+	"github.com/quarrydata/quarry/service"
+)
+
+// startLive runs a server with LiveQuery on for classes.
+func startLive(t *testing.T, classes ...string) *servertest.Server {
+	t.Helper()
+	return servertest.Start(t, func(o *config.Options) { o.LiveQuery.ClassNames = classes })
+}
+
+// call runs a REST request and fails unless it succeeds.
+func call(t *testing.T, s *servertest.Server, method, path string, body any, headers map[string]string) map[string]any {
+	t.Helper()
+	r := s.Do(t, method, path, body, headers)
+	if r.Status >= 300 {
+		t.Fatalf("%s %s: HTTP %d %s", method, path, r.Status, r.Body)
+	}
+	return r.Map()
+}
+
+func asUser(token string) map[string]string {
+	h := servertest.App()
+	h["X-Parse-Session-Token"] = token
+	return h
+}
+
+// signUp creates a user and returns its id and session token.
+func signUp(t *testing.T, s *servertest.Server, name string) (string, string) {
+	t.Helper()
+	u := call(t, s, "POST", "/users", map[string]any{"username": name, "password": "pw-" + name, "email": name + "@example.com"}, servertest.App())
+	return u["objectId"].(string), u["sessionToken"].(string)
+}
+
+func ptr(class, id string) map[string]any {
+	return map[string]any{"__type": "Pointer", "className": class, "objectId": id}
+}
+
+var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+func TestEventsFollowTheQuery(t *testing.T) {
+	s := startLive(t, "Message")
+	c := dial(t, wsURL(s))
+	connected := c.connect(map[string]any{"installationId": "inst-1"})
+	if !uuidV4.MatchString(fmt.Sprint(connected["clientId"])) || connected["installationId"] != "inst-1" {
+		t.Fatalf("connected = %v", connected)
+	}
+	c.subscribe(1, "Message", map[string]any{"room": "a"}, nil)
+
+	// Writes outside the query send nothing; a create inside it sends create.
+	call(t, s, "POST", "/classes/Message", map[string]any{"room": "b", "text": "elsewhere"}, servertest.App())
+	m := call(t, s, "POST", "/classes/Message", map[string]any{"room": "a", "text": "hi"}, servertest.App())
+	id := m["objectId"].(string)
+	ev := c.expect("create")
+	obj := ev["object"].(map[string]any)
+	if ev["requestId"] != float64(1) || ev["clientId"] != connected["clientId"] || ev["installationId"] != "inst-1" ||
+		ev["original"] != nil || obj["className"] != "Message" || obj["objectId"] != id || obj["text"] != "hi" || obj["createdAt"] == nil {
+		t.Fatalf("create event %v", ev)
+	}
+
+	call(t, s, "PUT", "/classes/Message/"+id, map[string]any{"text": "hi!"}, servertest.App())
+	obj, orig := c.event("update", 1)
+	if obj["text"] != "hi!" || orig["text"] != "hi" {
+		t.Fatalf("update object %v original %v", obj, orig)
+	}
+	call(t, s, "PUT", "/classes/Message/"+id, map[string]any{"room": "b"}, servertest.App())
+	obj, orig = c.event("leave", 1)
+	if obj["room"] != "b" || orig["room"] != "a" {
+		t.Fatalf("leave object %v original %v", obj, orig)
+	}
+	call(t, s, "PUT", "/classes/Message/"+id, map[string]any{"text": "still b"}, servertest.App())
+	call(t, s, "PUT", "/classes/Message/"+id, map[string]any{"room": "a"}, servertest.App())
+	obj, orig = c.event("enter", 1)
+	if obj["room"] != "a" || orig["room"] != "b" || orig["text"] != "still b" {
+		t.Fatalf("enter object %v original %v", obj, orig)
+	}
+	call(t, s, "DELETE", "/classes/Message/"+id, nil, servertest.App())
+	obj, orig = c.event("delete", 1)
+	if obj["objectId"] != id || orig != nil {
+		t.Fatalf("delete object %v original %v", obj, orig)
+	}
+
+	c.send(map[string]any{"op": "unsubscribe", "requestId": 1})
+	if u := c.expect("unsubscribed"); u["requestId"] != float64(1) {
+		t.Fatalf("unsubscribed %v", u)
+	}
+	call(t, s, "POST", "/classes/Message", map[string]any{"room": "a"}, servertest.App())
+	c.quiet(200 * time.Millisecond)
+}
+
+func TestUpdateReplacesTheQuery(t *testing.T) {
+	s := startLive(t, "Message")
+	c := dial(t, wsURL(s)+"/any/path/at/all")
+	c.connect(nil)
+	c.subscribe(7, "Message", map[string]any{"room": "a"}, nil)
+	c.send(map[string]any{"op": "update", "requestId": 7, "query": map[string]any{"className": "Message", "where": map[string]any{"room": "b"}}})
+	c.expect("subscribed")
+	call(t, s, "POST", "/classes/Message", map[string]any{"room": "a"}, servertest.App())
+	call(t, s, "POST", "/classes/Message", map[string]any{"room": "b"}, servertest.App())
+	if obj, _ := c.event("create", 7); obj["room"] != "b" {
+		t.Fatalf("create for %v", obj)
+	}
+	c.quiet(100 * time.Millisecond)
+}
+
+func TestSharedQueriesAndManyClients(t *testing.T) {
+	s := startLive(t, "Message")
+	var clients []*wsClient
+	for i := 0; i < 5; i++ {
+		c := dial(t, wsURL(s))
+		c.connect(nil)
+		c.subscribe(1, "Message", map[string]any{"room": "a"}, nil)
+		c.subscribe(2, "Message", map[string]any{"n": map[string]any{"$gte": float64(i)}}, nil)
+		clients = append(clients, c)
+	}
+	call(t, s, "POST", "/classes/Message", map[string]any{"room": "a", "n": 2}, servertest.App())
+	for i, c := range clients {
+		got := map[float64]bool{}
+		want := 1
+		if i <= 2 {
+			want = 2
+		}
+		for j := 0; j < want; j++ {
+			got[c.expect("create")["requestId"].(float64)] = true
+		}
+		if !got[1] || (i <= 2 && !got[2]) {
+			t.Errorf("client %d got %v", i, got)
+		}
+		c.quiet(50 * time.Millisecond)
+	}
+	stats := s.Live.Stats()
+	if stats.Subscriptions != 10 || stats.Queries != 6 || stats.Clients != 5 {
+		t.Errorf("stats %+v", stats)
+	}
+}
+
+func TestKeysAndWatch(t *testing.T) {
+	s := startLive(t, "Score")
+	c := dial(t, wsURL(s))
+	c.connect(nil)
+	c.subscribe(1, "Score", map[string]any{}, map[string]any{"keys": []any{"score"}})
+	c.subscribe(2, "Score", map[string]any{}, map[string]any{"fields": []any{"name"}}) // the older name of keys
+	c.subscribe(3, "Score", map[string]any{"score": map[string]any{"$lt": 100}}, map[string]any{"watch": []any{"score"}})
+	m := call(t, s, "POST", "/classes/Score", map[string]any{"score": 1, "name": "ann", "extra": true}, servertest.App())
+	id := m["objectId"].(string)
+	seen := map[float64]map[string]any{}
+	for i := 0; i < 3; i++ {
+		ev := c.expect("create")
+		seen[ev["requestId"].(float64)] = ev["object"].(map[string]any)
+	}
+	keysOf := func(o map[string]any) string {
+		var ks []string
+		for k := range o {
+			ks = append(ks, k)
+		}
+		return fmt.Sprint(sortStrings(ks))
+	}
+	if got := keysOf(seen[1]); got != "[__type className createdAt objectId score updatedAt]" {
+		t.Errorf("keys projection: %s", got)
+	}
+	if got := keysOf(seen[2]); got != "[__type className createdAt name objectId updatedAt]" {
+		t.Errorf("fields projection: %s", got)
+	}
+	if _, ok := seen[3]["extra"]; !ok {
+		t.Errorf("watch without keys trimmed the object: %v", seen[3])
+	}
+	// A change of an unwatched field: events for 1 and 2, none for 3.
+	call(t, s, "PUT", "/classes/Score/"+id, map[string]any{"name": "bea"}, servertest.App())
+	got := map[float64]bool{}
+	for i := 0; i < 2; i++ {
+		got[c.expect("update")["requestId"].(float64)] = true
+	}
+	c.quiet(100 * time.Millisecond)
+	if !got[1] || !got[2] {
+		t.Errorf("updates for %v", got)
+	}
+	// A watched field: all three. Leaving is always sent.
+	call(t, s, "PUT", "/classes/Score/"+id, map[string]any{"score": 2}, servertest.App())
+	for i := 0; i < 3; i++ {
+		c.expect("update")
+	}
+	call(t, s, "PUT", "/classes/Score/"+id, map[string]any{"score": 200}, servertest.App())
+	ops := map[string]int{}
+	for i := 0; i < 3; i++ {
+		ops[fmt.Sprint(c.next()["op"])]++
+	}
+	if ops["update"] != 2 || ops["leave"] != 1 {
+		t.Errorf("ops %v", ops)
+	}
+}
+
+func sortStrings(s []string) []string {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s
+}
+
+func TestBadInputKeepsTheConnection(t *testing.T) {
+	s := startLive(t, "Message")
+	c := dial(t, wsURL(s))
+	usable := func(requestID int) {
+		t.Helper()
+		c.subscribe(requestID, "Message", map[string]any{}, nil)
+	}
+	// Before connect.
+	c.send(map[string]any{"op": "subscribe", "requestId": 1, "query": map[string]any{"className": "Message", "where": map[string]any{}}})
+	if e := c.expectError(2, "connect"); e["reconnect"] != true || e["requestId"] != nil {
+		t.Errorf("subscribe before connect: %v", e)
+	}
+	c.sendRaw(`{"op":"unsubscribe","requestId":1}`)
+	c.expectError(2, "connect")
+	c.sendRaw(`{not json`)
+	c.expectError(1, "Invalid JSON")
+	c.connect(nil)
+
+	for _, bad := range []struct {
+		raw       string
+		code      int
+		contains  string
+		requestID any
+	}{
+		{`{not json`, 1, "Invalid JSON", nil},
+		{`[1, 2]`, 1, "Invalid type: array (expected object)", nil},
+		{`{"requestId": 1}`, 1, "Missing required property: op", nil},
+		{`{"op": "fly"}`, 3, "unknown operation", nil},
+		{`{"op": "subscribe", "query": {"className": "Message", "where": {}}}`, 1, "Missing required property: requestId", nil},
+		{`{"op": "subscribe", "requestId": "1", "query": {"className": "Message", "where": {}}}`, 1, "Invalid type: string (expected number)", nil},
+		{`{"op": "subscribe", "requestId": 1, "query": {"className": "Message", "where": {}}, "bogus": 1}`, 1, "Additional properties not allowed", nil},
+		{`{"op": "subscribe", "requestId": 1, "query": {"className": "Message", "where": {}, "keys": []}}`, 1, "Invalid keys", float64(1)},
+		{`{"op": "subscribe", "requestId": 1, "query": {"className": "Nope", "where": {}}}`, 119, "not enabled for LiveQuery", float64(1)},
+		{`{"op": "subscribe", "requestId": 1, "query": {"className": "1bad", "where": {}}}`, 103, "", float64(1)},
+		{`{"op": "subscribe", "requestId": 1, "query": {"className": "Message", "where": {"a": {"$foo": 1}}}}`, 107, "$foo", float64(1)},
+		{`{"op": "subscribe", "requestId": 1, "query": {"className": "Message", "where": {"p": {"$inQuery": {"className": "Post", "where": {}}}}}}`, 102, "$inQuery is not supported", float64(1)},
+		{`{"op": "subscribe", "requestId": 1, "query": {"className": "Message", "where": {"$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "x"}, "key": "k"}}}}`, 102, "$relatedTo", float64(1)},
+		{`{"op": "unsubscribe", "requestId": 99}`, 2, "requestId 99", nil},
+		{`{"op": "subscribe", "requestId": 1, "sessionToken": "r:nope", "query": {"className": "Message", "where": {}}}`, 209, "Invalid session token", float64(1)},
+	} {
+		c.sendRaw(bad.raw)
+		e := c.expectError(bad.code, bad.contains)
+		if e["requestId"] != bad.requestID {
+			t.Errorf("%s: requestId %v, want %v", bad.raw, e["requestId"], bad.requestID)
+		}
+		if reconnect := bad.code <= 4 && bad.requestID == nil; e["reconnect"] != reconnect {
+			t.Errorf("%s: reconnect %v, want %v", bad.raw, e["reconnect"], reconnect)
+		}
+	}
+	usable(1)
+
+	// A message over MaxMessageBytes is dropped with an error; the
+	// connection goes on.
+	big := `{"op":"subscribe","requestId":2,"query":{"className":"Message","where":{"s":"` + strings.Repeat("x", 1<<20) + `"}}}`
+	c.sendRaw(big)
+	c.expectError(1, "larger than")
+	usable(3)
+	call(t, s, "POST", "/classes/Message", map[string]any{"x": 1}, servertest.App())
+	c.expect("create")
+	c.expect("create")
+
+	// A frame over MaxFrameBytes ends the connection with 1009.
+	c.sendRaw(strings.Repeat(" ", 16<<20+1))
+	err := c.closed()
+	var ce *websocket.CloseError
+	if !asCloseError(err, &ce) || ce.Code != websocket.CloseMessageTooBig {
+		t.Errorf("oversized frame: %v, want close 1009", err)
+	}
+}
+
+func asCloseError(err error, ce **websocket.CloseError) bool {
+	e, ok := err.(*websocket.CloseError)
+	if ok {
+		*ce = e
+	}
+	return ok
+}
+
+func TestKeyPairs(t *testing.T) {
+	s := servertest.Start(t, func(o *config.Options) {
+		o.LiveQuery.ClassNames = []string{"Message"}
+		o.LiveQueryServer.KeyPairs.JavaScriptKey = "js-key"
+	})
+	c := dial(t, wsURL(s))
+	c.send(map[string]any{"op": "connect", "applicationId": servertest.AppID, "javascriptKey": "wrong"})
+	if e := c.expectError(4, "Key in request is not valid"); e["reconnect"] != true {
+		t.Errorf("error %v", e)
+	}
+	c.send(map[string]any{"op": "subscribe", "requestId": 1, "query": map[string]any{"className": "Message", "where": map[string]any{}}})
+	c.expectError(2, "connect")
+	c.connect(map[string]any{"javascriptKey": "js-key"})
+	c.subscribe(1, "Message", map[string]any{}, nil)
+	// The master key works too (it is the server's master key).
+	m := dial(t, wsURL(s))
+	m.connect(map[string]any{"masterKey": servertest.MasterKey})
+}
+
+// clients of one test: anonymous, alice and bob (by session token) and
+// master, all subscribed to where with requestId 1.
+type audience struct {
+	anon, alice, bob, master *wsClient
+}
+
+func listen(t *testing.T, s *servertest.Server, class string, where map[string]any, aliceToken, bobToken string) audience {
+	a := audience{anon: dial(t, wsURL(s)), alice: dial(t, wsURL(s)), bob: dial(t, wsURL(s)), master: dial(t, wsURL(s))}
+	a.anon.connect(nil)
+	a.alice.connect(map[string]any{"sessionToken": aliceToken}) // connect-level token
+	a.bob.connect(nil)
+	a.master.connect(map[string]any{"masterKey": servertest.MasterKey})
+	a.anon.subscribe(1, class, where, nil)
+	a.alice.subscribe(1, class, where, nil)
+	a.bob.subscribe(1, class, where, map[string]any{"sessionToken": bobToken}) // subscription-level token
+	a.master.subscribe(1, class, where, nil)
+	return a
+}
+
+func TestACLAndRolesPerClient(t *testing.T) {
+	s := startLive(t, "Doc")
+	aliceID, aliceToken := signUp(t, s, "alice")
+	bobID, bobToken := signUp(t, s, "bob")
+	role := call(t, s, "POST", "/roles", map[string]any{"name": "Mods", "ACL": map[string]any{"*": map[string]any{"read": true}}}, servertest.Master())
+	a := listen(t, s, "Doc", map[string]any{}, aliceToken, bobToken)
+
+	// Public: everyone.
+	call(t, s, "POST", "/classes/Doc", map[string]any{"n": 1}, servertest.App())
+	for _, c := range []*wsClient{a.anon, a.alice, a.bob, a.master} {
+		c.event("create", 1)
+	}
+	// Alice only.
+	doc := call(t, s, "POST", "/classes/Doc", map[string]any{"n": 2, "ACL": map[string]any{aliceID: map[string]any{"read": true, "write": true}}}, servertest.App())
+	a.alice.event("create", 1)
+	a.master.event("create", 1)
+	a.anon.quiet(100 * time.Millisecond)
+	a.bob.quiet(0)
+	// Alice shares with bob: bob sees it enter; then she takes it back
+	// from herself and sees it leave.
+	call(t, s, "PUT", "/classes/Doc/"+doc["objectId"].(string), map[string]any{"ACL": map[string]any{
+		aliceID: map[string]any{"read": true, "write": true}, bobID: map[string]any{"read": true}}}, asUser(aliceToken))
+	a.alice.event("update", 1)
+	a.bob.event("enter", 1)
+	a.master.event("update", 1)
+	call(t, s, "PUT", "/classes/Doc/"+doc["objectId"].(string), map[string]any{"ACL": map[string]any{
+		aliceID: map[string]any{"write": true}, bobID: map[string]any{"read": true}}}, asUser(aliceToken))
+	a.alice.event("leave", 1)
+	a.bob.event("update", 1)
+	a.master.event("update", 1)
+
+	// A role's object: nobody but the master, until bob joins the role;
+	// then bob receives without reconnecting.
+	roleACL := map[string]any{"role:Mods": map[string]any{"read": true}}
+	call(t, s, "POST", "/classes/Doc", map[string]any{"n": 3, "ACL": roleACL}, servertest.App())
+	a.master.event("create", 1)
+	a.bob.quiet(100 * time.Millisecond)
+	call(t, s, "PUT", "/roles/"+role["objectId"].(string), map[string]any{"users": map[string]any{"__op": "AddRelation", "objects": []any{ptr("_User", bobID)}}}, servertest.Master())
+	call(t, s, "POST", "/classes/Doc", map[string]any{"n": 4, "ACL": roleACL}, servertest.App())
+	a.master.event("create", 1)
+	if obj, _ := a.bob.event("create", 1); obj["n"] != float64(4) {
+		t.Errorf("bob got %v", obj)
+	}
+	a.alice.quiet(50 * time.Millisecond)
+	a.anon.quiet(0)
+
+	// Logging out ends alice's events: she is told once (209), then
+	// receives nothing, public objects included.
+	call(t, s, "POST", "/logout", map[string]any{}, asUser(aliceToken))
+	call(t, s, "POST", "/classes/Doc", map[string]any{"n": 5}, servertest.App())
+	if e := a.alice.expectError(209, ""); e["requestId"] != float64(1) || e["reconnect"] != false {
+		t.Errorf("revoked: %v", e)
+	}
+	call(t, s, "POST", "/classes/Doc", map[string]any{"n": 6}, servertest.App())
+	a.alice.quiet(100 * time.Millisecond)
+	for _, c := range []*wsClient{a.anon, a.bob, a.master} {
+		c.event("create", 1)
+		c.event("create", 1)
+	}
+}
+
+func TestExpiredSessionStopsReceiving(t *testing.T) {
+	s := startLive(t, "Doc")
+	aliceID, aliceToken := signUp(t, s, "alice")
+	c := dial(t, wsURL(s))
+	c.connect(map[string]any{"sessionToken": aliceToken})
+	c.subscribe(1, "Doc", map[string]any{}, nil)
+	call(t, s, "POST", "/classes/Doc", map[string]any{"n": 1}, servertest.App())
+	c.event("create", 1)
+	// Expire the session (as time passing would).
+	where, _ := json.Marshal(map[string]any{"user": ptr("_User", aliceID)})
+	sessions := call(t, s, "GET", "/sessions?where="+url.QueryEscape(string(where)), nil, servertest.Master())["results"].([]any)
+	sessID := sessions[0].(map[string]any)["objectId"].(string)
+	past := map[string]any{"__type": "Date", "iso": time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000Z")}
+	call(t, s, "PUT", "/sessions/"+sessID, map[string]any{"expiresAt": past}, servertest.Master())
+	call(t, s, "POST", "/classes/Doc", map[string]any{"n": 2}, servertest.App())
+	c.expectError(209, "expired")
+	c.quiet(100 * time.Millisecond)
+}
+
+func TestCLPAndProtectedFields(t *testing.T) {
+	s := startLive(t, "Secretive", "Owned", "_User")
+	aliceID, aliceToken := signUp(t, s, "alice")
+	bobID, bobToken := signUp(t, s, "bob")
+	call(t, s, "POST", "/schemas/Secretive", map[string]any{"className": "Secretive", "fields": map[string]any{"secret": map[string]any{"type": "String"}},
+		"classLevelPermissions": map[string]any{
+			"find": map[string]any{"requiresAuthentication": true}, "get": map[string]any{"requiresAuthentication": true},
+			"create": map[string]any{"*": true}, "update": map[string]any{"*": true}, "delete": map[string]any{"*": true},
+			"addField": map[string]any{"*": true}, "count": map[string]any{"*": true},
+			"protectedFields": map[string]any{"*": []any{"secret"}},
+		}}, servertest.Master())
+	call(t, s, "POST", "/schemas/Owned", map[string]any{"className": "Owned", "fields": map[string]any{"owner": map[string]any{"type": "Pointer", "targetClass": "_User"}},
+		"classLevelPermissions": map[string]any{
+			"find": map[string]any{"pointerFields": []any{"owner"}}, "get": map[string]any{"pointerFields": []any{"owner"}},
+			"create": map[string]any{"*": true}, "update": map[string]any{"*": true}, "delete": map[string]any{"*": true},
+			"addField": map[string]any{"*": true}, "count": map[string]any{"*": true},
+		}}, servertest.Master())
+
+	t.Run("requiresAuthentication and protectedFields", func(t *testing.T) {
+		a := listen(t, s, "Secretive", map[string]any{}, aliceToken, bobToken)
+		call(t, s, "POST", "/classes/Secretive", map[string]any{"open": 1, "secret": "s3"}, servertest.App())
+		if obj, _ := a.alice.event("create", 1); obj["open"] != float64(1) || obj["secret"] != nil {
+			t.Errorf("alice got %v", obj)
+		}
+		a.bob.event("create", 1)
+		if obj, _ := a.master.event("create", 1); obj["secret"] != "s3" {
+			t.Errorf("master got %v", obj)
+		}
+		a.anon.quiet(100 * time.Millisecond)
+		// Querying a protected field is refused, as a find is.
+		c := dial(t, wsURL(s))
+		c.connect(map[string]any{"sessionToken": aliceToken})
+		c.send(map[string]any{"op": "subscribe", "requestId": 5, "query": map[string]any{"className": "Secretive", "where": map[string]any{"secret": "s3"}}})
+		c.expectError(119, "not allowed to query secret")
+	})
+
+	t.Run("pointer permissions", func(t *testing.T) {
+		a := listen(t, s, "Owned", map[string]any{}, aliceToken, bobToken)
+		call(t, s, "POST", "/classes/Owned", map[string]any{"owner": ptr("_User", aliceID)}, servertest.App())
+		a.alice.event("create", 1)
+		a.master.event("create", 1)
+		call(t, s, "POST", "/classes/Owned", map[string]any{"owner": ptr("_User", bobID)}, servertest.App())
+		a.bob.event("create", 1)
+		a.master.event("create", 1)
+		a.alice.quiet(100 * time.Millisecond)
+		a.anon.quiet(0)
+	})
+
+	t.Run("a user's email is theirs", func(t *testing.T) {
+		a := listen(t, s, "_User", map[string]any{"username": "alice"}, aliceToken, bobToken)
+		call(t, s, "PUT", "/users/"+aliceID, map[string]any{"nick": "al"}, asUser(aliceToken))
+		if obj, _ := a.alice.event("update", 1); obj["email"] != "alice@example.com" || obj["password"] != nil {
+			t.Errorf("alice sees %v", obj)
+		}
+		for _, c := range []*wsClient{a.bob, a.anon} {
+			if obj, _ := c.event("update", 1); obj["email"] != nil || obj["nick"] != "al" {
+				t.Errorf("another sees %v", obj)
+			}
+		}
+		if obj, _ := a.master.event("update", 1); obj["email"] != "alice@example.com" {
+			t.Errorf("master sees %v", obj)
+		}
+	})
+}
+
+func TestSessionSubscriptionsSeeOnlyTheirOwn(t *testing.T) {
+	s := startLive(t, "_Session")
+	_, aliceToken := signUp(t, s, "alice")
+	c := dial(t, wsURL(s))
+	c.connect(nil)
+	c.send(map[string]any{"op": "subscribe", "requestId": 1, "query": map[string]any{"className": "_Session", "where": map[string]any{}}})
+	c.expectError(209, "Invalid session token")
+	c.subscribe(2, "_Session", map[string]any{}, map[string]any{"sessionToken": aliceToken})
+	signUp(t, s, "bob") // bob's session: not alice's business
+	call(t, s, "POST", "/login", map[string]any{"username": "alice", "password": "pw-alice"}, servertest.App())
+	obj, _ := c.event("create", 2)
+	if obj["sessionToken"] == nil {
+		t.Errorf("alice's new session %v", obj)
+	}
+	c.quiet(100 * time.Millisecond)
+}
+
+func TestServerClosesClientsOnShutdown(t *testing.T) {
+	s := startLive(t, "Message")
+	c := dial(t, wsURL(s))
+	c.connect(nil)
+	go s.Live.Close()
+	err := c.closed()
+	var ce *websocket.CloseError
+	if !asCloseError(err, &ce) || ce.Code != websocket.CloseGoingAway {
+		t.Errorf("close: %v", err)
+	}
+}
+
+func TestMasterKeyOnlyFromMasterKeyIPs(t *testing.T) {
+	s := servertest.Start(t, func(o *config.Options) {
+		o.LiveQuery.ClassNames = []string{"Doc"}
+		o.MasterKeyIPs = []string{"10.1.2.3"}
+	})
+	c := dial(t, wsURL(s))
+	c.connect(map[string]any{"masterKey": servertest.MasterKey}) // from 127.0.0.1: an ordinary client
+	c.subscribe(1, "Doc", map[string]any{}, nil)
+	s.Service.Create(service.Auth{Master: true}, "Doc", map[string]any{"ACL": map[string]any{}})
+	s.Service.Create(service.Auth{Master: true}, "Doc", map[string]any{"public": true})
+	if obj, _ := c.event("create", 1); obj["public"] != true {
+		t.Errorf("got %v, want only the public object", obj)
+	}
+	c.quiet(100 * time.Millisecond)
+}
+
+// Operators REST supports work in subscriptions: one object is created and
+// exactly the subscriptions whose where it satisfies receive it.
+func TestOperatorsMatchAsInREST(t *testing.T) {
+	s := startLive(t, "Thing")
+	owner, _ := signUp(t, s, "owner")
+	c := dial(t, wsURL(s))
+	c.connect(map[string]any{"masterKey": servertest.MasterKey})
+	geo := func(lat, lng float64) map[string]any {
+		return map[string]any{"__type": "GeoPoint", "latitude": lat, "longitude": lng}
+	}
+	cases := []struct {
+		where map[string]any
+		match bool
+	}{
+		{map[string]any{"name": "widget"}, true},
+		{map[string]any{"name": "gadget"}, false},
+		{map[string]any{"n": map[string]any{"$gt": 5, "$lte": 7}}, true},
+		{map[string]any{"n": map[string]any{"$in": []any{1, 2}}}, false},
+		{map[string]any{"n": map[string]any{"$nin": []any{1, 2}}}, true},
+		{map[string]any{"tags": "red"}, true},
+		{map[string]any{"tags": map[string]any{"$all": []any{"red", "blue"}}}, true},
+		{map[string]any{"tags": map[string]any{"$all": []any{"red", "green"}}}, false},
+		{map[string]any{"tags": map[string]any{"$containedBy": []any{"red", "blue", "x"}}}, true},
+		{map[string]any{"name": map[string]any{"$regex": "^WID", "$options": "i"}}, true},
+		{map[string]any{"name": map[string]any{"$regex": "^WID"}}, false},
+		{map[string]any{"missing": map[string]any{"$exists": false}}, true},
+		{map[string]any{"name": map[string]any{"$exists": false}}, false},
+		{map[string]any{"info.size": "L"}, true},
+		{map[string]any{"owner": ptr("_User", owner)}, true},
+		{map[string]any{"owner": ptr("_User", "someoneElse")}, false},
+		{map[string]any{"$or": []any{map[string]any{"name": "x"}, map[string]any{"n": 6}}}, true},
+		{map[string]any{"$nor": []any{map[string]any{"name": "widget"}}}, false},
+		{map[string]any{"loc": map[string]any{"$nearSphere": geo(40, -74), "$maxDistanceInKilometers": 50}}, true},
+		{map[string]any{"loc": map[string]any{"$nearSphere": geo(48.85, 2.35), "$maxDistanceInKilometers": 50}}, false},
+		{map[string]any{"loc": map[string]any{"$nearSphere": geo(40.5, -74)}}, true}, // 100-mile default limit
+		{map[string]any{"loc": map[string]any{"$within": map[string]any{"$box": []any{geo(39, -75), geo(41, -73)}}}}, true},
+		{map[string]any{"loc": map[string]any{"$geoWithin": map[string]any{"$polygon": []any{geo(39, -75), geo(41, -75), geo(41, -73)}}}}, true},
+		{map[string]any{"createdAt": map[string]any{"$gt": map[string]any{"__type": "Date", "iso": "2000-01-01T00:00:00.000Z"}}}, true},
+		{map[string]any{"when": map[string]any{"$lt": map[string]any{"__type": "Date", "iso": "2000-01-01T00:00:00.000Z"}}}, false},
+		{map[string]any{"name": map[string]any{"$eq": "widget"}, "n": map[string]any{"$ne": 6}}, false},
+	}
+	for i, tc := range cases {
+		c.subscribe(i+1, "Thing", tc.where, nil)
+	}
+	call(t, s, "POST", "/classes/Thing", map[string]any{
+		"name": "widget", "n": 6, "tags": []any{"red", "blue"}, "info": map[string]any{"size": "L"},
+		"owner": ptr("_User", owner), "loc": geo(40.2, -74.1),
+		"when": map[string]any{"__type": "Date", "iso": "2020-05-05T00:00:00.000Z"},
+	}, servertest.App())
+	want := map[float64]bool{}
+	for i, tc := range cases {
+		if tc.match {
+			want[float64(i+1)] = true
+		}
+	}
+	got := map[float64]bool{}
+	for range want {
+		got[c.expect("create")["requestId"].(float64)] = true
+	}
+	c.quiet(200 * time.Millisecond)
+	for id := range want {
+		if !got[id] {
+			t.Errorf("subscription %v (%v) got nothing", id, cases[int(id)-1].where)
+		}
+	}
+}

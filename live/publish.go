@@ -1,0 +1,72 @@
+package live
+
+import (
+	"maps"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// Publisher turns the service's committed changes into LiveQuery changes
+// for a Feed: only classes in liveQuery.classNames publish, as in Parse
+// Server; writes to _Session and _Role also tell the feed to forget
+// cached sessions, so a revoked session stops receiving and a new role
+// member starts at once.
+type Publisher struct {
+	svc     *service.Service
+	feed    Feed
+	classes map[string]bool
+}
+
+// NewPublisher publishes the changes of classNames to feed.
+func NewPublisher(svc *service.Service, classNames []string, feed Feed) *Publisher {
+	p := &Publisher{svc: svc, feed: feed, classes: map[string]bool{}}
+	for _, c := range classNames {
+		p.classes[c] = true
+	}
+	return p
+}
+
+// OnChange is service.Options.OnChange.
+func (p *Publisher) OnChange(ch service.Change) {
+	switch ch.Class {
+	case "_Session":
+		// Any session write (logout deletes, an update may shorten it).
+		obj := ch.Object
+		if obj == nil {
+			obj = ch.Original
+		}
+		user, _ := obj["user"].(map[string]any)
+		if id, _ := user["objectId"].(string); id != "" {
+			p.feed.ForgetSessions(id)
+		}
+	case "_Role":
+		p.feed.ForgetSessions("") // membership of anyone may have changed
+	}
+	if !p.classes[ch.Class] {
+		return
+	}
+	c := Change{Class: ch.Class, Deleted: ch.Object == nil}
+	if c.Deleted {
+		c.Object = p.full(ch.Class, ch.Original)
+	} else {
+		c.Object = p.full(ch.Class, ch.Object)
+		c.Original = p.full(ch.Class, ch.Original)
+	}
+	if cls := p.svc.Class(ch.Class); cls != nil && len(cls.CLP) > 0 {
+		c.CLP = maps.Clone(cls.CLP)
+	}
+	p.feed.Publish(c)
+}
+
+// full is the published form of an object: what the master key reads,
+// plus className and __type (Parse's "full JSON" of an object).
+func (p *Publisher) full(class string, obj schema.Object) schema.Object {
+	if obj == nil {
+		return nil
+	}
+	out := p.svc.LiveObject(class, obj)
+	out["className"] = class
+	out["__type"] = "Object"
+	return out
+}

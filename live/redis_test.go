@@ -1,0 +1,352 @@
+package live_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/live"
+	"github.com/quarrydata/quarry/server/servertest"
+)
+
+// The Redis tests use the local redis-server on 127.0.0.1:6379 (nothing
+// else, ever) and channels of their own: each test's application id is
+// quarry-test-<random>, and channel names start with it. They hold no
+// keys; closing their connections cleans up. Without Redis they skip
+// loudly, and fail when CI=true (.ci/run installs and starts Redis).
+const redisURL = "redis://127.0.0.1:6379/0"
+
+func requireRedis(t *testing.T) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", "127.0.0.1:6379", time.Second)
+	if err == nil {
+		conn.Close()
+		return
+	}
+	msg := fmt.Sprintf("!!! Redis is not running on 127.0.0.1:6379 (%v): the multi-instance LiveQuery tests need it; "+
+		"start it with: redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save \"\" --appendonly no", err)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+func testAppID() string { return fmt.Sprintf("quarry-test-%d", rand.Uint64()) }
+
+// appHeaders are the headers of an application id other than servertest's.
+func appHeaders(appID, masterKey string) map[string]string {
+	h := map[string]string{"X-Parse-Application-Id": appID}
+	if masterKey != "" {
+		h["X-Parse-Master-Key"] = masterKey
+	}
+	return h
+}
+
+// Two in-process servers on one Redis: a write on either reaches the
+// subscribers of both, each event exactly once.
+func TestRedisTwoInstancesInProcess(t *testing.T) {
+	requireRedis(t)
+	app := testAppID()
+	start := func() *servertest.Server {
+		return servertest.Start(t, func(o *config.Options) {
+			o.AppID = app
+			o.LiveQuery.ClassNames = []string{"Message"}
+			o.LiveQuery.RedisURL = redisURL
+		})
+	}
+	a, b := start(), start()
+	onA, onB := dial(t, wsURL(a)), dial(t, wsURL(b))
+	for _, c := range []*wsClient{onA, onB} {
+		c.send(map[string]any{"op": "connect", "applicationId": app})
+		c.expect("connected")
+		c.subscribe(1, "Message", map[string]any{"room": "r"}, nil)
+	}
+	h := appHeaders(app, "")
+	ra := a.Do(t, "POST", "/classes/Message", map[string]any{"room": "r", "from": "a"}, h)
+	rb := b.Do(t, "POST", "/classes/Message", map[string]any{"room": "r", "from": "b"}, h)
+	if ra.Status != 201 || rb.Status != 201 {
+		t.Fatalf("writes: %d %s / %d %s", ra.Status, ra.Body, rb.Status, rb.Body)
+	}
+	for name, c := range map[string]*wsClient{"A": onA, "B": onB} {
+		got := map[string]bool{}
+		for i := 0; i < 2; i++ {
+			obj, _ := c.event("create", 1)
+			got[fmt.Sprint(obj["from"])] = true
+		}
+		if !got["a"] || !got["b"] {
+			t.Errorf("subscriber on %s got %v", name, got)
+		}
+		c.quiet(150 * time.Millisecond)
+	}
+}
+
+// The channel layout is Parse Server's; a plain Redis subscriber sees it.
+func TestRedisChannelLayout(t *testing.T) {
+	requireRedis(t)
+	app := testAppID()
+	r, err := live.OpenRedis(live.RedisOptions{URL: redisURL, Prefix: app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sink := &recorder{}
+	if err := r.Subscribe(context.Background(), sink); err != nil {
+		t.Fatal(err)
+	}
+	obj := map[string]any{"__type": "Object", "className": "Message", "objectId": "m1", "text": "hi"}
+	r.Publish(live.Change{Class: "Message", Object: obj, Original: map[string]any{"className": "Message", "objectId": "m1"}, CLP: map[string]any{"find": map[string]any{"*": true}}})
+	r.Publish(live.Change{Class: "Message", Object: obj, Deleted: true})
+	r.ForgetSessions("u1")
+	r.ForgetSessions("")
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && sink.count() < 4 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if len(sink.changes) != 2 || len(sink.forgot) != 2 {
+		t.Fatalf("received %d changes, %d forgets", len(sink.changes), len(sink.forgot))
+	}
+	save, del := sink.changes[0], sink.changes[1]
+	if save.Class != "Message" || save.Deleted || save.Original["objectId"] != "m1" || save.CLP == nil || save.Object["text"] != "hi" {
+		t.Errorf("afterSave decoded as %+v", save)
+	}
+	if !del.Deleted || del.Original != nil || del.Object["objectId"] != "m1" {
+		t.Errorf("afterDelete decoded as %+v", del)
+	}
+	if sink.forgot[0] != "u1" || sink.forgot[1] != "" {
+		t.Errorf("clearCache %q", sink.forgot)
+	}
+	if r.Channel(live.ChannelAfterSave) != app+"afterSave" {
+		t.Errorf("channel %s", r.Channel(live.ChannelAfterSave))
+	}
+}
+
+type recorder struct {
+	mu      sync.Mutex
+	changes []live.Change
+	forgot  []string
+}
+
+func (r *recorder) Publish(c live.Change) {
+	r.mu.Lock()
+	r.changes = append(r.changes, c)
+	r.mu.Unlock()
+}
+
+func (r *recorder) ForgetSessions(id string) {
+	r.mu.Lock()
+	r.forgot = append(r.forgot, id)
+	r.mu.Unlock()
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.changes) + len(r.forgot)
+}
+
+// process is a quarry binary running for a test.
+type process struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	port int
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var buildOnce struct {
+	sync.Once
+	bin string
+	err error
+	dir string
+}
+
+// quarryBinary builds cmd/quarry once per test run.
+func quarryBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildOnce.dir, buildOnce.err = os.MkdirTemp("", "quarry-live-bin-")
+		if buildOnce.err != nil {
+			return
+		}
+		buildOnce.bin = filepath.Join(buildOnce.dir, "quarry")
+		out, err := exec.Command("go", "build", "-o", buildOnce.bin, "github.com/quarrydata/quarry/cmd/quarry").CombinedOutput()
+		if err != nil {
+			buildOnce.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildOnce.err != nil {
+		t.Fatal(buildOnce.err)
+	}
+	return buildOnce.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildOnce.dir != "" {
+		os.RemoveAll(buildOnce.dir)
+	}
+	os.Exit(code)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// run starts the binary with args and waits until url answers /health.
+func run(t *testing.T, args ...string) *process {
+	t.Helper()
+	p := &process{out: &syncBuffer{}, port: freePort(t)}
+	args = append(args, "--host", "127.0.0.1", "--port", strconv.Itoa(p.port))
+	p.cmd = exec.Command(quarryBinary(t), args...)
+	p.cmd.Dir = t.TempDir()
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH")} // no QUARRY_* from the environment
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { p.cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			p.cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("--- output of %s ---\n%s", strings.Join(args, " "), p.out)
+		}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/parse/health", p.port))
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("quarry exited at start:\n%s", p.out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("quarry did not start:\n%s", p.out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *process) url() string { return fmt.Sprintf("http://127.0.0.1:%d/parse", p.port) }
+func (p *process) ws() string  { return fmt.Sprintf("ws://127.0.0.1:%d/parse", p.port) }
+
+func restCall(t *testing.T, method, url string, body any, headers map[string]string) map[string]any {
+	t.Helper()
+	data, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, url, bytes.NewReader(data))
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: HTTP %d %s", method, url, resp.StatusCode, out)
+	}
+	var m map[string]any
+	json.Unmarshal(out, &m)
+	return m
+}
+
+// Two quarry processes and a standalone `quarry livequery` on one real
+// Redis: a write on the first reaches a subscriber of the second and of
+// the standalone server, which checks sessions with the first.
+func TestRedisTwoProcesses(t *testing.T) {
+	requireRedis(t)
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	app, master := testAppID(), "mk-"+strconv.FormatUint(rand.Uint64(), 36)
+	common := []string{"--appId", app, "--masterKey", master, "--liveQuery.classNames", "Message", "--liveQuery.redisURL", redisURL}
+	a := run(t, append(common, "--databaseURI", filepath.Join(t.TempDir(), "a.db"))...)
+	b := run(t, append(common, "--databaseURI", filepath.Join(t.TempDir(), "b.db"))...)
+	lq := run(t, "livequery", "--appId", app, "--masterKey", master, "--liveQuery.redisURL", redisURL,
+		"--liveQueryServerOptions.serverURL", a.url())
+
+	h := appHeaders(app, "")
+	alice := restCall(t, "POST", a.url()+"/users", map[string]any{"username": "alice", "password": "pw"}, h)
+	bob := restCall(t, "POST", a.url()+"/users", map[string]any{"username": "bob", "password": "pw"}, h)
+
+	onB := dial(t, b.ws())
+	onB.send(map[string]any{"op": "connect", "applicationId": app})
+	onB.expect("connected")
+	onB.subscribe(1, "Message", map[string]any{}, nil)
+	asAlice := dial(t, lq.ws())
+	asAlice.send(map[string]any{"op": "connect", "applicationId": app, "sessionToken": alice["sessionToken"]})
+	asAlice.expect("connected")
+	asAlice.subscribe(1, "Message", map[string]any{}, nil)
+
+	restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "public"}, h)
+	if obj, _ := onB.event("create", 1); obj["text"] != "public" {
+		t.Errorf("B got %v", obj)
+	}
+	if obj, _ := asAlice.event("create", 1); obj["text"] != "public" {
+		t.Errorf("standalone got %v", obj)
+	}
+	// A private object: the standalone server applies the ACL with the
+	// identity it got from the REST server.
+	aclOf := func(user map[string]any) map[string]any {
+		return map[string]any{user["objectId"].(string): map[string]any{"read": true}}
+	}
+	restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "bob's", "ACL": aclOf(bob)}, h)
+	restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "alice's", "ACL": aclOf(alice)}, h)
+	if obj, _ := asAlice.event("create", 1); obj["text"] != "alice's" {
+		t.Errorf("standalone got %v, want only alice's private object", obj)
+	}
+	onB.quiet(100 * time.Millisecond) // B's client has no session: neither private object
+	asAlice.quiet(0)
+}

@@ -1,0 +1,195 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// RemoteOptions configure RemoteAuthority.
+type RemoteOptions struct {
+	ServerURL string // the REST server, mount path included
+	AppID     string
+	MasterKey string
+	Client    *http.Client // nil: a client with a 10 s timeout
+	// SchemaTTL is how long a class's field types are kept (1 minute).
+	SchemaTTL time.Duration
+}
+
+// Limits of RemoteAuthority's role walk (as the service's).
+const (
+	remoteMaxRoles   = service.MaxRolesPerUser
+	remoteRolesPage  = 1000
+	remoteRolesDepth = 64
+)
+
+// RemoteAuthority answers from a REST server over HTTP, for a standalone
+// LiveQuery server (`quarry livequery`): GET /sessions/me with the token,
+// the user's roles through GET /roles with the master key (inherited ones
+// included), field types through GET /schemas/<class>. Class-level
+// permissions come with each change.
+func RemoteAuthority(opts RemoteOptions) Authority {
+	if opts.Client == nil {
+		opts.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	if opts.SchemaTTL <= 0 {
+		opts.SchemaTTL = time.Minute
+	}
+	opts.ServerURL = strings.TrimRight(opts.ServerURL, "/")
+	return &remoteAuthority{opts: opts, schemas: map[string]remoteSchema{}}
+}
+
+type remoteAuthority struct {
+	opts    RemoteOptions
+	mu      sync.Mutex
+	schemas map[string]remoteSchema
+}
+
+type remoteSchema struct {
+	fields  map[string]schema.Type
+	fetched time.Time
+}
+
+// get calls the REST server and decodes the JSON reply into out; a Parse
+// error reply comes back as a *schema.Error.
+func (a *remoteAuthority) get(ctx context.Context, path string, query url.Values, token string, out any) error {
+	u := a.opts.ServerURL + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("X-Parse-Application-Id", a.opts.AppID)
+	if token != "" {
+		req.Header.Set("X-Parse-Session-Token", token)
+	} else {
+		req.Header.Set("X-Parse-Master-Key", a.opts.MasterKey)
+	}
+	resp, err := a.opts.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var pe struct {
+			Code  int    `json:"code"`
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &pe) == nil && pe.Code != 0 {
+			return schema.Errorf(pe.Code, "%s", pe.Error)
+		}
+		return fmt.Errorf("GET %s: HTTP %d", path, resp.StatusCode)
+	}
+	return json.Unmarshal(body, out)
+}
+
+func (a *remoteAuthority) Authenticate(ctx context.Context, token string) (Identity, error) {
+	var sess struct {
+		User struct {
+			ObjectID string `json:"objectId"`
+		} `json:"user"`
+		ExpiresAt struct {
+			ISO string `json:"iso"`
+		} `json:"expiresAt"`
+	}
+	if err := a.get(ctx, "/sessions/me", nil, token, &sess); err != nil {
+		return Identity{}, err
+	}
+	if sess.User.ObjectID == "" {
+		return Identity{}, schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
+	}
+	id := Identity{UserID: sess.User.ObjectID}
+	if sess.ExpiresAt.ISO != "" {
+		if t, err := time.Parse(schema.TimeLayout, sess.ExpiresAt.ISO); err == nil {
+			if !time.Now().Before(t) {
+				return Identity{}, errSessionExpired
+			}
+			id.Expires = t
+		}
+	}
+	roles, err := a.roles(ctx, id.UserID)
+	if err != nil {
+		return Identity{}, err
+	}
+	id.Roles = roles
+	return id, nil
+}
+
+// roles walks the role graph as the service does: the roles whose users
+// hold the user, then every role whose roles relation holds one of those.
+func (a *remoteAuthority) roles(ctx context.Context, userID string) ([]string, error) {
+	seen := map[string]bool{}
+	var names []string
+	frontier := []any{schema.Pointer("_User", userID)}
+	key := "users"
+	for depth := 0; len(frontier) > 0 && depth < remoteRolesDepth && len(seen) < remoteMaxRoles; depth++ {
+		where, _ := json.Marshal(map[string]any{key: map[string]any{"$in": frontier}})
+		var page struct {
+			Results []struct {
+				ObjectID string `json:"objectId"`
+				Name     string `json:"name"`
+			} `json:"results"`
+		}
+		q := url.Values{"where": {string(where)}, "keys": {"name"}, "limit": {fmt.Sprint(remoteRolesPage)}}
+		if err := a.get(ctx, "/roles", q, "", &page); err != nil {
+			return nil, fmt.Errorf("roles of %s: %w", userID, err)
+		}
+		frontier = nil
+		for _, r := range page.Results {
+			if seen[r.ObjectID] {
+				continue
+			}
+			seen[r.ObjectID] = true
+			names = append(names, "role:"+r.Name)
+			frontier = append(frontier, schema.Pointer("_Role", r.ObjectID))
+		}
+		key = "roles"
+	}
+	return names, nil
+}
+
+func (a *remoteAuthority) ReadFilter(id Identity, class, op string, clp map[string]any) (service.ReadFilter, error) {
+	return service.ReadFilterWithCLP(service.Auth{UserID: id.UserID, Roles: id.Roles}, class, op, clp)
+}
+
+func (a *remoteAuthority) FieldType(class, field string) (schema.Type, bool) {
+	a.mu.Lock()
+	sc, ok := a.schemas[class]
+	a.mu.Unlock()
+	if !ok || time.Since(sc.fetched) > a.opts.SchemaTTL {
+		sc = remoteSchema{fields: map[string]schema.Type{}, fetched: time.Now()}
+		var reply struct {
+			Fields map[string]struct {
+				Type schema.Type `json:"type"`
+			} `json:"fields"`
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := a.get(ctx, "/schemas/"+url.PathEscape(class), nil, "", &reply)
+		cancel()
+		if err == nil {
+			for k, f := range reply.Fields {
+				sc.fields[k] = f.Type
+			}
+		}
+		a.mu.Lock()
+		a.schemas[class] = sc
+		a.mu.Unlock()
+	}
+	t, ok := sc.fields[field]
+	return t, ok
+}
