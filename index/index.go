@@ -1,6 +1,7 @@
 // Package index owns Quarry's in-memory data: per-class collections of
 // decoded objects with ordered B-tree indexes over field paths (objectId,
-// createdAt and updatedAt always, others on request), range scans with a
+// createdAt and updatedAt always, others on request), S2 cell indexes
+// over GeoPoint and Polygon paths (geo.go), range and cell scans with a
 // callback and a deadline, cardinality estimates for the planner, and
 // relation membership in both directions. It is rebuilt from the store at
 // start-up and updated by the service after every durable commit.
@@ -51,11 +52,22 @@ type DB struct {
 	mu        sync.RWMutex
 	classes   map[string]*Collection
 	relations map[relationKey]*relation
+	flag      func(schema.Object) bool
 }
 
 // New returns an empty DB.
 func New() *DB {
 	return &DB{classes: map[string]*Collection{}, relations: map[relationKey]*relation{}}
+}
+
+// NewFlagging returns an empty DB whose collections count, exactly and in
+// O(1), the objects for which flag holds (see Collection.Flagged). The
+// service flags objects that are not publicly readable, so a class with
+// none needs no per-object ACL filter.
+func NewFlagging(flag func(schema.Object) bool) *DB {
+	db := New()
+	db.flag = flag
+	return db
 }
 
 // Collection returns the class's collection, creating it when create is set.
@@ -70,6 +82,7 @@ func (db *DB) Collection(class string, create bool) *Collection {
 	defer db.mu.Unlock()
 	if c = db.classes[class]; c == nil {
 		c = newCollection(class)
+		c.flag = db.flag
 		db.classes[class] = c
 	}
 	return c
@@ -96,10 +109,18 @@ type Collection struct {
 	objects map[string]*record
 	indexes map[string]*index
 	list    []*index // the values of indexes, builtins first
+	// geo holds the S2 cell indexes of GeoPoint and Polygon paths
+	// (geo.go); geoList is its values, updated with list.
+	geo     map[string]*geoIndex
+	geoList []*geoIndex
 
 	// snapMu serializes taking snapshots under mu's read lock: copying a
 	// tree writes to the source tree's copy-on-write bookkeeping.
 	snapMu sync.Mutex
+
+	// flag and flagged: the objects the DB's flag predicate holds for.
+	flag    func(schema.Object) bool
+	flagged int
 }
 
 func newCollection(name string) *Collection {
@@ -134,8 +155,19 @@ func (c *Collection) Put(obj schema.Object) {
 	c.mu.Lock()
 	old := c.objects[id]
 	c.objects[id] = rec
+	if c.flag != nil {
+		if old != nil && c.flag(old.obj) {
+			c.flagged--
+		}
+		if c.flag(obj) {
+			c.flagged++
+		}
+	}
 	for _, ix := range c.list {
 		ix.replace(old, rec)
+	}
+	for _, gx := range c.geoList {
+		gx.replace(old, rec)
 	}
 	c.mu.Unlock()
 }
@@ -145,11 +177,25 @@ func (c *Collection) Delete(id string) {
 	c.mu.Lock()
 	if old, ok := c.objects[id]; ok {
 		delete(c.objects, id)
+		if c.flag != nil && c.flag(old.obj) {
+			c.flagged--
+		}
 		for _, ix := range c.list {
 			ix.replace(old, nil)
 		}
+		for _, gx := range c.geoList {
+			gx.replace(old, nil)
+		}
 	}
 	c.mu.Unlock()
+}
+
+// Flagged is the number of objects the DB's flag predicate holds for, O(1)
+// (0 without a predicate).
+func (c *Collection) Flagged() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.flagged
 }
 
 // Len is the number of objects, O(1).

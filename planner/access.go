@@ -159,6 +159,12 @@ func indexable(v any) bool {
 }
 
 func (p *planner) accessForOp(path string, op *where.Op) *access {
+	if op.Code.IsGeo() {
+		if p.coll == nil {
+			return nil
+		}
+		return p.geoAccessFor(path, op) // geo.go
+	}
 	if path == "objectId" {
 		switch op.Code {
 		case where.OpEq:

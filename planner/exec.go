@@ -83,6 +83,7 @@ func (p *planner) plan(depth int) (*Plan, error) {
 		// Objects the caller may not see are filtered like any residual
 		// constraint, so the access path (and its indexes) stays the same.
 		pl.visible = true
+		pl.guard = visible // geo.go combines it with its own residual
 		pl.match = func(o schema.Object) bool { return visible(o) && m.Match(o) }
 	}
 	pl.near = nearOf(resolved)

@@ -18,6 +18,8 @@ type Collection interface {
 	Multikey(path string) bool
 	EstimateRange(path string, r index.Range, limit int) int
 	ScanRange(path string, r index.Range, desc bool, deadline time.Time, fn func(schema.Object) bool) error
+	// GeoCollection serves geo constraints from S2 cell indexes (geo.go).
+	GeoCollection
 }
 
 // Source gives the planner the classes and relations of the data.
@@ -72,6 +74,10 @@ type Options struct {
 	Timeout time.Duration
 	// Now is the clock for $relativeTime.
 	Now func() time.Time
+	// NearSphereMaxDistance (radians) limits a $nearSphere that gives no
+	// maximum distance: 0 means the specification's 100 miles
+	// (geo.DefaultNearSphereMaxDistance), a negative value no limit.
+	NearSphereMaxDistance float64
 }
 
 // Limits the planner enforces.
@@ -104,6 +110,7 @@ const (
 	accessRanges                   // ranges of one index
 	accessIDs                      // a set of objectIds
 	accessUnion                    // union of sub-accesses ($or)
+	accessGeo                      // S2 cell scans of a geo index (geo.go)
 )
 
 // access is a candidate source with its estimated size. It may yield a
@@ -114,6 +121,7 @@ type access struct {
 	ranges   []index.Range
 	ids      []string
 	branches []*access
+	geo      *geoAccess // accessGeo
 	estimate int
 	// tight is set when the access yields exactly the objects matching
 	// the constraint it came from (no residual work for that constraint).
@@ -141,6 +149,8 @@ func (a *access) String() string {
 			parts[i] = b.String()
 		}
 		return "union(" + strings.Join(parts, ", ") + ")"
+	case accessGeo:
+		return a.geo.describe(a.path)
 	}
 	return "?"
 }
@@ -162,7 +172,9 @@ type Plan struct {
 	match    func(schema.Object) bool
 	// visible is set when a guard filters objects the caller may not see.
 	visible bool
-	access  *access
+	// guard is the guard's visibility test when visible is set.
+	guard  func(schema.Object) bool
+	access *access
 	// orderIndex is set when the order is served by scanning that index.
 	orderIndex bool
 	near       *nearSort

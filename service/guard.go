@@ -75,7 +75,29 @@ func (s *Service) guardRead(a Auth, class, op string) (*readGuard, error) {
 	default:
 		g.visible = func(o schema.Object) bool { return aclAllows(a, o, "read") }
 	}
+	if class != classSession && s.allPublic(class) {
+		// Every object is publicly readable: the ACL filter is a no-op, and
+		// dropping it keeps index-only counts and early stops available.
+		g.visible = nil
+	}
 	return g, nil
+}
+
+// allPublic reports whether every object of a class is publicly readable
+// (counted exactly by the index on every write).
+func (s *Service) allPublic(class string) bool {
+	c := s.data.Collection(class, false)
+	return c == nil || c.Flagged() == 0
+}
+
+// notPublic flags objects whose ACL withholds public read.
+func notPublic(o schema.Object) bool {
+	acl, ok := o["ACL"].(map[string]any)
+	if !ok {
+		return false
+	}
+	e, _ := acl["*"].(map[string]any)
+	return e["read"] != true
 }
 
 // checkWrite checks the CLP of op and the object's write ACL (and the

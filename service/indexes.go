@@ -57,7 +57,9 @@ func (s *Service) EnsureIndex(class, path string) error {
 // after loading, when bulk-building is cheapest.
 func (s *Service) buildDeclaredIndexes() error {
 	for _, cls := range s.Classes() {
-		ensureGeoIndexes(s.data.Collection(cls.Name, true), cls.Fields)
+		if c := s.data.Collection(cls.Name, false); c != nil {
+			ensureGeoIndexes(c, cls.Fields) // the first write builds them for a class without objects
+		}
 		for _, path := range indexedPaths(cls) {
 			if err := s.data.Collection(cls.Name, true).EnsureIndex(path); err != nil {
 				return err

@@ -130,7 +130,7 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	if opts.PasswordHashCost == 0 {
 		opts.PasswordHashCost = bcrypt.DefaultCost
 	}
-	s := &Service{opts: opts, store: adapter, data: index.New(), seed: maphash.MakeSeed(), meta: map[string][]byte{}}
+	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic), seed: maphash.MakeSeed(), meta: map[string][]byte{}}
 	err := adapter.Load(func(r store.Record) error {
 		switch r.Kind {
 		case store.KindSchema:

@@ -250,8 +250,9 @@ type Near struct {
 	HasMax      bool
 }
 
-// Box is $within.$box. Quarry takes the corners' minimum and maximum on
-// each axis, so swapped corners give the same rectangle.
+// Box is $within.$box, corners as sent. geo.NewBox reads them: a
+// northeast corner west of the southwest one crosses the antimeridian, and
+// corners reversed on both axes are swapped back.
 type Box struct {
 	SouthWest, NorthEast GeoPoint // the corners as sent
 }
