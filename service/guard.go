@@ -75,16 +75,12 @@ func (s *Service) guardRead(a Auth, class, op string) (*readGuard, error) {
 	default:
 		g.visible = func(o schema.Object) bool { return aclAllows(a, o, "read") }
 	}
-	if class != classSession && s.allPublic(class) {
-		// Every object is publicly readable: the ACL filter is a no-op, and
-		// dropping it keeps index-only counts and early stops available.
-		g.visible = nil
-	}
 	return g, nil
 }
 
 // allPublic reports whether every object of a class is publicly readable
-// (counted exactly by the index on every write).
+// (counted exactly by the index on every write). It holds at one instant:
+// a query may use it, a long-lived filter (LiveQuery) must not.
 func (s *Service) allPublic(class string) bool {
 	c := s.data.Collection(class, false)
 	return c == nil || c.Flagged() == 0
