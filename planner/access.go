@@ -166,6 +166,16 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 		return p.geoAccessFor(path, op) // geo.go
 	}
 	if path == "objectId" {
+		if ids, ok := p.idSets[op]; ok {
+			if len(ids) == 0 {
+				return &access{kind: accessEmpty, why: "objectId $in of nothing"}
+			}
+			if !sort.StringsAreSorted(ids) {
+				ids = append([]string(nil), ids...)
+				sort.Strings(ids)
+			}
+			return &access{kind: accessIDs, ids: dedupe(ids), estimate: len(ids), tight: true, op: op, why: "objectId $in (relation)"}
+		}
 		switch op.Code {
 		case where.OpEq:
 			if id, ok := op.Value.(string); ok {

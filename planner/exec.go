@@ -18,6 +18,9 @@ type planner struct {
 	q        Query
 	coll     Collection
 	deadline time.Time
+	// idSets holds the ids of objectId $in operators built from relations
+	// (see idSetNode), keyed by the operator.
+	idSets map[*where.Op][]string
 }
 
 // Compile parses, resolves and plans a query. Subqueries run here, once.
@@ -74,6 +77,8 @@ func (p *planner) plan(depth int) (*Plan, error) {
 	pl := &Plan{q: q, coll: p.coll, root: resolved, deadline: p.deadline}
 	pl.access = p.chooseAccess(resolved)
 	pl.residual = residual(resolved, pl.access)
+	p.fillIDSets(pl.residual)
+	pl.fill = p.fillIDSets
 	m, err := matcher.Compile(pl.residual, nil)
 	if err != nil {
 		return nil, err
@@ -634,6 +639,9 @@ func (pl *Plan) less(a, b schema.Object) bool {
 
 // Explain describes the chosen plan for the master key's explain option.
 func (pl *Plan) Explain(res Result) map[string]any {
+	if pl.fill != nil {
+		pl.fill(pl.root)
+	}
 	out := map[string]any{
 		"class":    pl.q.Class,
 		"where":    pl.root.String(),

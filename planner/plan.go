@@ -170,6 +170,8 @@ type Plan struct {
 	// residual is what the matcher still checks after the access.
 	residual *where.Node
 	match    func(schema.Object) bool
+	// fill boxes the values of id-set operators (for explain).
+	fill func(*where.Node)
 	// visible is set when a guard filters objects the caller may not see.
 	visible bool
 	// guard is the guard's visibility test when visible is set.

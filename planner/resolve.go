@@ -27,7 +27,7 @@ func (p *planner) resolve(class string, n *where.Node, depth int) (*where.Node, 
 		return out, nil
 	case where.KindRelatedTo:
 		rel := n.Related
-		var ids []any
+		var ids []string
 		var err error
 		p.src.Related(rel.Object.ClassName, rel.Key, rel.Object.ObjectID, func(id string) bool {
 			if len(ids) >= MaxSubqueryResults {
@@ -40,7 +40,7 @@ func (p *planner) resolve(class string, n *where.Node, depth int) (*where.Node, 
 		if err != nil {
 			return nil, err
 		}
-		return inNode("objectId", where.OpIn, ids), nil
+		return p.idSetNode(ids), nil
 	case where.KindInQuery, where.KindNotInQuery:
 		cls, objs, err := p.subquery(n.Sub, depth)
 		if err != nil {
@@ -126,6 +126,35 @@ func (p *planner) resolveField(class string, n *where.Node) (*where.Node, error)
 		and.Children = append(and.Children, &field)
 	}
 	return and, nil
+}
+
+// idSetNode is objectId $in ids, with the ids kept as strings: boxing
+// thousands of ids into []any is wasted when the id access (exact) takes
+// the constraint out of the residual. fillIDSets boxes them only for a node
+// that stays in the residual, or for explain.
+func (p *planner) idSetNode(ids []string) *where.Node {
+	n := &where.Node{Kind: where.KindField, Path: "objectId", Ops: []where.Op{{Code: where.OpIn}}}
+	if p.idSets == nil {
+		p.idSets = map[*where.Op][]string{}
+	}
+	p.idSets[&n.Ops[0]] = ids
+	return n
+}
+
+// fillIDSets gives every id-set operator under n its boxed values.
+func (p *planner) fillIDSets(n *where.Node) {
+	n.Walk(func(c *where.Node) bool {
+		for i := range c.Ops {
+			if ids, ok := p.idSets[&c.Ops[i]]; ok && c.Ops[i].Values == nil {
+				vals := make([]any, len(ids))
+				for j, id := range ids {
+					vals[j] = id
+				}
+				c.Ops[i].Values = vals
+			}
+		}
+		return true
+	})
 }
 
 func inNode(path string, code where.OpCode, values []any) *where.Node {
