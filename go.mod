@@ -3,28 +3,29 @@ module github.com/quarrydata/quarry
 go 1.26.8
 
 require (
-	github.com/agnivade/levenshtein v1.2.2 // indirect
+	github.com/fasthttp/router v1.5.4
+	github.com/fasthttp/websocket v1.5.12
+	github.com/golang/geo v0.0.0-20260818125358-b200a1149890
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/tidwall/btree v1.8.2
+	github.com/tidwall/buntdb v1.3.0
+	github.com/tidwall/gjson v1.14.3
+	github.com/valyala/fasthttp v1.58.0
+	golang.org/x/crypto v0.58.0
+)
+
+require (
 	github.com/andybalholm/brotli v1.1.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/fasthttp/router v1.5.4 // indirect
-	github.com/fasthttp/websocket v1.5.12 // indirect
-	github.com/golang/geo v0.0.0-20260818125358-b200a1149890 // indirect
 	github.com/klauspost/compress v1.17.11 // indirect
-	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/savsgio/gotils v0.0.0-20240704082632-aef3928b8a38 // indirect
-	github.com/tidwall/btree v1.8.2 // indirect
-	github.com/tidwall/buntdb v1.3.0 // indirect
-	github.com/tidwall/gjson v1.14.3 // indirect
 	github.com/tidwall/grect v0.1.4 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.0 // indirect
 	github.com/tidwall/rtred v0.1.2 // indirect
 	github.com/tidwall/tinyqueue v0.1.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/fasthttp v1.58.0 // indirect
-	github.com/vektah/gqlparser/v2 v2.5.64 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )
