@@ -478,7 +478,7 @@ func (s *Service) Purge(auth Auth, class string) error {
 		ids = append(ids, o["objectId"].(string))
 		return true
 	})
-	relKeys := s.relationFields(class)
+	relKeys := s.relationKeys(class)
 	for start := 0; start < len(ids); start += schemaRewriteBatch {
 		batch := ids[start:min(start+schemaRewriteBatch, len(ids))]
 		var records []store.Record
@@ -521,21 +521,6 @@ func (s *Service) lockAllObjects() func() {
 			s.locks[i].Unlock()
 		}
 	}
-}
-
-func (s *Service) relationFields(class string) []string {
-	cls := s.Class(class)
-	if cls == nil {
-		return nil
-	}
-	var keys []string
-	for k, f := range cls.Fields {
-		if f.Type == schema.TypeRelation {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // dropFieldData removes a field from every object of a class (or, for a
