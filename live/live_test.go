@@ -476,17 +476,25 @@ func TestCLPAndProtectedFields(t *testing.T) {
 
 func TestSessionSubscriptionsSeeOnlyTheirOwn(t *testing.T) {
 	s := startLive(t, "_Session")
-	_, aliceToken := signUp(t, s, "alice")
+	aliceID, aliceToken := signUp(t, s, "alice")
 	c := dial(t, wsURL(s))
 	c.connect(nil)
 	c.send(map[string]any{"op": "subscribe", "requestId": 1, "query": map[string]any{"className": "_Session", "where": map[string]any{}}})
 	c.expectError(209, "Invalid session token")
 	c.subscribe(2, "_Session", map[string]any{}, map[string]any{"sessionToken": aliceToken})
 	signUp(t, s, "bob") // bob's session: not alice's business
-	call(t, s, "POST", "/login", map[string]any{"username": "alice", "password": "pw-alice"}, servertest.App())
-	obj, _ := c.event("create", 2)
-	if obj["sessionToken"] == nil {
-		t.Errorf("alice's new session %v", obj)
+	login := call(t, s, "POST", "/login", map[string]any{"username": "alice", "password": "pw-alice"}, servertest.App())
+	// Changes are dispatched asynchronously, so alice's own sign-up session
+	// may arrive first; every event must be one of hers, ending with the
+	// login's.
+	for {
+		obj, _ := c.event("create", 2)
+		if user, _ := obj["user"].(map[string]any); user["objectId"] != aliceID {
+			t.Fatalf("alice received a session of another user: %v", obj)
+		}
+		if obj["sessionToken"] == login["sessionToken"] {
+			break
+		}
 	}
 	c.quiet(100 * time.Millisecond)
 }
