@@ -273,7 +273,7 @@ func TestOrder(t *testing.T) {
 	}{
 		{nil, "a b c d e"},
 		{[]matcher.SortKey{{Path: "n"}}, "d a b e c"},             // missing first, numbers before strings, ties by id
-		{[]matcher.SortKey{{Path: "n", Desc: true}}, "c e a b d"}, // ties stay ascending by id
+		{[]matcher.SortKey{{Path: "n", Desc: true}}, "c e b a d"}, // ties by id in the last key's direction
 		{[]matcher.SortKey{{Path: "s"}, {Path: "n", Desc: true}}, "b d e a c"},
 		{[]matcher.SortKey{{Path: "createdAt", Desc: true}}, "d b e a c"},
 	}

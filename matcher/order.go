@@ -14,11 +14,13 @@ type SortKey struct {
 }
 
 // Compare orders two objects by keys with schema.Compare (missing keys
-// sort as null, first when ascending), then by objectId ascending so that
-// the order is total and every component (index scans, in-memory sorts,
-// tests) agrees on it. Unlike MongoDB, an array compares as a whole, not by
-// its smallest or largest element.
+// sort as null, first when ascending), then by objectId in the direction
+// of the last key (ascending without keys), so that the order is total and
+// every component agrees on it: an index scanned backwards, the planner's
+// heap, aggregate's $sort and the tests. Unlike MongoDB, an array compares
+// as a whole, not by its smallest or largest element.
 func Compare(a, b schema.Object, keys []SortKey) int {
+	desc := false
 	for _, k := range keys {
 		va, _ := schema.Get(a, k.Path)
 		vb, _ := schema.Get(b, k.Path)
@@ -28,9 +30,13 @@ func Compare(a, b schema.Object, keys []SortKey) int {
 			}
 			return c
 		}
+		desc = k.Desc
 	}
 	ia, _ := a["objectId"].(string)
 	ib, _ := b["objectId"].(string)
+	if desc {
+		return strings.Compare(ib, ia)
+	}
 	return strings.Compare(ia, ib)
 }
 

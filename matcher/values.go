@@ -154,7 +154,7 @@ type valueSet struct {
 func newValueSet(vals []any) *valueSet {
 	s := &valueSet{keys: make(map[string]struct{}, len(vals))}
 	for _, v := range vals {
-		switch k, ok := hashKey(v); {
+		switch k, ok := HashKey(v); {
 		case v == nil:
 			s.null = true
 		case ok:
@@ -170,7 +170,7 @@ func (s *valueSet) has(v any) bool {
 	if v == nil {
 		return s.null
 	}
-	if k, ok := hashKey(v); ok {
+	if k, ok := HashKey(v); ok {
 		_, in := s.keys[k]
 		return in
 	}
@@ -201,9 +201,10 @@ func (s *valueSet) in(v any, present bool) bool {
 	return false
 }
 
-// hashKey gives values that schema.Equal compares by one scalar a string
-// key with the same equality; ok is false for the others.
-func hashKey(v any) (string, bool) {
+// HashKey gives values that schema.Equal compares by one scalar (strings,
+// numbers, booleans, pointers, dates) a string key with the same equality;
+// ok is false for the others.
+func HashKey(v any) (string, bool) {
 	switch x := v.(type) {
 	case string:
 		return "s" + x, true

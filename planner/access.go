@@ -1,12 +1,11 @@
 package planner
 
 import (
-	"fmt"
 	"math"
 	"sort"
-	"strconv"
 
 	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/matcher"
 	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
 )
@@ -222,7 +221,7 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 			if !indexable(v) {
 				return nil // null or arrays in $in also match missing/whole values
 			}
-			if k := pointKey(v); seen[k] {
+			if k, _ := matcher.HashKey(v); seen[k] {
 				continue // point ranges must not overlap, or objects repeat
 			} else {
 				seen[k] = true
@@ -278,32 +277,6 @@ func (p *planner) budgetCap() int {
 		return p.opts.MaxScan + 1
 	}
 	return math.MaxInt32
-}
-
-// pointKey is a hashable key equal for exactly the indexable values
-// schema.Compare finds equal (so duplicates in a long $in cost a map
-// lookup, not a sort of the list).
-func pointKey(v any) string {
-	switch x := v.(type) {
-	case string:
-		return "s" + x
-	case float64:
-		if x == 0 {
-			x = 0 // -0 and 0 are one value
-		}
-		return "n" + strconv.FormatFloat(x, 'g', -1, 64)
-	case bool:
-		return "b" + strconv.FormatBool(x)
-	case map[string]any:
-		if x["__type"] == "Date" {
-			iso, _ := x["iso"].(string)
-			return "d" + iso
-		}
-		c, _ := x["className"].(string)
-		id, _ := x["objectId"].(string)
-		return "p" + c + "\x00" + id
-	}
-	return fmt.Sprint(v)
 }
 
 func point(v any) index.Range {

@@ -76,6 +76,9 @@ func (p *planner) plan(depth int) (*Plan, error) {
 	}
 	pl := &Plan{q: q, coll: p.coll, root: resolved, deadline: p.deadline}
 	pl.access = p.chooseAccess(resolved)
+	for _, k := range q.Order {
+		pl.sortKeys = append(pl.sortKeys, matcher.SortKey{Path: k.Path, Desc: k.Desc})
+	}
 	pl.residual = residual(resolved, pl.access)
 	p.fillIDSets(pl.residual)
 	pl.fill = p.fillIDSets
@@ -613,28 +616,16 @@ func (c *collector) sorted() []schema.Object {
 	return out
 }
 
-// less is the final result order: the order keys, then objectId in the
-// direction of the last key (so an index scanned backwards agrees). With
-// no order, a $nearSphere sorts by distance; otherwise objectId ascending.
+// less is the final result order: matcher.Compare's (the order keys, then
+// objectId in the direction of the last key, so an index scanned backwards
+// agrees). With no order, a $nearSphere sorts by distance first.
 func (pl *Plan) less(a, b schema.Object) bool {
-	desc := false
-	for _, k := range pl.q.Order {
-		va, _ := schema.Get(a, k.Path)
-		vb, _ := schema.Get(b, k.Path)
-		if c := schema.Compare(va, vb); c != 0 {
-			return (c < 0) != k.Desc
-		}
-		desc = k.Desc
-	}
 	if len(pl.q.Order) == 0 && pl.near != nil {
-		da, db := pl.near.distance(a), pl.near.distance(b)
-		if da != db {
+		if da, db := pl.near.distance(a), pl.near.distance(b); da != db {
 			return da < db
 		}
 	}
-	ia, _ := a["objectId"].(string)
-	ib, _ := b["objectId"].(string)
-	return (ia < ib) != desc
+	return matcher.Compare(a, b, pl.sortKeys) < 0
 }
 
 // Explain describes the chosen plan for the master key's explain option.

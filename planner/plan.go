@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/matcher"
 	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
 )
@@ -170,6 +171,8 @@ type Plan struct {
 	// residual is what the matcher still checks after the access.
 	residual *where.Node
 	match    func(schema.Object) bool
+	// sortKeys is q.Order in the matcher's terms.
+	sortKeys []matcher.SortKey
 	// fill boxes the values of id-set operators (for explain).
 	fill func(*where.Node)
 	// visible is set when a guard filters objects the caller may not see.
