@@ -3,7 +3,6 @@ package match
 import (
 	"encoding/binary"
 	"math"
-	"strconv"
 
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/matcher"
@@ -109,7 +108,7 @@ func (c cover) dedupe() cover {
 func opCover(path string, op *where.Op) (cover, bool) {
 	switch op.Code {
 	case where.OpEq:
-		if k, ok := valueKey(op.Value); ok {
+		if k, ok := matcher.HashKey(op.Value); ok {
 			return cover{{path, k}}, true
 		}
 	case where.OpIn:
@@ -118,7 +117,7 @@ func opCover(path string, op *where.Op) (cover, bool) {
 		}
 		c := make(cover, 0, len(op.Values))
 		for _, v := range op.Values {
-			k, ok := valueKey(v)
+			k, ok := matcher.HashKey(v)
 			if !ok {
 				return nil, false // null or a value without a key: no cover
 			}
@@ -129,7 +128,7 @@ func opCover(path string, op *where.Op) (cover, bool) {
 		// Every item must be the value or one of its elements, so the
 		// first keyed item alone covers the query.
 		for _, v := range op.Values {
-			if k, ok := valueKey(v); ok {
+			if k, ok := matcher.HashKey(v); ok {
 				return cover{{path, k}}, true
 			}
 		}
@@ -153,57 +152,24 @@ func opCover(path string, op *where.Op) (cover, bool) {
 	return nil, false
 }
 
-// valueKey gives the values that schema.Equal compares as one scalar a
-// string with the same equality: strings, numbers, booleans, and pointers
-// (or expanded objects) by class and id. Others (null, dates, files,
-// arrays, objects) have no key and never anchor a subscription.
-func valueKey(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return "s" + x, true
-	case float64:
-		if x != x || math.IsInf(x, 0) {
-			return "", false
-		}
-		if x == 0 {
-			x = 0 // -0 equals 0
-		}
-		return "n" + strconv.FormatFloat(x, 'g', -1, 64), true
-	case bool:
-		if x {
-			return "t", true
-		}
-		return "f", true
-	case map[string]any:
-		if t := x["__type"]; t == "Pointer" || t == "Object" {
-			c, ok1 := x["className"].(string)
-			id, ok2 := x["objectId"].(string)
-			if ok1 && ok2 {
-				return "p" + c + "\x00" + id, true
-			}
-		}
-	}
-	return "", false
-}
-
 // valueKeys calls fn with the key of v and, for an array, of each
 // element: the buckets an object with this value can match through
 // equality (equality on an array field means "contains").
 func valueKeys(v any, fn func(string)) {
-	if k, ok := valueKey(v); ok {
+	if k, ok := matcher.HashKey(v); ok {
 		fn(k)
 		return
 	}
 	if arr, ok := v.([]any); ok {
 		for _, e := range arr {
-			if k, ok := valueKey(e); ok {
+			if k, ok := matcher.HashKey(e); ok {
 				fn(k)
 			}
 		}
 	}
 }
 
-// A geo cell key is a 0 byte (no valueKey starts with one) followed by
+// A geo cell key is a 0 byte (no matcher.HashKey starts with one) followed by
 // the S2 cell id.
 
 func cellKey(id uint64) string {
