@@ -24,7 +24,7 @@ const (
 )
 
 // bucketKey names one bucket of a class's subscription index: an equality
-// value (valueKey) or a geo cell (cellKey) of one field path.
+// value (matcher.HashKey) or a geo cell (cellKey) of one field path.
 type bucketKey struct {
 	field string
 	val   string
