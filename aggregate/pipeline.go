@@ -351,7 +351,9 @@ func (r *runner) stage(st stage, docs []schema.Object) ([]schema.Object, error) 
 		return out, nil
 	case kindSort:
 		out := append([]schema.Object(nil), docs...)
-		sort.SliceStable(out, func(i, j int) bool { return compareKeys(out[i], out[j], st.sort) < 0 })
+		// matcher.Compare is the planner's order too, so a $sort gives the
+		// same order whether the planner or this evaluator runs it.
+		sort.SliceStable(out, func(i, j int) bool { return matcher.Compare(out[i], out[j], st.sort) < 0 })
 		return out, nil
 	case kindLimit:
 		if len(docs) > st.n {
@@ -379,30 +381,6 @@ func (r *runner) stage(st stage, docs []schema.Object) ([]schema.Object, error) 
 		return out, nil
 	}
 	return docs, nil
-}
-
-// compareKeys orders documents by sort keys, then, as the planner orders
-// a find, by objectId in the direction of the last key (so a $sort gives
-// the same order whether the planner or the evaluator runs it). Documents
-// without objectIds keep their input order ($sort is stable).
-func compareKeys(a, b schema.Object, keys []SortKey) int {
-	desc := false
-	for _, k := range keys {
-		va, _ := schema.Get(a, k.Path)
-		vb, _ := schema.Get(b, k.Path)
-		if c := schema.Compare(va, vb); c != 0 {
-			if k.Desc {
-				return -c
-			}
-			return c
-		}
-		desc = k.Desc
-	}
-	c := schema.Compare(a["objectId"], b["objectId"])
-	if desc {
-		return -c
-	}
-	return c
 }
 
 // $project.

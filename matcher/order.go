@@ -1,8 +1,6 @@
 package matcher
 
 import (
-	"strings"
-
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -32,12 +30,13 @@ func Compare(a, b schema.Object, keys []SortKey) int {
 		}
 		desc = k.Desc
 	}
-	ia, _ := a["objectId"].(string)
-	ib, _ := b["objectId"].(string)
+	// schema.Compare, not a string compare: after an aggregate $group the
+	// objectId holds the group key, which may be any value.
+	c := schema.Compare(a["objectId"], b["objectId"])
 	if desc {
-		return strings.Compare(ib, ia)
+		return -c
 	}
-	return strings.Compare(ia, ib)
+	return c
 }
 
 // Less reports whether a sorts before b by keys; see Compare.
