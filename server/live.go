@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -180,7 +179,7 @@ func (l *LiveQueryServer) Listen() (net.Addr, error) {
 	if port == 0 {
 		port = l.Opts.Port
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(l.Opts.Host, strconv.Itoa(port)))
+	ln, err := listen(l.Opts.Host, port)
 	if err != nil {
 		return nil, err
 	}
@@ -212,18 +211,7 @@ func (l *LiveQueryServer) Serve(ctx context.Context) error {
 			}
 		},
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(l.ln) }()
-	var serveErr error
-	select {
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
-		defer cancel()
-		if err := hs.ShutdownWithContext(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			serveErr = err
-		}
-	case serveErr = <-errc:
-	}
+	serveErr := serveUntil(ctx, hs, l.ln, l.log)
 	l.close()
 	return serveErr
 }

@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -143,7 +142,7 @@ func keptMasterKey(svc *service.Service) (string, error) {
 
 // Listen binds the configured host and port (port 0 picks a free one).
 func (s *Server) Listen() (net.Addr, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.Opts.Host, strconv.Itoa(s.Opts.Port)))
+	ln, err := listen(s.Opts.Host, s.Opts.Port)
 	if err != nil {
 		return nil, err
 	}
@@ -159,23 +158,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			return err
 		}
 	}
-	httpServer := s.REST.NewHTTPServer()
-	errc := make(chan error, 1)
-	go func() { errc <- httpServer.Serve(s.ln) }()
-	var serveErr error
-	select {
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
-		defer cancel()
-		serveErr = httpServer.ShutdownWithContext(shutdown)
-		if errors.Is(serveErr, context.DeadlineExceeded) {
-			// Connections opened but never used keep fasthttp waiting;
-			// requests still running past the grace period are cut off.
-			s.log.Warn("shutdown grace period over; closing remaining connections", "grace", ShutdownGrace)
-			serveErr = nil
-		}
-	case serveErr = <-errc:
-	}
+	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
 	// LiveQuery closes them, then Redis, before the store goes.
 	s.live.close()
