@@ -154,14 +154,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		if !sub {
 			guards[cls] = g
 		}
-		visible := g.visible
-		if visible != nil && cls != classSession && s.allPublic(cls) {
-			// Every object is publicly readable right now: the ACL filter is
-			// a no-op, and dropping it keeps index-only counts and early
-			// stops available to this query.
-			visible = nil
-		}
-		return visible, g.extra, nil
+		return s.queryVisible(g, cls), g.extra, nil
 	}
 	for _, k := range p.Order {
 		q.Order = append(q.Order, planner.SortKey{Path: k.Path, Desc: k.Desc})

@@ -78,12 +78,20 @@ func (s *Service) guardRead(a Auth, class, op string) (*readGuard, error) {
 	return g, nil
 }
 
-// allPublic reports whether every object of a class is publicly readable
-// (counted exactly by the index on every write). It holds at one instant:
-// a query may use it, a long-lived filter (LiveQuery) must not.
-func (s *Service) allPublic(class string) bool {
-	c := s.data.Collection(class, false)
-	return c == nil || c.Flagged() == 0
+// queryVisible is a guard's object filter for one query (find, include).
+// When every object of the class is publicly readable right now (counted
+// exactly by the index on every write) the ACL filter is a no-op, and
+// dropping it keeps index-only counts and early stops available. That
+// holds at one instant only: a long-lived filter (LiveQuery) must use
+// g.visible itself.
+func (s *Service) queryVisible(g *readGuard, class string) func(schema.Object) bool {
+	if g.visible == nil || class == classSession {
+		return g.visible
+	}
+	if c := s.data.Collection(class, false); c == nil || c.Flagged() == 0 {
+		return nil
+	}
+	return g.visible
 }
 
 // notPublic flags objects whose ACL withholds public read.

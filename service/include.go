@@ -99,10 +99,7 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 			if err != nil {
 				continue
 			}
-			visible := g.visible
-			if visible != nil && class != classSession && s.allPublic(class) {
-				visible = nil // every object of the class is publicly readable now
-			}
+			visible := s.queryVisible(g, class)
 			for id := range ids {
 				if obj, ok := coll.Get(id); ok && (visible == nil || visible(obj)) &&
 					(g.extra == nil || s.matchesWhere(class, g.extra, obj)) {
