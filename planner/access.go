@@ -287,31 +287,14 @@ func point(v any) index.Range {
 // $gt 5 scans numbers above 5 and never walks on into strings.
 func bounded(op *where.Op) index.Range {
 	v := op.Value
-	lo, hi := rankBounds(v)
-	r := index.Range{}
+	r := index.RankRange(schema.RankOf(v))
 	switch op.Code {
 	case where.OpGt, where.OpGte:
 		r.Lo, r.HasLo, r.LoInclusive = v, true, op.Code == where.OpGte
-		r.Hi, r.HasHi, r.HiInclusive = hi, hi != nil, true
 	default:
 		r.Hi, r.HasHi, r.HiInclusive = v, true, op.Code == where.OpLte
-		r.Lo, r.HasLo, r.LoInclusive = lo, lo != nil, true
 	}
 	return r
-}
-
-// rankBounds gives the least and greatest values of v's rank where they
-// exist (nil means unbounded on that side).
-func rankBounds(v any) (lo, hi any) {
-	switch schema.RankOf(v) {
-	case schema.RankNumber:
-		return math.Inf(-1), math.Inf(1)
-	case schema.RankString:
-		return "", nil
-	case schema.RankDate:
-		return schema.Date(""), nil
-	}
-	return nil, nil
 }
 
 // prefixEnd is the least string greater than every string with prefix.

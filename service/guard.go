@@ -122,12 +122,12 @@ func (s *Service) checkWrite(a Auth, class, op string, obj schema.Object) error 
 		id, _ := obj["objectId"].(string)
 		if a.UserID == "" {
 			if op == opDelete {
-				return schema.Errorf(206, "Insufficient auth to delete user")
+				return schema.Errorf(codeSessionMissing, "Insufficient auth to delete user")
 			}
-			return schema.Errorf(206, "Cannot modify user %s.", id)
+			return schema.Errorf(codeSessionMissing, "Cannot modify user %s.", id)
 		}
 		if a.UserID != id {
-			return schema.Errorf(206, "Insufficient auth.")
+			return schema.Errorf(codeSessionMissing, "Insufficient auth.")
 		}
 		return nil // a user may always change themselves, whatever the ACL
 	case classSession:

@@ -364,9 +364,6 @@ func (s *Service) UpdateUser(a Auth, id string, body map[string]any) (map[string
 	return reply, nil
 }
 
-// ErrSessionMissing is the 206 for user writes without a session.
-var ErrSessionMissing = schema.Errorf(codeSessionMissing, "Insufficient auth.")
-
 // SessionMe returns the caller's session object, looked up by token even
 // when the token has expired (clients use it to inspect their session).
 func (s *Service) SessionMe(a Auth) (schema.Object, error) {

@@ -7,7 +7,6 @@ package transport
 
 import (
 	"log/slog"
-	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -229,6 +228,3 @@ func (s *Server) masterAllowed(ctx *fasthttp.RequestCtx) bool {
 	}
 	return false
 }
-
-// ListenAndServe serves on addr until the listener closes.
-func (s *Server) ListenAndServe(ln net.Listener) error { return s.NewHTTPServer().Serve(ln) }
