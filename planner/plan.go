@@ -73,6 +73,8 @@ type Options struct {
 	Warn     func(msg string)
 	// Timeout bounds a query's scans (error 124 beyond it).
 	Timeout time.Duration
+	// SubqueryCap overrides MaxSubqueryResults (tests use a small one).
+	SubqueryCap int
 	// Now is the clock for $relativeTime.
 	Now func() time.Time
 	// NearSphereMaxDistance (radians) limits a $nearSphere that gives no
@@ -95,12 +97,22 @@ const (
 
 // Errors of the planner's own limits.
 var (
-	ErrSubqueryTooLarge = schema.Errorf(schema.CodeInefficientQuery,
-		"a subquery matched more than %d objects; narrow it", MaxSubqueryResults)
 	ErrSubqueryTooDeep = schema.Errorf(schema.CodeInvalidQuery,
 		"subqueries are nested more than %d levels deep", MaxSubqueryDepth)
 	ErrTimeout = schema.Errorf(schema.CodeTimeout, "the query took too long")
 )
+
+// subqueryCap is the cap in force and the error for going past it.
+func (p *planner) subqueryCap() int {
+	if p.opts.SubqueryCap > 0 {
+		return p.opts.SubqueryCap
+	}
+	return MaxSubqueryResults
+}
+
+func (p *planner) errSubqueryTooLarge() error {
+	return schema.Errorf(schema.CodeInefficientQuery, "a subquery matched more than %d objects; narrow it", p.subqueryCap())
+}
 
 // accessKind is how candidates are produced.
 type accessKind int

@@ -30,8 +30,8 @@ func (p *planner) resolve(class string, n *where.Node, depth int) (*where.Node, 
 		var ids []string
 		var err error
 		p.src.Related(rel.Object.ClassName, rel.Key, rel.Object.ObjectID, func(id string) bool {
-			if len(ids) >= MaxSubqueryResults {
-				err = ErrSubqueryTooLarge
+			if len(ids) >= p.subqueryCap() {
+				err = p.errSubqueryTooLarge()
 				return false
 			}
 			ids = append(ids, id)
@@ -100,11 +100,11 @@ func (p *planner) resolveField(class string, n *where.Node) (*where.Node, error)
 			id, _ := ptr["objectId"].(string)
 			p.src.Owners(class, n.Path, id, func(owner string) bool {
 				owners[owner] = true
-				return len(owners) <= MaxSubqueryResults
+				return len(owners) <= p.subqueryCap()
 			})
 		}
-		if len(owners) > MaxSubqueryResults {
-			return nil, ErrSubqueryTooLarge
+		if len(owners) > p.subqueryCap() {
+			return nil, p.errSubqueryTooLarge()
 		}
 		ids := make([]any, 0, len(owners))
 		for id := range owners {
@@ -178,7 +178,7 @@ func (p *planner) subquery(sub *where.Subquery, depth int) (string, []schema.Obj
 		}
 		cls = target
 	}
-	q := Query{Class: cls, Where: sub.Where, Limit: MaxSubqueryResults + 1, Exempt: p.q.Exempt, Guard: p.q.Guard}
+	q := Query{Class: cls, Where: sub.Where, Limit: p.subqueryCap() + 1, Exempt: p.q.Exempt, Guard: p.q.Guard}
 	child := &planner{src: p.src, opts: p.opts, q: q, deadline: p.deadline}
 	plan, err := child.plan(depth + 1)
 	if err != nil {
@@ -188,8 +188,8 @@ func (p *planner) subquery(sub *where.Subquery, depth int) (string, []schema.Obj
 	if err != nil {
 		return "", nil, err
 	}
-	if len(res.Objects) > MaxSubqueryResults {
-		return "", nil, ErrSubqueryTooLarge
+	if len(res.Objects) > p.subqueryCap() {
+		return "", nil, p.errSubqueryTooLarge()
 	}
 	return cls, res.Objects, nil
 }

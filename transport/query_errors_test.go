@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,6 +68,15 @@ func TestQueryErrors(t *testing.T) {
 		{name: "100 $or branches are fine", params: where(M{"$or": branches[:100]}), want: []string{"a", "b", "c", "d", "f"}},
 		{name: "regex too long", params: where(M{"s": M{"$regex": strings.Repeat("a", 1001)}}), status: 400, code: 102},
 		{name: "regex at the limit", params: where(M{"s": M{"$regex": strings.Repeat("a", 1000)}}), want: qNone},
+		// Named limits of the read path: include depth and width, skip.
+		{name: "include deeper than 10 levels", params: M{"include": strings.Repeat("owner.", 10) + "owner"},
+			status: 400, code: 102, errHas: "deeper than 10"},
+		{name: "include of 10 levels is fine", params: M{"where": M{"label": "a"}, "include": strings.TrimSuffix(strings.Repeat("owner.", 10), ".")},
+			want: []string{"a"}},
+		{name: "include of more than 50 paths", params: M{"include": includePaths(51)}, status: 400, code: 102,
+			errHas: "more than 50 paths"},
+		{name: "skip past the cap", params: M{"skip": 1_000_001}, status: 400, code: 118, errHas: "at most 1000000"},
+		{name: "skip at the cap", params: M{"skip": 1_000_000}, want: qNone},
 	})
 
 	// A $in too large for a URL goes in the SDK's POST body.
@@ -224,4 +234,13 @@ func TestQueryIndexesSurviveRestart(t *testing.T) {
 			break
 		}
 	}
+}
+
+// includePaths names n distinct include paths.
+func includePaths(n int) string {
+	paths := make([]string, n)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("p%d", i)
+	}
+	return strings.Join(paths, ",")
 }
