@@ -138,3 +138,49 @@ func Benchmark_Memory_100k(b *testing.B) {
 	b.ReportMetric(base, "bytes/obj")
 	b.ReportMetric(extra, "bytes/obj/index")
 }
+
+// Benchmark_EstimateRun_100k estimates point ranges of a given run length
+// on a 100k-entry index: below countDirect entries are counted one by one,
+// above it two rank searches answer. The crossover sets countDirect.
+func Benchmark_EstimateRun_100k(b *testing.B) {
+	objs := smallObjects(benchN, 1)
+	for _, run := range []int{32, 64, 128, 256, 512, 1024} {
+		for i, o := range objs {
+			o["run"] = float64(i / run)
+		}
+		c := loaded(b, objs, "run")
+		b.Run(fmt.Sprint("run", run), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if n := c.EstimateRange("run", Equal(float64(i%(benchN/run))), 0); n != run {
+					b.Fatalf("estimate %d, want %d", n, run)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// Benchmark_ScanEqual50_100k merges the point runs of 50 pointer keys
+// (100 entries each) on a 100k-entry index and stops after 20 objects: the
+// shape of an $inQuery. It costs one seek per key.
+func Benchmark_ScanEqual50_100k(b *testing.B) {
+	objs := smallObjects(benchN, 1)
+	for i, o := range objs {
+		o["owner"] = schema.Pointer("Owner", fmt.Sprintf("o%04d", i%1000))
+	}
+	c := loaded(b, objs, "owner")
+	ids := make([]string, 50)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("o%04d", i*20)
+	}
+	keys := PointerKeys("Owner", ids)
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		if err := c.ScanEqual("owner", keys, time.Time{}, func(schema.Object) bool { n++; return n < 20 }); err != nil || n != 20 {
+			b.Fatalf("n %d err %v", n, err)
+		}
+	}
+}

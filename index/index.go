@@ -126,7 +126,7 @@ type Collection struct {
 func newCollection(name string) *Collection {
 	c := &Collection{name: name, objects: map[string]*record{}, indexes: map[string]*index{}}
 	for _, p := range builtin {
-		ix := newIndex(p)
+		ix := newIndex(p, false)
 		c.indexes[p] = ix
 		c.list = append(c.list, ix)
 	}
@@ -248,7 +248,7 @@ func (c *Collection) EnsureIndex(path string) error {
 	if c.indexes[path] != nil {
 		return nil
 	}
-	ix := newIndex(path)
+	ix := newIndex(path, true)
 	ix.build(c.objects)
 	c.indexes[path] = ix
 	c.list = append(c.list, ix)
@@ -324,10 +324,45 @@ type index struct {
 	arrays int
 	// snap is a read-only copy of tree for scans, or nil after a write.
 	snap atomic.Pointer[snapshot]
+	// counts holds the number of entries of each countable key (see
+	// countable), so that the estimate of an equality is one map lookup
+	// instead of rank searches. Declared indexes have it; the built-in
+	// ones do not (objectIds and timestamps are all but unique, and a map
+	// entry per object would cost more than it saves).
+	counts map[any]int
 }
 
-func newIndex(path string) *index {
-	return &index{path: path, tree: newTree()}
+func newIndex(path string, counted bool) *index {
+	ix := &index{path: path, tree: newTree()}
+	if counted {
+		ix.counts = map[any]int{}
+	}
+	return ix
+}
+
+// countable reports whether a key is counted in index.counts: the
+// comparable kinds whose map equality is compareKeys equality. NaN is
+// left out, as it never equals itself.
+func countable(k any) bool {
+	switch x := k.(type) {
+	case nil, string, bool, isoDate, ptrKey:
+		return true
+	case float64:
+		return x == x
+	}
+	return false
+}
+
+// addCount moves the count of key k by delta.
+func (ix *index) addCount(k any, delta int) {
+	if ix.counts == nil || !countable(k) {
+		return
+	}
+	if n := ix.counts[k] + delta; n > 0 {
+		ix.counts[k] = n
+	} else {
+		delete(ix.counts, k)
+	}
 }
 
 func newTree() *btree.BTreeG[entry] {
@@ -358,10 +393,14 @@ func (ix *index) replace(old, rec *record) {
 		return
 	}
 	for _, k := range oldKeys {
-		ix.tree.Delete(entry{k, old})
+		if _, found := ix.tree.Delete(entry{k, old}); found {
+			ix.addCount(k, -1)
+		}
 	}
 	for _, k := range newKeys {
-		ix.tree.Set(entry{k, rec})
+		if _, replaced := ix.tree.Set(entry{k, rec}); !replaced {
+			ix.addCount(k, 1)
+		}
 	}
 }
 
@@ -385,5 +424,6 @@ func (ix *index) build(objects map[string]*record) {
 			continue // a repeated array element
 		}
 		ix.tree.Load(e)
+		ix.addCount(e.key, 1)
 	}
 }

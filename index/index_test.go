@@ -231,6 +231,33 @@ func TestScanStopsAndDeadline(t *testing.T) {
 	if err != nil || n != 2000 {
 		t.Fatalf("far deadline: n=%d err=%v", n, err)
 	}
+
+	// ScanEqual checks the same deadline between the objects it merges.
+	if err := c.EnsureIndex("n"); err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]any, 2000)
+	for i := range keys {
+		keys[i] = float64(i)
+	}
+	deadline = time.Now().Add(20 * time.Millisecond)
+	n = 0
+	err = c.ScanEqual("n", keys, deadline, func(schema.Object) bool {
+		if n == 0 {
+			time.Sleep(time.Until(deadline) + time.Millisecond)
+		}
+		n++
+		return true
+	})
+	if !errors.Is(err, ErrDeadline) || n >= CheckEvery {
+		t.Fatalf("ScanEqual deadline mid-scan: n=%d err=%v", n, err)
+	}
+	if err := c.ScanEqual("n", keys, time.Now().Add(-time.Second), nil); !errors.Is(err, ErrDeadline) {
+		t.Fatalf("ScanEqual past deadline: %v", err)
+	}
+	if err := c.ScanEqual("missing", keys, time.Time{}, nil); !errors.Is(err, ErrNoIndex) {
+		t.Fatalf("ScanEqual without an index: %v", err)
+	}
 }
 
 func TestScanAndScanIDs(t *testing.T) {

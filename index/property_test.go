@@ -222,6 +222,9 @@ func TestPropertyScanRangeMatchesBruteForce(t *testing.T) {
 							t.Fatalf("EstimateRange limit %d = %d, entries %d", limit, n, entries)
 						}
 					}
+					for range 20 {
+						checkScanEqual(t, rng, c, model, path)
+					}
 					var anyArray bool
 					for _, o := range model {
 						v, _ := schema.Get(o, path)
@@ -234,6 +237,47 @@ func TestPropertyScanRangeMatchesBruteForce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkScanEqual compares ScanEqual over random keys (repeats, misses and
+// PointerKey forms included), stopped after a random number of objects,
+// with the brute-force union of their point ranges in objectId order.
+func checkScanEqual(t *testing.T, rng *rand.Rand, c *Collection, model map[string]schema.Object, path string) {
+	t.Helper()
+	keys := make([]any, 1+rng.IntN(4))
+	for i := range keys {
+		keys[i] = randScalar(rng)
+		if p, ok := keys[i].(map[string]any); ok && p["__type"] == "Pointer" && rng.IntN(2) == 0 {
+			keys[i] = PointerKey("P", p["objectId"].(string))
+		}
+	}
+	var want []string
+	for id, o := range model {
+		if slices.ContainsFunc(keys, func(k any) bool {
+			return slices.ContainsFunc(bruteKeys(o, path), func(x any) bool { return compareKeys(compactKey(x), compactKey(k)) == 0 })
+		}) {
+			want = append(want, id)
+		}
+	}
+	slices.Sort(want)
+	stop := len(want) + 1
+	if rng.IntN(2) == 0 {
+		stop = 1 + rng.IntN(len(want)+1)
+	}
+	got := []string{}
+	err := c.ScanEqual(path, keys, time.Time{}, func(o schema.Object) bool {
+		got = append(got, o["objectId"].(string))
+		return len(got) < stop
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) > stop {
+		want = want[:stop]
+	}
+	if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+		t.Fatalf("ScanEqual(%s, %v) stop %d:\n got %v\nwant %v", path, keys, stop, got, want)
 	}
 }
 

@@ -118,8 +118,8 @@ func pick(cond bool, yes, no *record) *record {
 
 // EstimateRange returns the number of entries with a key in r on the index
 // on path, at most limit (no bound when limit <= 0). The count is exact and
-// its work bounded however large the range: up to 64 entries are counted one
-// by one, beyond that two rank searches take O(log² n). On a
+// its work bounded however large the range: up to countDirect entries are
+// counted one by one, beyond that two rank searches take O(log² n). On a
 // multikey index it counts elements, an upper bound of the objects a scan
 // would yield. When path is not indexed it returns Len() (a full scan),
 // bounded the same way.
@@ -142,14 +142,20 @@ func (c *Collection) EstimateEqual(path string, v any, limit int) int {
 }
 
 // countDirect is how many entries an estimate counts one by one before it
-// switches to rank searches.
-const countDirect = 64
+// switches to rank searches: on 100k entries a count costs about 12 ns an
+// entry and the two rank searches about 4 µs, so they cross near 300
+// (Benchmark_EstimateRun_100k).
+const countDirect = 256
 
 // count is the number of entries in r, or any number >= limit when that is
 // larger; the caller holds the read lock.
 func (ix *index) count(r Range, limit int) int {
 	if r.Empty() {
 		return 0
+	}
+	if ix.counts != nil && r.HasLo && r.HasHi && r.LoInclusive && r.HiInclusive &&
+		countable(r.Lo) && compareKeys(r.Lo, r.Hi) == 0 {
+		return ix.counts[r.Lo]
 	}
 	stop := countDirect
 	if limit > 0 && limit < stop {
