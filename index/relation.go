@@ -6,6 +6,9 @@ import (
 
 type relationKey struct{ owningClass, key string }
 
+// firstMemberBatch is the size of the first batch of ids members reads.
+const firstMemberBatch = 32
+
 // relation holds one relation key's memberships as ordered pairs, once per
 // direction: forward (owning id, related id) and reverse (related id, owning
 // id). The members of one id are a contiguous run of its tree.
@@ -86,6 +89,9 @@ func (r *relation) tree(reverse bool) *btree.BTreeG[pair] {
 }
 
 func (db *DB) members(rk relationKey, reverse bool, from string, fn func(string) bool) {
+	// Batches start small and grow: most readers (a page of a $relatedTo)
+	// stop after a few ids.
+	size := firstMemberBatch
 	var buf []string
 	after := "" // the smallest id not yet delivered
 	for {
@@ -97,7 +103,7 @@ func (db *DB) members(rk relationKey, reverse bool, from string, fn func(string)
 					return false
 				}
 				buf = append(buf, p.to)
-				return len(buf) < batchSize
+				return len(buf) < size
 			})
 		}
 		db.mu.RUnlock()
@@ -106,9 +112,10 @@ func (db *DB) members(rk relationKey, reverse bool, from string, fn func(string)
 				return
 			}
 		}
-		if len(buf) < batchSize {
+		if len(buf) < size {
 			return
 		}
+		size = min(2*size, batchSize)
 		// The smallest string after the last id delivered.
 		after = buf[len(buf)-1] + "\x00"
 	}
