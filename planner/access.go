@@ -166,17 +166,10 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 		}
 		return p.geoAccessFor(path, op) // geo.go
 	}
+	if set, ok := p.sets[op]; ok {
+		return p.setAccess(path, op, set)
+	}
 	if path == "objectId" {
-		if ids, ok := p.idSets[op]; ok {
-			if len(ids) == 0 {
-				return &access{kind: accessEmpty, why: "objectId $in of nothing"}
-			}
-			if !sort.StringsAreSorted(ids) {
-				ids = append([]string(nil), ids...)
-				sort.Strings(ids)
-			}
-			return &access{kind: accessIDs, ids: dedupe(ids), estimate: len(ids), tight: true, op: op, why: "objectId $in (relation)"}
-		}
 		switch op.Code {
 		case where.OpEq:
 			if id, ok := op.Value.(string); ok {
@@ -211,12 +204,13 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 		if !indexable(op.Value) {
 			return nil
 		}
-		ranges = []index.Range{point(op.Value)}
+		return p.pointAccess(path, op, []any{op.Value})
 	case where.OpIn:
 		if len(op.Values) == 0 {
 			return &access{kind: accessEmpty, why: "$in of nothing"}
 		}
 		seen := make(map[string]bool, len(op.Values))
+		points := make([]any, 0, len(op.Values))
 		for _, v := range op.Values {
 			if !indexable(v) {
 				return nil // null or arrays in $in also match missing/whole values
@@ -226,8 +220,9 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 			} else {
 				seen[k] = true
 			}
-			ranges = append(ranges, point(v))
+			points = append(points, v)
 		}
+		return p.pointAccess(path, op, points)
 	case where.OpAll:
 		if len(op.Values) == 0 || !indexable(op.Values[0]) {
 			return nil
@@ -248,17 +243,59 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 	default:
 		return nil
 	}
-	est := p.estimate(path, ranges)
-	// Point scans for $eq/$in yield exactly the matches (multikey entries
-	// are per distinct element, so "contains" is exact too).
-	tight := (op.Code == where.OpEq || op.Code == where.OpIn) && (len(ranges) == 1 || !p.coll.Multikey(path))
-	return &access{kind: accessRanges, path: path, ranges: ranges, estimate: est, tight: tight, op: op,
+	// These ranges are supersets: the residual keeps the constraint.
+	return &access{kind: accessRanges, path: path, ranges: ranges, estimate: p.estimate(path, ranges), op: op,
 		why: op.Code.String() + " on " + path}
+}
+
+// setAccess is the access for a subquery's or relation's set (valueSet):
+// an id lookup for objectIds, else point scans of the field's index keyed
+// directly by the set's members.
+func (p *planner) setAccess(path string, op *where.Op, set *valueSet) *access {
+	if op.Code != where.OpIn {
+		return nil
+	}
+	if set.size == 0 && path == "objectId" {
+		return &access{kind: accessEmpty, why: "objectId $in of nothing"}
+	}
+	if set.size == 0 {
+		return &access{kind: accessEmpty, why: "$in of nothing"}
+	}
+	if path == "objectId" && set.class == "" {
+		return &access{kind: accessIDs, ids: set.ids, stream: set.stream, estimate: set.size, tight: true, op: op,
+			why: "objectId $in (relation)"}
+	}
+	if p.coll == nil || !p.coll.HasIndex(path) {
+		return nil
+	}
+	return p.pointAccess(path, op, set.keys())
+}
+
+// pointAccess scans the index on path at each of the distinct keys: the
+// objects equal to one of them, or, on an array field, containing one.
+func (p *planner) pointAccess(path string, op *where.Op, keys []any) *access {
+	var ranges []index.Range
+	if len(keys) == 1 {
+		ranges = []index.Range{point(keys[0])} // also a range an order can use
+	}
+	// Distinct point scans yield exactly the matches of $eq/$in (multikey
+	// entries are per distinct element, so "contains" is exact too). On a
+	// multikey index one object may sit under several of the keys: the
+	// scans deliver it once, but the entry count (an exact count's source)
+	// would count it again, so the constraint is not tight there.
+	tight := len(keys) == 1 || !p.coll.Multikey(path)
+	est, exact := p.estimatePoints(path, keys)
+	return &access{kind: accessRanges, path: path, ranges: ranges, points: keys, estimate: est, exact: exact,
+		tight: tight, op: op, why: op.Code.String() + " on " + path}
 }
 
 // sampledRanges is how many ranges of a long $in are estimated exactly;
 // the rest are extrapolated, so planning stays cheap for large lists.
-const sampledRanges = 4
+// Up to maxCountedPoints equality keys are all counted instead.
+const (
+	sampledRanges    = 4
+	maxCountedPoints = 16
+)
 
 func (p *planner) estimate(path string, ranges []index.Range) int {
 	budget := p.budgetCap()
@@ -270,6 +307,28 @@ func (p *planner) estimate(path string, ranges []index.Range) int {
 		est += p.coll.EstimateRange(path, r, budget)
 	}
 	return est
+}
+
+// estimatePoints is estimate for the point ranges of keys, and whether it
+// is exact (every key counted, none cut off at the budget). Declared
+// indexes count equal keys in O(1), so every key is counted when that is
+// cheap: up to maxCountedPoints of them.
+func (p *planner) estimatePoints(path string, keys []any) (est int, exact bool) {
+	budget := p.budgetCap()
+	sampled := len(keys)
+	if sampled > maxCountedPoints {
+		sampled = sampledRanges
+	}
+	exact = sampled == len(keys)
+	for _, k := range keys[:sampled] {
+		n := p.coll.EstimateRange(path, index.Equal(k), budget)
+		exact = exact && n < budget
+		est += n
+	}
+	if sampled < len(keys) {
+		est = est * len(keys) / sampled
+	}
+	return est, exact
 }
 
 func (p *planner) budgetCap() int {

@@ -327,7 +327,7 @@ func ddCrossCheck(t *testing.T, path string, c *ddCase, src *memSource, q Query,
 	}
 	all := q
 	all.Where = nil
-	want, total := bruteForce(t, objs, all, src)
+	want, total := bruteForce(t, objs, all, src, bruteResolver{})
 	if fmt.Sprint(ids(res.Objects)) != fmt.Sprint(ids(want)) || (q.Count && res.Count != total) {
 		t.Errorf("%s:%d: planned results %v (count %d) differ from a scan: %v (count %d)",
 			path, c.line, ids(res.Objects), res.Count, ids(want), total)

@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/quarrydata/quarry/index"
@@ -18,9 +20,9 @@ type planner struct {
 	q        Query
 	coll     Collection
 	deadline time.Time
-	// idSets holds the ids of objectId $in operators built from relations
-	// (see idSetNode), keyed by the operator.
-	idSets map[*where.Op][]string
+	// sets holds the operands of the $in/$nin operators that resolve built
+	// from subqueries and relations (see valueSet), keyed by the operator.
+	sets map[*where.Op]*valueSet
 }
 
 // Compile parses, resolves and plans a query. Subqueries run here, once.
@@ -80,8 +82,8 @@ func (p *planner) plan(depth int) (*Plan, error) {
 		pl.sortKeys = append(pl.sortKeys, matcher.SortKey{Path: k.Path, Desc: k.Desc})
 	}
 	pl.residual = residual(resolved, pl.access)
-	p.fillIDSets(pl.residual)
-	pl.fill = p.fillIDSets
+	p.fillSets(pl.residual)
+	pl.fill = p.fillSets
 	m, err := matcher.Compile(pl.residual, nil)
 	if err != nil {
 		return nil, err
@@ -358,15 +360,25 @@ func (pl *Plan) exactCount() int {
 	n := 0
 	switch a.kind {
 	case accessRanges:
+		if a.exact {
+			return a.estimate // counted while planning
+		}
+		for _, k := range a.points {
+			n += pl.coll.EstimateRange(a.path, index.Equal(k), 0)
+		}
+		if a.points != nil {
+			break
+		}
 		for _, r := range a.ranges {
 			n += pl.coll.EstimateRange(a.path, r, 0)
 		}
 	case accessIDs:
-		for _, id := range a.ids {
+		a.eachID(func(id string) bool {
 			if _, ok := pl.coll.Get(id); ok {
 				n++
 			}
-		}
+			return true
+		})
 	}
 	return n
 }
@@ -379,6 +391,9 @@ func (pl *Plan) idOrdered(a *access) bool {
 	case accessFull, accessIDs:
 		return true
 	case accessRanges:
+		if a.points != nil {
+			return true
+		}
 		for _, r := range a.ranges {
 			if !r.HasLo || !r.HasHi || !r.LoInclusive || !r.HiInclusive || schema.Compare(r.Lo, r.Hi) != 0 {
 				return false
@@ -408,17 +423,15 @@ func (pl *Plan) idSources(a *access, out []idSource) []idSource {
 		})
 	case accessIDs:
 		out = append(out, func(fn func(schema.Object) bool) error {
-			for i, id := range a.ids {
-				if i%256 == 255 && time.Now().After(pl.deadline) {
-					return index.ErrDeadline
-				}
-				if obj, ok := pl.coll.Get(id); ok && !fn(obj) {
-					return nil
-				}
-			}
-			return nil
+			return pl.lookupIDs(a, fn)
 		})
 	case accessRanges:
+		if len(a.points) > 1 {
+			out = append(out, func(fn func(schema.Object) bool) error {
+				return pl.coll.ScanEqual(a.path, a.points, pl.deadline, fn)
+			})
+			break
+		}
 		for _, r := range a.ranges {
 			out = append(out, func(fn func(schema.Object) bool) error {
 				return pl.coll.ScanRange(a.path, r, false, pl.deadline, fn)
@@ -441,7 +454,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 		return nil, 0, nil
 	}
 	sources := pl.idSources(a, nil)
-	best := &idHeap{}
+	best := &idHeap{items: make([]idItem, 0, min(need, 1024))}
 	var seen map[string]bool
 	if len(sources) > 1 {
 		seen = map[string]bool{}
@@ -463,10 +476,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 			if !pl.match(obj) {
 				return true
 			}
-			heap.Push(best, idItem{id, obj})
-			if best.Len() > need {
-				heap.Pop(best)
-			}
+			best.add(idItem{id, obj}, need)
 			return true
 		})
 		if errors.Is(err, index.ErrDeadline) {
@@ -476,11 +486,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 			return nil, examined, err
 		}
 	}
-	out := make([]schema.Object, best.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(best).(idItem).obj
-	}
-	return out, examined, nil
+	return best.sorted(), examined, nil
 }
 
 type idItem struct {
@@ -488,24 +494,63 @@ type idItem struct {
 	obj schema.Object
 }
 
-// idHeap is a max-heap by objectId.
+// idHeap is a max-heap by objectId of the best matches so far. It is
+// typed rather than a container/heap so that items are not boxed.
 type idHeap struct{ items []idItem }
 
-func (h *idHeap) Len() int           { return len(h.items) }
-func (h *idHeap) Less(i, j int) bool { return h.items[i].id > h.items[j].id }
-func (h *idHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *idHeap) Push(x any)         { h.items = append(h.items, x.(idItem)) }
-func (h *idHeap) Pop() any {
-	last := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return last
+func (h *idHeap) Len() int { return len(h.items) }
+
+// sorted empties the heap into its objects in objectId order.
+func (h *idHeap) sorted() []schema.Object {
+	slices.SortFunc(h.items, func(a, b idItem) int { return strings.Compare(a.id, b.id) })
+	out := make([]schema.Object, len(h.items))
+	for i, it := range h.items {
+		out[i] = it.obj
+	}
+	h.items = h.items[:0]
+	return out
+}
+
+// add keeps it among the best max items.
+func (h *idHeap) add(it idItem, max int) {
+	if len(h.items) < max {
+		h.items = append(h.items, it)
+		for i := len(h.items) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if h.items[parent].id >= h.items[i].id {
+				break
+			}
+			h.items[parent], h.items[i] = h.items[i], h.items[parent]
+			i = parent
+		}
+		return
+	}
+	if it.id >= h.items[0].id {
+		return
+	}
+	h.items[0] = it
+	for i := 0; ; {
+		big := i
+		if l := 2*i + 1; l < len(h.items) && h.items[l].id > h.items[big].id {
+			big = l
+		}
+		if r := 2*i + 2; r < len(h.items) && h.items[r].id > h.items[big].id {
+			big = r
+		}
+		if big == i {
+			return
+		}
+		h.items[i], h.items[big] = h.items[big], h.items[i]
+		i = big
+	}
 }
 
 // iterate feeds candidates from an access. Objects may come twice from a
-// union or a multikey index; seen filters those.
+// union; seen filters those (ScanEqual already delivers a multikey object
+// once).
 func (pl *Plan) iterate(a *access, fn func(schema.Object) bool) error {
 	seen := map[string]bool(nil)
-	if a.kind == accessUnion || (a.kind == accessRanges && (len(a.ranges) > 1 && pl.coll.Multikey(a.path))) {
+	if a.kind == accessUnion {
 		seen = map[string]bool{}
 	}
 	stopped := false
@@ -535,6 +580,9 @@ func (pl *Plan) feed(a *access, emit func(schema.Object) bool, stopped *bool) er
 		}
 		return pl.coll.ScanRange(path, index.Range{}, desc, pl.deadline, emit)
 	case accessRanges:
+		if len(a.points) > 1 {
+			return pl.coll.ScanEqual(a.path, a.points, pl.deadline, emit)
+		}
 		desc := pl.orderIndex && pl.q.Order[0].Desc
 		for _, r := range a.ranges {
 			if err := pl.coll.ScanRange(a.path, r, desc, pl.deadline, emit); err != nil || *stopped {
@@ -542,14 +590,7 @@ func (pl *Plan) feed(a *access, emit func(schema.Object) bool, stopped *bool) er
 			}
 		}
 	case accessIDs:
-		for i, id := range a.ids {
-			if i%256 == 255 && time.Now().After(pl.deadline) {
-				return index.ErrDeadline
-			}
-			if obj, ok := pl.coll.Get(id); ok && !emit(obj) {
-				return nil
-			}
-		}
+		return pl.lookupIDs(a, emit)
 	case accessUnion:
 		for _, b := range a.branches {
 			if err := pl.feed(b, emit, stopped); err != nil || *stopped {
@@ -558,6 +599,45 @@ func (pl *Plan) feed(a *access, emit func(schema.Object) bool, stopped *bool) er
 		}
 	}
 	return nil
+}
+
+// lookupIDs calls fn with the stored objects of an accessIDs's ids, in
+// order, until fn returns false.
+func (pl *Plan) lookupIDs(a *access, fn func(schema.Object) bool) error {
+	var err error
+	i := 0
+	a.eachID(func(id string) bool {
+		if i++; i%index.CheckEvery == 0 && time.Now().After(pl.deadline) {
+			err = index.ErrDeadline
+			return false
+		}
+		obj, ok := pl.coll.Get(id)
+		return !ok || fn(obj)
+	})
+	return err
+}
+
+// collectSet returns up to max matches in no particular order, for a
+// subquery: its results are a set, so it needs neither an order nor a heap.
+func (pl *Plan) collectSet(max int) ([]schema.Object, error) {
+	if pl.access.kind == accessEmpty {
+		return nil, nil
+	}
+	if pl.access.kind == accessGeo {
+		res, err := pl.runGeo()
+		return res.Objects, err
+	}
+	out := make([]schema.Object, 0, min(pl.access.estimate, max, 1024))
+	err := pl.iterate(pl.access, func(obj schema.Object) bool {
+		if pl.match(obj) {
+			out = append(out, obj)
+		}
+		return len(out) < max
+	})
+	if errors.Is(err, index.ErrDeadline) {
+		return nil, ErrTimeout
+	}
+	return out, err
 }
 
 // collector keeps the first `need` results in final order: a bounded

@@ -41,21 +41,10 @@ func planVersusScan(t *testing.T, data []byte) {
 		return r.Intn(n)
 	}
 	src := newMemSource()
-	var objs []schema.Object
-	seen := map[string]bool{}
-	for i := 0; i < 200; i++ {
-		o := randomObject(r, i)
-		id := o["objectId"].(string)
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		objs = append(objs, o)
-		src.put("Thing", o)
-	}
+	objs, brute := populate(r, src, 200)
 	coll := src.db.Collection("Thing", false)
-	mask := knob(0, 128)
-	for i, field := range []string{"n", "s", "d", "arr", "p", "o.x", "b"} {
+	mask := knob(0, 256)
+	for i, field := range []string{"n", "s", "d", "arr", "p", "ps", "o.x", "b"} {
 		if mask&(1<<i) != 0 {
 			if err := coll.EnsureIndex(field); err != nil {
 				t.Fatal(err)
@@ -85,7 +74,7 @@ func planVersusScan(t *testing.T, data []byte) {
 		if err != nil {
 			t.Fatalf("run %s: %v", js(q.Where), err)
 		}
-		want, total := bruteForce(t, objs, q, src)
+		want, total := bruteForce(t, objs, q, src, brute)
 		if got := ids(res.Objects); fmt.Sprint(got) != fmt.Sprint(ids(want)) {
 			t.Fatalf("input %x query %d\nwhere %s order %v skip %d limit %d\nplan %v\ngot  %v\nwant %v",
 				data, i, js(q.Where), q.Order, q.Skip, q.Limit, plan.Explain(res), got, ids(want))

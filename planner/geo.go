@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/quarrydata/quarry/geo"
@@ -295,19 +293,8 @@ func (r *geoResults) add(obj schema.Object, p *geo.Point) {
 			r.nearest.add(geo.Distance(r.pl.near.center, *p), obj)
 		}
 	case r.need > 0:
-		// Appended until need are kept, a max-heap by objectId after.
 		id, _ := obj["objectId"].(string)
-		h := r.byID
-		switch {
-		case h.Len() < r.need:
-			h.items = append(h.items, idItem{id, obj})
-			if h.Len() == r.need {
-				heap.Init(h)
-			}
-		case id < h.items[0].id:
-			h.items[0] = idItem{id, obj}
-			heap.Fix(h, 0)
-		}
+		r.byID.add(idItem{id, obj}, r.need)
 	}
 }
 
@@ -318,13 +305,7 @@ func (r *geoResults) sorted() []schema.Object {
 	case r.nearest != nil:
 		return r.nearest.sorted()
 	}
-	items := r.byID.items
-	slices.SortFunc(items, func(a, b idItem) int { return strings.Compare(a.id, b.id) })
-	out := make([]schema.Object, len(items))
-	for i, it := range items {
-		out[i] = it.obj
-	}
-	return out
+	return r.byID.sorted()
 }
 
 // restMatch is the test of candidates known to satisfy op: the residual

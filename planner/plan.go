@@ -19,6 +19,9 @@ type Collection interface {
 	Multikey(path string) bool
 	EstimateRange(path string, r index.Range, limit int) int
 	ScanRange(path string, r index.Range, desc bool, deadline time.Time, fn func(schema.Object) bool) error
+	// ScanEqual yields, in objectId order and once each, the objects whose
+	// key on path equals one of keys (the union of their point ranges).
+	ScanEqual(path string, keys []any, deadline time.Time, fn func(schema.Object) bool) error
 	// GeoCollection serves geo constraints from S2 cell indexes (geo.go).
 	GeoCollection
 }
@@ -27,8 +30,11 @@ type Collection interface {
 type Source interface {
 	// Collection returns a class's objects, or nil when it has none.
 	Collection(class string) Collection
-	// Related calls fn for each id in the relation key of owningClass/owningID.
+	// Related calls fn for each id in the relation key of owningClass/owningID,
+	// in ascending order, until fn returns false.
 	Related(owningClass, key, owningID string, fn func(relatedID string) bool)
+	// RelatedCount is the number of ids Related would yield.
+	RelatedCount(owningClass, key, owningID string) int
 	// Owners calls fn for each owning id whose relation key holds relatedID.
 	Owners(owningClass, key, relatedID string, fn func(owningID string) bool)
 	// FieldType reports a class field's locked type.
@@ -129,13 +135,23 @@ const (
 // access is a candidate source with its estimated size. It may yield a
 // superset of the matches; the residual matcher checks what it leaves open.
 type access struct {
-	kind     accessKind
-	path     string
-	ranges   []index.Range
+	kind   accessKind
+	path   string
+	ranges []index.Range
+	// points, when set, are the keys of an equality or $in: the access
+	// scans their point ranges merged by objectId (ScanEqual), so it stops
+	// after the first matches. ranges then holds the one point range of a
+	// single key, for an order the index can serve, and is nil otherwise.
+	points []any
+	// ids are an accessIDs's objectIds, sorted and unique, or nil when
+	// stream yields them (a relation's members, read as the plan goes).
 	ids      []string
+	stream   func(fn func(id string) bool)
 	branches []*access
 	geo      *geoAccess // accessGeo
 	estimate int
+	// exact is set when estimate is the exact number of index entries.
+	exact bool
 	// tight is set when the access yields exactly the objects matching
 	// the constraint it came from (no residual work for that constraint).
 	tight bool
@@ -153,9 +169,13 @@ func (a *access) String() string {
 	case accessFull:
 		return "full scan"
 	case accessRanges:
-		return fmt.Sprintf("index %s (%d range%s)", a.path, len(a.ranges), plural(len(a.ranges)))
+		n := len(a.ranges)
+		if a.points != nil {
+			n = len(a.points)
+		}
+		return fmt.Sprintf("index %s (%d range%s)", a.path, n, plural(n))
 	case accessIDs:
-		return fmt.Sprintf("objectId lookup (%d id%s)", len(a.ids), plural(len(a.ids)))
+		return fmt.Sprintf("objectId lookup (%d id%s)", a.estimate, plural(a.estimate))
 	case accessUnion:
 		parts := make([]string, len(a.branches))
 		for i, b := range a.branches {
@@ -166,6 +186,19 @@ func (a *access) String() string {
 		return a.geo.describe(a.path)
 	}
 	return "?"
+}
+
+// eachID calls fn with an accessIDs's ids in order until fn returns false.
+func (a *access) eachID(fn func(id string) bool) {
+	if a.ids == nil && a.stream != nil {
+		a.stream(fn)
+		return
+	}
+	for _, id := range a.ids {
+		if !fn(id) {
+			return
+		}
+	}
 }
 
 func plural(n int) string {
@@ -185,7 +218,7 @@ type Plan struct {
 	match    func(schema.Object) bool
 	// sortKeys is q.Order in the matcher's terms.
 	sortKeys []matcher.SortKey
-	// fill boxes the values of id-set operators (for explain).
+	// fill boxes the values of set operators (for explain).
 	fill func(*where.Node)
 	// visible is set when a guard filters objects the caller may not see.
 	visible bool

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +83,13 @@ func randomObject(r *rand.Rand, i int) schema.Object {
 		obj["p"] = schema.Pointer("Owner", fmt.Sprintf("o%d", r.Intn(4)))
 	}
 	if r.Intn(3) > 0 {
+		ps := []any{}
+		for j := r.Intn(3); j > 0; j-- {
+			ps = append(ps, schema.Pointer("Owner", fmt.Sprintf("o%d", r.Intn(owners))))
+		}
+		obj["ps"] = ps
+	}
+	if r.Intn(3) > 0 {
 		obj["o"] = map[string]any{"x": pick(r, propNumbers)}
 	}
 	if r.Intn(2) == 0 {
@@ -90,7 +98,88 @@ func randomObject(r *rand.Rand, i int) schema.Object {
 	return obj
 }
 
-var propFields = []string{"n", "s", "d", "arr", "p", "o.x", "b", "objectId", "createdAt"}
+var propFields = []string{"n", "s", "d", "arr", "p", "ps", "o.x", "b", "objectId", "createdAt"}
+
+// owners is the number of Owner objects: the targets of the pointers in p
+// and ps, queried by subqueries, and holders of the relation "fans" whose
+// members are Things.
+const owners = 6
+
+func randomOwner(r *rand.Rand, i int) schema.Object {
+	return schema.Object{"objectId": fmt.Sprintf("o%d", i), "tier": float64(r.Intn(4)), "name": pick(r, propStrings)}
+}
+
+// ownerWhere is a subquery's where over Owners.
+func ownerWhere(r *rand.Rand) map[string]any {
+	switch r.Intn(3) {
+	case 0:
+		return map[string]any{"tier": map[string]any{"$lt": float64(r.Intn(5))}}
+	case 1:
+		return map[string]any{"name": pick(r, propStrings)}
+	}
+	return map[string]any{}
+}
+
+// subqueryConstraint draws one of the operators that resolve turns into
+// sets: $inQuery/$notInQuery on a pointer or an array of pointers,
+// $select/$dontSelect on a string or an array field.
+func subqueryConstraint(r *rand.Rand) (string, any) {
+	sub := map[string]any{"className": "Owner", "where": ownerWhere(r)}
+	switch r.Intn(4) {
+	case 0:
+		return []string{"p", "ps"}[r.Intn(2)], map[string]any{"$inQuery": sub}
+	case 1:
+		return []string{"p", "ps"}[r.Intn(2)], map[string]any{"$notInQuery": sub}
+	case 2:
+		return []string{"s", "arr"}[r.Intn(2)], map[string]any{"$select": map[string]any{"query": sub, "key": "name"}}
+	}
+	return []string{"s", "arr"}[r.Intn(2)], map[string]any{"$dontSelect": map[string]any{"query": sub, "key": "name"}}
+}
+
+// bruteResolver answers subqueries and relations for the brute-force side
+// by scanning the Owners with the matcher and reading the fans model.
+type bruteResolver struct {
+	owners []schema.Object
+	fans   map[string][]string
+}
+
+func (b bruteResolver) matching(sub *where.Subquery) []schema.Object {
+	tree, err := where.Parse(sub.Where, where.Options{})
+	if err != nil {
+		panic(err)
+	}
+	m, err := matcher.Compile(tree, nil)
+	if err != nil {
+		panic(err)
+	}
+	var out []schema.Object
+	for _, o := range b.owners {
+		if m.Match(o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (b bruteResolver) InQuery(sub *where.Subquery) (string, []string, error) {
+	var ids []string
+	for _, o := range b.matching(sub) {
+		ids = append(ids, o["objectId"].(string))
+	}
+	return "Owner", ids, nil
+}
+
+func (b bruteResolver) Select(sub *where.Subquery) ([]any, error) {
+	var vals []any
+	for _, o := range b.matching(sub) {
+		vals = append(vals, o[sub.Key])
+	}
+	return vals, nil
+}
+
+func (b bruteResolver) RelatedTo(_, ownerID, _ string) ([]string, error) { return b.fans[ownerID], nil }
+
+func (b bruteResolver) RelationOwners(string, []string) ([]string, error) { return nil, nil }
 
 func valueFor(r *rand.Rand, field string) any {
 	switch field {
@@ -105,8 +194,8 @@ func valueFor(r *rand.Rand, field string) any {
 			return pick(r, propNumbers)
 		}
 		return pick(r, propStrings)
-	case "p":
-		return schema.Pointer("Owner", fmt.Sprintf("o%d", r.Intn(5)))
+	case "p", "ps":
+		return schema.Pointer("Owner", fmt.Sprintf("o%d", r.Intn(owners+1)))
 	case "b":
 		return r.Intn(2) == 0
 	case "objectId":
@@ -177,6 +266,13 @@ func randomWhere(r *rand.Rand, depth int) map[string]any {
 			w[f] = c
 		}
 	}
+	switch r.Intn(8) {
+	case 0:
+		f, c := subqueryConstraint(r)
+		w[f] = c
+	case 1:
+		w["$relatedTo"] = map[string]any{"object": schema.Pointer("Owner", fmt.Sprintf("o%d", r.Intn(owners))), "key": "fans"}
+	}
 	if depth < 2 && r.Intn(4) == 0 {
 		key := []string{"$or", "$and", "$nor"}[r.Intn(3)]
 		branches := []any{}
@@ -196,15 +292,46 @@ func randomOrder(r *rand.Rand) []SortKey {
 	return keys
 }
 
+// populate stores up to n random Things and the Owners they point to, with
+// random members in each Owner's relation "fans", and returns the Things
+// and a resolver that answers subqueries over the same data by brute force.
+func populate(r *rand.Rand, src *memSource, n int) ([]schema.Object, bruteResolver) {
+	var objs []schema.Object
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		o := randomObject(r, i)
+		if seen[o["objectId"].(string)] {
+			continue
+		}
+		seen[o["objectId"].(string)] = true
+		objs = append(objs, o)
+		src.put("Thing", o)
+	}
+	brute := bruteResolver{fans: map[string][]string{}}
+	for i := 0; i < owners; i++ {
+		o := randomOwner(r, i)
+		id := o["objectId"].(string)
+		brute.owners = append(brute.owners, o)
+		src.put("Owner", o)
+		for _, thing := range objs {
+			if r.Intn(owners*4) == 0 {
+				src.db.SetRelation("Owner", "fans", id, thing["objectId"].(string), true)
+				brute.fans[id] = append(brute.fans[id], thing["objectId"].(string))
+			}
+		}
+	}
+	return objs, brute
+}
+
 // bruteForce filters every object with the matcher and sorts with an
 // independent comparator: order keys, then objectId in the direction of
 // the last key; with no order, objectId ascending.
-func bruteForce(t *testing.T, objs []schema.Object, q Query, src *memSource) ([]schema.Object, int) {
+func bruteForce(t *testing.T, objs []schema.Object, q Query, src *memSource, res bruteResolver) ([]schema.Object, int) {
 	tree, err := where.Parse(q.Where, where.Options{FieldType: func(n string) (schema.Type, bool) { return src.FieldType(q.Class, n) }})
 	if err != nil {
 		t.Fatalf("where %v: %v", q.Where, err)
 	}
-	m, err := matcher.Compile(tree, nil)
+	m, err := matcher.Compile(tree, res)
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
@@ -248,30 +375,20 @@ func ids(objs []schema.Object) []string {
 func TestPlanEqualsBruteForce(t *testing.T) {
 	queries := 0
 	kinds := map[accessKind]int{}
-	orderServed, early, tightCounts, mergedByID := 0, 0, 0, 0
+	orderServed, early, tightCounts, mergedByID, sets := 0, 0, 0, 0, 0
 	for seed := int64(1); seed <= 6; seed++ {
 		r := rand.New(rand.NewSource(seed))
 		src := newMemSource()
-		var objs []schema.Object
-		seen := map[string]bool{}
-		for i := 0; i < 600; i++ {
-			o := randomObject(r, i)
-			if seen[o["objectId"].(string)] {
-				continue
-			}
-			seen[o["objectId"].(string)] = true
-			objs = append(objs, o)
-			src.put("Thing", o)
-		}
+		objs, brute := populate(r, src, 600)
 		coll := src.db.Collection("Thing", false)
-		for _, f := range []string{"n", "s", "d", "arr", "p", "o.x", "b"} {
+		for _, f := range []string{"n", "s", "d", "arr", "p", "ps", "o.x", "b"} {
 			if r.Intn(2) == 0 {
 				if err := coll.EnsureIndex(f); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		for i := 0; i < 400; i++ {
+		for i := 0; i < 500; i++ {
 			q := Query{Class: "Thing", Where: randomWhere(r, 0), Order: randomOrder(r),
 				Skip: r.Intn(5) * r.Intn(3), Limit: []int{0, 1, 5, 20, 1000}[r.Intn(5)], Count: r.Intn(2) == 0}
 			plan, err := Compile(src, q, Options{})
@@ -298,7 +415,10 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 			if len(q.Order) == 0 && plan.access.kind != accessFull && plan.idOrdered(plan.access) {
 				mergedByID++
 			}
-			want, total := bruteForce(t, objs, q, src)
+			if w := js(q.Where); strings.Contains(w, "Query") || strings.Contains(w, "elect") || strings.Contains(w, "$relatedTo") {
+				sets++
+			}
+			want, total := bruteForce(t, objs, q, src, brute)
 			got := ids(res.Objects)
 			if fmt.Sprint(got) != fmt.Sprint(ids(want)) {
 				t.Fatalf("seed %d query %d\nwhere %s order %v skip %d limit %d\nplan %v\ngot  %v\nwant %v",
@@ -314,15 +434,16 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 		t.Fatalf("only %d valid queries were generated; the generator needs fixing", queries)
 	}
 	// The comparison only means something if every kind of plan ran.
-	t.Logf("queries %d, access kinds %v, order served by index %d, early stop %d", queries, kinds, orderServed, early)
+	t.Logf("queries %d (%d with subqueries or relations), access kinds %v, order served by index %d, early stop %d",
+		queries, sets, kinds, orderServed, early)
 	for _, k := range []accessKind{accessEmpty, accessFull, accessRanges, accessIDs, accessUnion} {
 		if kinds[k] < 5 {
 			t.Errorf("access kind %d ran only %d times", k, kinds[k])
 		}
 	}
-	if orderServed < 20 || early < 20 || tightCounts < 20 || mergedByID < 20 {
-		t.Errorf("index-served order %d, early-stop %d, tight counts %d, objectId merges %d: too rare",
-			orderServed, early, tightCounts, mergedByID)
+	if orderServed < 20 || early < 20 || tightCounts < 20 || mergedByID < 20 || sets < 200 {
+		t.Errorf("index-served order %d, early-stop %d, tight counts %d, objectId merges %d, subqueries %d: too rare",
+			orderServed, early, tightCounts, mergedByID, sets)
 	}
 }
 

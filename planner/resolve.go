@@ -1,6 +1,9 @@
 package planner
 
 import (
+	"sort"
+
+	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
 )
@@ -27,34 +30,30 @@ func (p *planner) resolve(class string, n *where.Node, depth int) (*where.Node, 
 		return out, nil
 	case where.KindRelatedTo:
 		rel := n.Related
-		var ids []string
-		var err error
-		p.src.Related(rel.Object.ClassName, rel.Key, rel.Object.ObjectID, func(id string) bool {
-			if len(ids) >= p.subqueryCap() {
-				err = p.errSubqueryTooLarge()
-				return false
-			}
-			ids = append(ids, id)
-			return true
-		})
-		if err != nil {
-			return nil, err
+		owner, key, id := rel.Object.ClassName, rel.Key, rel.Object.ObjectID
+		size := p.src.RelatedCount(owner, key, id)
+		if size > p.subqueryCap() {
+			return nil, p.errSubqueryTooLarge()
 		}
-		return p.idSetNode(ids), nil
+		// The members stream from the relation index in id order when the
+		// plan reads them; most plans stop after skip+limit of them.
+		return p.setNode("objectId", where.OpIn, &valueSet{size: size, stream: func(fn func(string) bool) {
+			p.src.Related(owner, key, id, fn)
+		}}), nil
 	case where.KindInQuery, where.KindNotInQuery:
 		cls, objs, err := p.subquery(n.Sub, depth)
 		if err != nil {
 			return nil, err
 		}
-		ptrs := make([]any, len(objs))
+		ids := make([]string, len(objs))
 		for i, o := range objs {
-			ptrs[i] = schema.Pointer(cls, o["objectId"].(string))
+			ids[i], _ = o["objectId"].(string)
 		}
 		code := where.OpIn
 		if n.Kind == where.KindNotInQuery {
 			code = where.OpNin
 		}
-		return inNode(n.Path, code, ptrs), nil
+		return p.setNode(n.Path, code, newValueSet(cls, ids)), nil
 	case where.KindSelect, where.KindDontSelect:
 		_, objs, err := p.subquery(n.Sub, depth)
 		if err != nil {
@@ -94,27 +93,30 @@ func (p *planner) resolveField(class string, n *where.Node) (*where.Node, error)
 			rest = append(rest, op)
 			continue
 		}
-		owners := map[string]bool{}
+		var ids []string
 		for _, v := range op.Values {
 			ptr, _ := v.(map[string]any)
 			id, _ := ptr["objectId"].(string)
+			got := 0
 			p.src.Owners(class, n.Path, id, func(owner string) bool {
-				owners[owner] = true
-				return len(owners) <= p.subqueryCap()
+				ids = append(ids, owner)
+				got++
+				return got <= p.subqueryCap()
 			})
+			if len(ids) > p.subqueryCap() {
+				// Owners of several values overlap: count them once.
+				sort.Strings(ids)
+				if ids = dedupe(ids); len(ids) > p.subqueryCap() {
+					return nil, p.errSubqueryTooLarge()
+				}
+			}
 		}
-		if len(owners) > p.subqueryCap() {
-			return nil, p.errSubqueryTooLarge()
-		}
-		ids := make([]any, 0, len(owners))
-		for id := range owners {
-			ids = append(ids, id)
-		}
+		set := newValueSet("", ids)
 		code := where.OpIn
 		if op.Code == where.OpRelationNin {
 			code = where.OpNin
 		}
-		extra = append(extra, inNode("objectId", code, ids))
+		extra = append(extra, p.setNode("objectId", code, set))
 	}
 	if len(extra) == 0 {
 		return n, nil
@@ -128,29 +130,91 @@ func (p *planner) resolveField(class string, n *where.Node) (*where.Node, error)
 	return and, nil
 }
 
-// idSetNode is objectId $in ids, with the ids kept as strings: boxing
-// thousands of ids into []any is wasted when the id access (exact) takes
-// the constraint out of the residual. fillIDSets boxes them only for a node
-// that stays in the residual, or for explain.
-func (p *planner) idSetNode(ids []string) *where.Node {
-	n := &where.Node{Kind: where.KindField, Path: "objectId", Ops: []where.Op{{Code: where.OpIn}}}
-	if p.idSets == nil {
-		p.idSets = map[*where.Op][]string{}
+// valueSet is the operand of an $in or $nin that resolve built from a
+// subquery or a relation: objectIds (of class's objects when class is set,
+// so the values are Pointers to them), kept as strings, or streamed from a
+// relation, rather than boxed into values. The access chooser looks them up
+// as ids or index keys; only a set left in the residual (or shown by
+// explain) is boxed, by fillSets.
+type valueSet struct {
+	class string
+	// ids are sorted and unique; nil when stream yields them instead, in
+	// the same order.
+	ids    []string
+	stream func(fn func(id string) bool)
+	size   int
+}
+
+// newValueSet sorts and dedupes ids in place.
+func newValueSet(class string, ids []string) *valueSet {
+	if !sort.StringsAreSorted(ids) {
+		sort.Strings(ids)
 	}
-	p.idSets[&n.Ops[0]] = ids
+	ids = dedupe(ids)
+	return &valueSet{class: class, ids: ids, size: len(ids)}
+}
+
+// each calls fn with the ids in order until it returns false.
+func (s *valueSet) each(fn func(id string) bool) {
+	if s.ids == nil && s.stream != nil {
+		s.stream(fn)
+		return
+	}
+	for _, id := range s.ids {
+		if !fn(id) {
+			return
+		}
+	}
+}
+
+// values are the set's members as where values: ids, or Pointers.
+func (s *valueSet) values() []any {
+	out := make([]any, 0, s.size)
+	s.each(func(id string) bool {
+		if s.class != "" {
+			out = append(out, schema.Pointer(s.class, id))
+		} else {
+			out = append(out, id)
+		}
+		return true
+	})
+	return out
+}
+
+// keys are the set's members as index keys on a field holding them.
+func (s *valueSet) keys() []any {
+	if s.class != "" && s.ids != nil {
+		return index.PointerKeys(s.class, s.ids)
+	}
+	out := make([]any, 0, s.size)
+	s.each(func(id string) bool {
+		if s.class != "" {
+			out = append(out, index.PointerKey(s.class, id))
+		} else {
+			out = append(out, id)
+		}
+		return true
+	})
+	return out
+}
+
+// setNode is path $in (or $nin) set, with set's values boxed only when
+// needed (see valueSet).
+func (p *planner) setNode(path string, code where.OpCode, set *valueSet) *where.Node {
+	n := &where.Node{Kind: where.KindField, Path: path, Ops: []where.Op{{Code: code}}}
+	if p.sets == nil {
+		p.sets = map[*where.Op]*valueSet{}
+	}
+	p.sets[&n.Ops[0]] = set
 	return n
 }
 
-// fillIDSets gives every id-set operator under n its boxed values.
-func (p *planner) fillIDSets(n *where.Node) {
+// fillSets gives every set operator under n its boxed values.
+func (p *planner) fillSets(n *where.Node) {
 	n.Walk(func(c *where.Node) bool {
 		for i := range c.Ops {
-			if ids, ok := p.idSets[&c.Ops[i]]; ok && c.Ops[i].Values == nil {
-				vals := make([]any, len(ids))
-				for j, id := range ids {
-					vals[j] = id
-				}
-				c.Ops[i].Values = vals
+			if set, ok := p.sets[&c.Ops[i]]; ok && c.Ops[i].Values == nil {
+				c.Ops[i].Values = set.values()
 			}
 		}
 		return true
@@ -165,7 +229,7 @@ func inNode(path string, code where.OpCode, values []any) *where.Node {
 }
 
 // subquery runs a nested query with no limit, capped by MaxSubqueryResults,
-// and returns the class it ran on with its results.
+// and returns the class it ran on with its results, in no particular order.
 func (p *planner) subquery(sub *where.Subquery, depth int) (string, []schema.Object, error) {
 	cls := sub.ClassName
 	if key := sub.RedirectClassNameForKey; key != "" {
@@ -184,12 +248,12 @@ func (p *planner) subquery(sub *where.Subquery, depth int) (string, []schema.Obj
 	if err != nil {
 		return "", nil, err
 	}
-	res, err := plan.Run()
+	objs, err := plan.collectSet(p.subqueryCap() + 1)
 	if err != nil {
 		return "", nil, err
 	}
-	if len(res.Objects) > p.subqueryCap() {
+	if len(objs) > p.subqueryCap() {
 		return "", nil, p.errSubqueryTooLarge()
 	}
-	return cls, res.Objects, nil
+	return cls, objs, nil
 }

@@ -40,6 +40,10 @@ func (m *memSource) Related(owningClass, key, owningID string, fn func(string) b
 	m.db.Related(owningClass, key, owningID, fn)
 }
 
+func (m *memSource) RelatedCount(owningClass, key, owningID string) int {
+	return m.db.RelatedCount(owningClass, key, owningID)
+}
+
 func (m *memSource) Owners(owningClass, key, relatedID string, fn func(string) bool) {
 	m.db.Owners(owningClass, key, relatedID, fn)
 }

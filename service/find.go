@@ -210,6 +210,10 @@ func (src source) Related(owningClass, key, owningID string, fn func(string) boo
 	src.s.data.Related(owningClass, key, owningID, fn)
 }
 
+func (src source) RelatedCount(owningClass, key, owningID string) int {
+	return src.s.data.RelatedCount(owningClass, key, owningID)
+}
+
 func (src source) Owners(owningClass, key, relatedID string, fn func(string) bool) {
 	src.s.data.Owners(owningClass, key, relatedID, fn)
 }

@@ -173,6 +173,7 @@ type plainSource struct{ c *index.Collection }
 func (s plainSource) Collection(string) planner.Collection            { return s.c }
 func (plainSource) Related(string, string, string, func(string) bool) {}
 func (plainSource) Owners(string, string, string, func(string) bool)  {}
+func (plainSource) RelatedCount(string, string, string) int           { return 0 }
 func (plainSource) FieldType(string, string) (schema.Type, bool)      { return "", false }
 func (plainSource) RelationTarget(string, string) string              { return "" }
 
