@@ -53,6 +53,8 @@ func ParseOrder(s string) ([]SortKey, error) {
 
 // FindResult is a page of results and, when asked, the total count.
 type FindResult struct {
+	// Results may be the stored objects themselves (see Service.view):
+	// callers must not modify them.
 	Results []schema.Object
 	Count   int
 	Counted bool
@@ -170,7 +172,12 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count}
 	g := guards[class]
 	for i, o := range res.Objects {
-		out.Results[i] = s.present(class, o, p.Read, g)
+		if len(includes) > 0 {
+			// Include writes the expanded objects into the results.
+			out.Results[i] = s.present(class, o, p.Read, g)
+		} else {
+			out.Results[i] = s.view(class, o, p.Read, g)
+		}
 	}
 	s.expandIncludes(auth, out.Results, includes)
 	if len(includes) > 0 && len(p.Read.Keys) > 0 {

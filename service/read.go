@@ -56,8 +56,9 @@ func (s *Service) present(class string, obj schema.Object, opts ReadOptions, g *
 	}
 	if cls := s.Class(class); cls != nil {
 		for k, f := range cls.Fields {
+			// A role's member relations are not shown when it is read
+			// (hasRelationFields agrees).
 			if f.Type == schema.TypeRelation && !(class == classRole && (k == "users" || k == "roles")) {
-				// A role's member relations are not shown when it is read.
 				out[k] = map[string]any{"__type": "Relation", "className": f.TargetClass}
 			}
 		}
@@ -71,6 +72,46 @@ func (s *Service) present(class string, obj schema.Object, opts ReadOptions, g *
 		}
 	}
 	return out
+}
+
+// view is present for a reply nobody modifies: the stored object itself
+// when its reply form would be an identical copy (no internal, protected
+// or hidden field to strip, no relation field to show, no projection), a
+// copy from present otherwise. Stored objects are never changed in place,
+// so sharing them is safe, and a query's page costs no map per result.
+func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *readGuard) schema.Object {
+	if len(opts.Keys) > 0 || len(opts.ExcludeKeys) > 0 || s.hasRelationFields(class) {
+		return s.present(class, obj, opts, g)
+	}
+	for k := range obj {
+		if k[0] == '_' {
+			return s.present(class, obj, opts, g)
+		}
+	}
+	if g != nil && g.protected != nil {
+		for _, f := range g.protected(obj) {
+			if _, ok := obj[f]; ok {
+				return s.present(class, obj, opts, g)
+			}
+		}
+	}
+	if _, ok := obj["authData"]; ok && class == classUser && g != nil && g.limited && obj["objectId"] != g.userID {
+		return s.present(class, obj, opts, g)
+	}
+	return obj
+}
+
+// hasRelationFields reports whether present would add Relation values to
+// the class's objects.
+func (s *Service) hasRelationFields(class string) bool {
+	if cls := s.Class(class); cls != nil {
+		for k, f := range cls.Fields {
+			if f.Type == schema.TypeRelation && !(class == classRole && (k == "users" || k == "roles")) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // projectKeys keeps only the listed keys (and the always-returned ones).

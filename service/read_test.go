@@ -1,0 +1,81 @@
+package service
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// TestViewAgreesWithPresent checks that the shared reply form of a query
+// result is exactly present's copy, for objects and callers where present
+// strips or adds something and where it changes nothing.
+func TestViewAgreesWithPresent(t *testing.T) {
+	s := openMemory(t)
+	master := Auth{Master: true}
+	if _, err := s.Create(master, "Plain", map[string]any{"n": 1.0, "tags": []any{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(master, "WithRel", map[string]any{"n": 1.0,
+		"rel": map[string]any{"__op": "AddRelation", "objects": []any{schema.Pointer("Plain", "x")}}}); err != nil {
+		t.Fatal(err)
+	}
+	u, _, err := s.SignUp(master, map[string]any{"username": "ann", "password": "pw", "email": "ann@example.com",
+		"authData": map[string]any{"anonymous": map[string]any{"id": "a1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callers := map[string]Auth{"master": master, "public": {}, "self": {UserID: u.ObjectID}}
+	for _, class := range []string{"Plain", "WithRel", classUser} {
+		for name, auth := range callers {
+			for _, opts := range []ReadOptions{{}, {Keys: []string{"n"}}, {ExcludeKeys: []string{"n"}}} {
+				g, err := s.guardRead(auth, class, opFind)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.data.Collection(class, false).Scan(func(obj schema.Object) bool {
+					want := s.present(class, obj, opts, g)
+					got := s.view(class, obj, opts, g)
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("%s as %s %+v:\n view    %v\n present %v", class, name, opts, got, want)
+					}
+					return true
+				})
+			}
+		}
+	}
+}
+
+// TestSharedResultsSurviveInclude runs a query whose results share the
+// stored objects, then one with include (which writes into its results),
+// and checks that the stored objects did not change.
+func TestSharedResultsSurviveInclude(t *testing.T) {
+	s := openMemory(t)
+	master := Auth{Master: true}
+	target, err := s.Create(master, "Target", map[string]any{"name": "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(master, "Holder", map[string]any{"ref": schema.Pointer("Target", target.ObjectID)}); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := s.Find(Auth{}, "Holder", FindParams{Limit: 10})
+	if err != nil || len(plain.Results) != 1 {
+		t.Fatalf("find: %v %v", plain, err)
+	}
+	before := plain.Results[0]["ref"]
+	inc, err := s.Find(Auth{}, "Holder", FindParams{Limit: 10, Read: ReadOptions{Include: []string{"ref"}}})
+	if err != nil || len(inc.Results) != 1 {
+		t.Fatalf("include: %v %v", inc, err)
+	}
+	if got := inc.Results[0]["ref"].(map[string]any)["name"]; got != "t" {
+		t.Fatalf("include did not expand: %v", inc.Results[0])
+	}
+	again, err := s.Find(Auth{}, "Holder", FindParams{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Results[0]["ref"], before) || !reflect.DeepEqual(before, schema.Pointer("Target", target.ObjectID)) {
+		t.Fatalf("stored pointer changed: %v", again.Results[0]["ref"])
+	}
+}
