@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"regexp"
 	"testing"
 )
 
@@ -128,10 +129,33 @@ func TestNameRules(t *testing.T) {
 			t.Errorf("ValidClassName(%q) = %v", name, got)
 		}
 	}
-	keys := map[string]bool{"score": true, "a_b1": true, "_rperm": false, "a$b": false, "a.b": false, "__type": false, "1a": false}
+	keys := map[string]bool{"score": true, "a_b1": true, "_rperm": false, "a$b": false, "a.b": false, "__type": false, "1a": false,
+		"é": false, "aé": false, "a\n": false, "Z": true}
 	for name, want := range keys {
 		if got := ValidKeyName(name); got != want {
 			t.Errorf("ValidKeyName(%q) = %v", name, got)
+		}
+	}
+}
+
+// TestIsNameMatchesPattern checks IsName against the regular expressions
+// it replaced, over every string of up to three characters drawn from an
+// alphabet holding each character class and its neighbours.
+func TestIsNameMatchesPattern(t *testing.T) {
+	plain := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
+	dotted := regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.]*$`)
+	alphabet := []string{"", "a", "z", "A", "Z", "0", "9", "_", ".", "@", "[", "`", "{", "/", ":", "$", "-", " ", "é"}
+	for _, a := range alphabet {
+		for _, b := range alphabet {
+			for _, c := range alphabet {
+				s := a + b + c
+				if got, want := IsName(s, false), plain.MatchString(s); got != want {
+					t.Errorf("IsName(%q, false) = %v, want %v", s, got, want)
+				}
+				if got, want := IsName(s, true), dotted.MatchString(s); got != want {
+					t.Errorf("IsName(%q, true) = %v, want %v", s, got, want)
+				}
+			}
 		}
 	}
 }

@@ -171,13 +171,10 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	}
 	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count}
 	g := guards[class]
+	// Include writes the expanded objects into the results: no sharing.
+	shareable := len(includes) == 0 && s.canShare(class, p.Read)
 	for i, o := range res.Objects {
-		if len(includes) > 0 {
-			// Include writes the expanded objects into the results.
-			out.Results[i] = s.present(class, o, p.Read, g)
-		} else {
-			out.Results[i] = s.view(class, o, p.Read, g)
-		}
+		out.Results[i] = s.view(class, o, p.Read, g, shareable)
 	}
 	s.expandIncludes(auth, out.Results, includes)
 	if len(includes) > 0 && len(p.Read.Keys) > 0 {

@@ -103,7 +103,7 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 			for id := range ids {
 				if obj, ok := coll.Get(id); ok && (visible == nil || visible(obj)) &&
 					(g.extra == nil || s.matchesWhere(class, g.extra, obj)) {
-					exp := s.present(class, obj, ReadOptions{}, g)
+					exp := s.presentWithRoom(class, obj, ReadOptions{}, g, 2)
 					exp["__type"] = "Object"
 					exp["className"] = class
 					found[class+"\x00"+id] = exp

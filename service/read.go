@@ -1,6 +1,7 @@
 package service
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/quarrydata/quarry/schema"
@@ -39,10 +40,25 @@ var alwaysReturned = map[string]bool{"objectId": true, "createdAt": true, "updat
 // Internal fields (leading underscore: password hashes, shadow keys) never
 // leave; a guard strips the fields protected from the caller.
 func (s *Service) present(class string, obj schema.Object, opts ReadOptions, g *readGuard) schema.Object {
-	out := make(schema.Object, len(obj)+2)
-	for k, v := range obj {
-		if k[0] != '_' {
-			out[k] = v
+	return s.presentWithRoom(class, obj, opts, g, 0)
+}
+
+// presentWithRoom is present with room for extra keys the caller adds.
+func (s *Service) presentWithRoom(class string, obj schema.Object, opts ReadOptions, g *readGuard, extra int) schema.Object {
+	var out schema.Object
+	if extra == 0 {
+		// Cloning copies the map's groups wholesale, several times faster
+		// than inserting key by key; internal keys are rare and deleted.
+		out = maps.Clone(obj)
+	} else {
+		// A small map (up to 8 entries) is one group: a hint past that
+		// allocates a table about twice the size, so size it exactly.
+		out = make(schema.Object, len(obj)+extra)
+		maps.Copy(out, obj)
+	}
+	for k := range out {
+		if k[0] == '_' {
+			delete(out, k)
 		}
 	}
 	if g != nil && g.protected != nil {
@@ -57,7 +73,7 @@ func (s *Service) present(class string, obj schema.Object, opts ReadOptions, g *
 	if cls := s.Class(class); cls != nil {
 		for k, f := range cls.Fields {
 			// A role's member relations are not shown when it is read
-			// (hasRelationFields agrees).
+			// (canShare agrees).
 			if f.Type == schema.TypeRelation && !(class == classRole && (k == "users" || k == "roles")) {
 				out[k] = map[string]any{"__type": "Relation", "className": f.TargetClass}
 			}
@@ -79,8 +95,9 @@ func (s *Service) present(class string, obj schema.Object, opts ReadOptions, g *
 // or hidden field to strip, no relation field to show, no projection), a
 // copy from present otherwise. Stored objects are never changed in place,
 // so sharing them is safe, and a query's page costs no map per result.
-func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *readGuard) schema.Object {
-	if len(opts.Keys) > 0 || len(opts.ExcludeKeys) > 0 || s.hasRelationFields(class) {
+// shareable is canShare's answer for the class and options.
+func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *readGuard, shareable bool) schema.Object {
+	if !shareable {
 		return s.present(class, obj, opts, g)
 	}
 	for k := range obj {
@@ -101,17 +118,21 @@ func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *rea
 	return obj
 }
 
-// hasRelationFields reports whether present would add Relation values to
-// the class's objects.
-func (s *Service) hasRelationFields(class string) bool {
+// canShare reports whether the class's objects may be replied as stored
+// under opts, object by object (see view): no projection, and no relation
+// field for present to show.
+func (s *Service) canShare(class string, opts ReadOptions) bool {
+	if len(opts.Keys) > 0 || len(opts.ExcludeKeys) > 0 {
+		return false
+	}
 	if cls := s.Class(class); cls != nil {
 		for k, f := range cls.Fields {
 			if f.Type == schema.TypeRelation && !(class == classRole && (k == "users" || k == "roles")) {
-				return true
+				return false
 			}
 		}
 	}
-	return false
+	return true
 }
 
 // projectKeys keeps only the listed keys (and the always-returned ones).

@@ -35,7 +35,7 @@ func TestViewAgreesWithPresent(t *testing.T) {
 				}
 				s.data.Collection(class, false).Scan(func(obj schema.Object) bool {
 					want := s.present(class, obj, opts, g)
-					got := s.view(class, obj, opts, g)
+					got := s.view(class, obj, opts, g, s.canShare(class, opts))
 					if !reflect.DeepEqual(got, want) {
 						t.Errorf("%s as %s %+v:\n view    %v\n present %v", class, name, opts, got, want)
 					}

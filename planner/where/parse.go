@@ -24,7 +24,6 @@ type Options struct {
 }
 
 var (
-	keyPattern         = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_.]*$`)
 	internalKeyPattern = regexp.MustCompile(`^_[a-zA-Z0-9_][a-zA-Z0-9_.]*$`)
 	authDataIDPattern  = regexp.MustCompile(`^authData\.[a-zA-Z0-9_]+\.id$`)
 )
@@ -155,7 +154,7 @@ func (p *parser) checkKey(k, inOr string) error {
 	case "$or", "$and", "$nor", "$relatedTo", "_rperm", "_wperm":
 		return nil
 	}
-	if !keyPattern.MatchString(k) && !(p.opts.Internal && internalKeyPattern.MatchString(k)) {
+	if !schema.IsName(k, true) && !(p.opts.Internal && internalKeyPattern.MatchString(k)) {
 		return schema.Errorf(schema.CodeInvalidKeyName, "Invalid key name: %s", k)
 	}
 	// Parse Server stores authData apart, so only authData.<provider>.id
