@@ -324,23 +324,30 @@ type index struct {
 	arrays int
 	// snap is a read-only copy of tree for scans, or nil after a write.
 	snap atomic.Pointer[snapshot]
-	// counts holds the number of entries of each countable key (see
-	// countable), so that the estimate of an equality is one map lookup
-	// instead of rank searches. Declared indexes have it; the built-in
-	// ones do not (objectIds and timestamps are all but unique, and a map
-	// entry per object would cost more than it saves).
-	counts map[any]int
+	// keys holds, for each countable key (see countable), its number of
+	// entries and its entry with the smallest objectId: the estimate of an
+	// equality is one map lookup instead of rank searches, and ScanEqual
+	// starts each key's run without a seek. Declared indexes have it; the
+	// built-in ones do not (objectIds and timestamps are all but unique,
+	// and a map entry per object would cost more than it saves).
+	keys map[any]keyStats
+}
+
+// keyStats is what a declared index keeps per countable key.
+type keyStats struct {
+	n     int
+	first *record // of the key's entries, the one with the smallest objectId
 }
 
 func newIndex(path string, counted bool) *index {
 	ix := &index{path: path, tree: newTree()}
 	if counted {
-		ix.counts = map[any]int{}
+		ix.keys = map[any]keyStats{}
 	}
 	return ix
 }
 
-// countable reports whether a key is counted in index.counts: the
+// countable reports whether a key is tracked in index.keys: the
 // comparable kinds whose map equality is compareKeys equality. NaN is
 // left out, as it never equals itself.
 func countable(k any) bool {
@@ -353,16 +360,40 @@ func countable(k any) bool {
 	return false
 }
 
-// addCount moves the count of key k by delta.
-func (ix *index) addCount(k any, delta int) {
-	if ix.counts == nil || !countable(k) {
+// added records that the entry (k, rec) entered the tree.
+func (ix *index) added(k any, rec *record) {
+	if ix.keys == nil || !countable(k) {
 		return
 	}
-	if n := ix.counts[k] + delta; n > 0 {
-		ix.counts[k] = n
-	} else {
-		delete(ix.counts, k)
+	st := ix.keys[k]
+	st.n++
+	if st.first == nil || rec.id < st.first.id {
+		st.first = rec
 	}
+	ix.keys[k] = st
+}
+
+// removed records that the entry (k, rec) left the tree; when it was the
+// key's first, the next one becomes first.
+func (ix *index) removed(k any, rec *record) {
+	if ix.keys == nil || !countable(k) {
+		return
+	}
+	st := ix.keys[k]
+	if st.n--; st.n <= 0 {
+		delete(ix.keys, k)
+		return
+	}
+	if st.first == rec {
+		st.first = nil
+		ix.tree.Ascend(entry{k, recFirst}, func(e entry) bool {
+			if compareKeys(e.key, k) == 0 {
+				st.first = e.rec
+			}
+			return false
+		})
+	}
+	ix.keys[k] = st
 }
 
 func newTree() *btree.BTreeG[entry] {
@@ -389,17 +420,24 @@ func (ix *index) replace(old, rec *record) {
 		ix.arrays++
 	}
 	if len(oldKeys) == 1 && len(newKeys) == 1 && compareKeys(oldKeys[0], newKeys[0]) == 0 {
-		ix.tree.Set(entry{newKeys[0], rec}) // same position: replace in place
+		k := newKeys[0]
+		ix.tree.Set(entry{k, rec}) // same position: replace in place
+		if ix.keys != nil && countable(k) {
+			if st := ix.keys[k]; st.first == old {
+				st.first = rec
+				ix.keys[k] = st
+			}
+		}
 		return
 	}
 	for _, k := range oldKeys {
 		if _, found := ix.tree.Delete(entry{k, old}); found {
-			ix.addCount(k, -1)
+			ix.removed(k, old)
 		}
 	}
 	for _, k := range newKeys {
 		if _, replaced := ix.tree.Set(entry{k, rec}); !replaced {
-			ix.addCount(k, 1)
+			ix.added(k, rec)
 		}
 	}
 }
@@ -424,6 +462,6 @@ func (ix *index) build(objects map[string]*record) {
 			continue // a repeated array element
 		}
 		ix.tree.Load(e)
-		ix.addCount(e.key, 1)
+		ix.added(e.key, e.rec)
 	}
 }

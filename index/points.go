@@ -45,33 +45,38 @@ func PointerKeys(class string, ids []string) []any {
 // ScanEqual calls fn with each object whose key on the index at path
 // equals one of keys, in ascending objectId order, each object once (a
 // multikey object holding several of the keys too), until fn returns
-// false. It is the union of the point ranges of keys merged by objectId:
-// one snapshot, one seek per key, and then one step per object delivered,
-// so a caller that wants the first few objects by id pays for those only.
+// false. It is the union of the point ranges of keys merged by objectId,
+// read from one snapshot. A declared index knows each key's first entry,
+// so a key's run is sought only once its first object has been taken: a
+// caller that wants the first few objects by id pays for those only.
 // Repeated keys are allowed. Errors are ScanRange's.
 func (c *Collection) ScanEqual(path string, keys []any, deadline time.Time, fn func(obj schema.Object) bool) error {
-	s, err := c.snapshotOf(path)
-	if err != nil {
-		return err
+	m := merges.Get().(*merge)
+	defer m.release()
+	c.mu.RLock()
+	ix := c.indexes[path]
+	if ix == nil {
+		c.mu.RUnlock()
+		return ErrNoIndex
 	}
+	// The snapshot and the first entries are read under one read lock, so
+	// they describe the same state.
+	s := c.snapshotLocked(ix)
+	m.start(s.tree, ix, keys)
+	c.mu.RUnlock()
 	if expired(deadline) {
 		return ErrDeadline
 	}
-	if len(keys) == 1 {
-		return s.scan(Equal(compactKey(keys[0])), false, deadline, fn)
-	}
-	m := newMerge(s.tree, keys)
-	defer m.release()
-	var last *record
+	last := ""
 	for steps := 1; len(m.heads) > 0; steps++ {
 		if steps%CheckEvery == 0 && expired(deadline) {
 			return ErrDeadline
 		}
 		rec := m.pop()
-		if rec == last {
+		if steps > 1 && rec.id == last {
 			continue // a multikey object under two of the keys
 		}
-		last = rec
+		last = rec.id
 		if !fn(rec.obj) {
 			return nil
 		}
@@ -80,24 +85,35 @@ func (c *Collection) ScanEqual(path string, keys []any, deadline time.Time, fn f
 }
 
 // merge walks several point runs of one tree at once, smallest objectId
-// first: heads is a min-heap by objectId of cursors, each positioned on an
-// entry of its key.
+// first: heads is a min-heap by objectId of cursors, each on an entry of
+// its key.
 type merge struct {
+	tree    *btree.BTreeG[entry]
 	cursors []cursor
 	heads   []*cursor
 }
 
+// cursor is one key's run. rec is its current entry's object; the
+// iterator is positioned on it once sought is set.
 type cursor struct {
-	it  btree.IterG[entry]
-	key any
+	it     btree.IterG[entry]
+	key    any
+	rec    *record
+	sought bool
 }
 
 // merges recycles merge state: a cursor is an iterator with its stack,
 // about 150 bytes, and a scan of a long $in would allocate one per key.
 var merges = sync.Pool{New: func() any { return &merge{} }}
 
-func newMerge(tree *btree.BTreeG[entry], keys []any) *merge {
-	m := merges.Get().(*merge)
+// maxPooledCursors keeps a rare huge $in from pinning its cursors.
+const maxPooledCursors = 1024
+
+// start sets up a cursor per key, under the collection's read lock: keys
+// the index tracks start at their first entry (or are dropped, having
+// none), the others (built-in indexes, non-scalar keys) are sought.
+func (m *merge) start(tree *btree.BTreeG[entry], ix *index, keys []any) {
+	m.tree = tree
 	if cap(m.cursors) < len(keys) {
 		m.cursors = make([]cursor, len(keys))
 		m.heads = make([]*cursor, 0, len(keys))
@@ -106,31 +122,61 @@ func newMerge(tree *btree.BTreeG[entry], keys []any) *merge {
 	for i, k := range keys {
 		cur := &m.cursors[i]
 		cur.key = compactKey(k)
-		// Init in place: an iterator keeps its stack in its own array, so
-		// it must not be copied once initialized.
-		cur.it.Init(tree, false)
-		if cur.it.Seek(entry{cur.key, recFirst}) && compareKeys(cur.it.Item().key, cur.key) == 0 {
+		if ix.keys != nil && countable(cur.key) {
+			if st := ix.keys[cur.key]; st.n > 0 {
+				cur.rec = st.first
+				m.heads = append(m.heads, cur)
+			}
+			continue
+		}
+		cur.seek(tree, entry{cur.key, recFirst})
+		if cur.rec != nil {
 			m.heads = append(m.heads, cur)
 		}
 	}
 	for i := len(m.heads)/2 - 1; i >= 0; i-- {
 		m.down(i)
 	}
-	return m
 }
 
-// pop returns the record under the smallest head and advances that cursor.
+// seek positions the cursor at the first entry >= pivot of its key, or
+// leaves rec nil when the run has none.
+func (cur *cursor) seek(tree *btree.BTreeG[entry], pivot entry) {
+	// Init in place: an iterator keeps its stack in its own array, so it
+	// must not be copied once initialized.
+	cur.it.Init(tree, false)
+	cur.sought = true
+	cur.rec = nil
+	if cur.it.Seek(pivot) && compareKeys(cur.it.Item().key, cur.key) == 0 {
+		cur.rec = cur.it.Item().rec
+	}
+}
+
+// next moves the cursor to its run's next entry, seeking on first use.
+func (cur *cursor) next(tree *btree.BTreeG[entry]) {
+	if !cur.sought {
+		cur.seek(tree, entry{cur.key, cur.rec}) // lands on the first entry itself
+		if cur.rec == nil {
+			return
+		}
+	}
+	cur.rec = nil
+	if cur.it.Next() && compareKeys(cur.it.Item().key, cur.key) == 0 {
+		cur.rec = cur.it.Item().rec
+	}
+}
+
+// pop returns the smallest head's object and advances that cursor.
 func (m *merge) pop() *record {
 	top := m.heads[0]
-	rec := top.it.Item().rec
-	if top.it.Next() && compareKeys(top.it.Item().key, top.key) == 0 {
-		m.down(0)
-		return rec
+	rec := top.rec
+	top.next(m.tree)
+	if top.rec == nil {
+		last := len(m.heads) - 1
+		m.heads[0] = m.heads[last]
+		m.heads = m.heads[:last]
 	}
-	last := len(m.heads) - 1
-	m.heads[0] = m.heads[last]
-	m.heads = m.heads[:last]
-	if last > 0 {
+	if len(m.heads) > 0 {
 		m.down(0)
 	}
 	return rec
@@ -140,10 +186,10 @@ func (m *merge) down(i int) {
 	h := m.heads
 	for {
 		small := i
-		if l := 2*i + 1; l < len(h) && h[l].it.Item().rec.id < h[small].it.Item().rec.id {
+		if l := 2*i + 1; l < len(h) && h[l].rec.id < h[small].rec.id {
 			small = l
 		}
-		if r := 2*i + 2; r < len(h) && h[r].it.Item().rec.id < h[small].it.Item().rec.id {
+		if r := 2*i + 2; r < len(h) && h[r].rec.id < h[small].rec.id {
 			small = r
 		}
 		if small == i {
@@ -159,13 +205,11 @@ func (m *merge) down(i int) {
 func (m *merge) release() {
 	for i := range m.cursors {
 		m.cursors[i].it.Release()
-		m.cursors[i].key = nil
+		m.cursors[i].key, m.cursors[i].rec, m.cursors[i].sought = nil, nil, false
 	}
 	clear(m.heads[:cap(m.heads)])
+	m.tree = nil
 	if cap(m.cursors) <= maxPooledCursors {
 		merges.Put(m)
 	}
 }
-
-// maxPooledCursors keeps a rare huge $in from pinning its cursors.
-const maxPooledCursors = 1024

@@ -225,6 +225,7 @@ func TestPropertyScanRangeMatchesBruteForce(t *testing.T) {
 					for range 20 {
 						checkScanEqual(t, rng, c, model, path)
 					}
+					checkKeyStats(t, c, path)
 					var anyArray bool
 					for _, o := range model {
 						v, _ := schema.Get(o, path)
@@ -237,6 +238,38 @@ func TestPropertyScanRangeMatchesBruteForce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkKeyStats checks a declared index's per-key counts and first
+// entries against a walk of its tree.
+func checkKeyStats(t *testing.T, c *Collection, path string) {
+	t.Helper()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ix := c.indexes[path]
+	if ix.keys == nil {
+		return
+	}
+	want := map[any]keyStats{}
+	ix.tree.Scan(func(e entry) bool {
+		if countable(e.key) {
+			st := want[e.key]
+			if st.n == 0 {
+				st.first = e.rec // entries of a key ascend by objectId
+			}
+			st.n++
+			want[e.key] = st
+		}
+		return true
+	})
+	if len(ix.keys) != len(want) {
+		t.Fatalf("%s: stats for %d keys, want %d", path, len(ix.keys), len(want))
+	}
+	for k, w := range want {
+		if got := ix.keys[k]; got.n != w.n || got.first != w.first { // the same record, not an equal one
+			t.Fatalf("%s key %v: %d entries from %v, want %d from %v", path, k, got.n, got.first.id, w.n, w.first.id)
+		}
 	}
 }
 

@@ -71,6 +71,9 @@ func (p *planner) accessFor(n *where.Node) *access {
 	case where.KindField:
 		best := p.intersectedRange(n)
 		for i := range n.Ops {
+			if best != nil && isComparison(n.Ops[i].Code) {
+				continue // the intersected range lies within each bound's own
+			}
 			a := p.accessForOp(n.Path, &n.Ops[i])
 			if a == nil {
 				continue
@@ -135,6 +138,10 @@ func (p *planner) intersectedRange(n *where.Node) *access {
 	}
 	est := p.coll.EstimateRange(n.Path, r, p.budgetCap())
 	return &access{kind: accessRanges, path: n.Path, ranges: []index.Range{r}, estimate: est, why: "range on " + n.Path}
+}
+
+func isComparison(c where.OpCode) bool {
+	return c == where.OpLt || c == where.OpLte || c == where.OpGt || c == where.OpGte
 }
 
 func compareNil(a, b any, hasB bool) int {
