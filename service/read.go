@@ -70,14 +70,8 @@ func (s *Service) presentWithRoom(class string, obj schema.Object, opts ReadOpti
 		// authData is the user's own business (and the master key's).
 		delete(out, "authData")
 	}
-	if cls := s.Class(class); cls != nil {
-		for k, f := range cls.Fields {
-			// A role's member relations are not shown when it is read
-			// (canShare agrees).
-			if f.Type == schema.TypeRelation && !(class == classRole && (k == "users" || k == "roles")) {
-				out[k] = map[string]any{"__type": "Relation", "className": f.TargetClass}
-			}
-		}
+	for _, f := range s.relationFields(class) {
+		out[f.name] = map[string]any{"__type": "Relation", "className": f.target}
 	}
 	if len(opts.Keys) > 0 {
 		projectKeys(out, opts.Keys, alwaysReturned)
@@ -122,17 +116,35 @@ func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *rea
 // under opts, object by object (see view): no projection, and no relation
 // field for present to show.
 func (s *Service) canShare(class string, opts ReadOptions) bool {
-	if len(opts.Keys) > 0 || len(opts.ExcludeKeys) > 0 {
-		return false
+	return len(opts.Keys) == 0 && len(opts.ExcludeKeys) == 0 && len(s.relationFields(class)) == 0
+}
+
+type relationField struct{ name, target string }
+
+type relationFieldsEntry struct {
+	cls    *schema.Class
+	fields []relationField
+}
+
+// relationFields lists the Relation fields a reply shows for the class's
+// objects (a role's users and roles relations are not shown), computed
+// once per schema version: present runs for every result.
+func (s *Service) relationFields(class string) []relationField {
+	cls := s.Class(class)
+	if cls == nil {
+		return nil
 	}
-	if cls := s.Class(class); cls != nil {
-		for k, f := range cls.Fields {
-			if f.Type == schema.TypeRelation && !(class == classRole && (k == "users" || k == "roles")) {
-				return false
-			}
+	if e, ok := s.relFields.Load(class); ok && e.(*relationFieldsEntry).cls == cls {
+		return e.(*relationFieldsEntry).fields
+	}
+	var fields []relationField
+	for k, f := range cls.Fields {
+		if f.Type == schema.TypeRelation && !(class == classRole && (k == "users" || k == "roles")) {
+			fields = append(fields, relationField{k, f.TargetClass})
 		}
 	}
-	return true
+	s.relFields.Store(class, &relationFieldsEntry{cls, fields})
+	return fields
 }
 
 // projectKeys keeps only the listed keys (and the always-returned ones).

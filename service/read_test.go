@@ -79,3 +79,30 @@ func TestSharedResultsSurviveInclude(t *testing.T) {
 		t.Fatalf("stored pointer changed: %v", again.Results[0]["ref"])
 	}
 }
+
+// TestRelationFieldsFollowSchema reads a class before and after it gains a
+// Relation field: the per-class cache of shown relation fields must follow
+// the schema.
+func TestRelationFieldsFollowSchema(t *testing.T) {
+	s := openMemory(t)
+	master := Auth{Master: true}
+	obj, err := s.Create(master, "Grows", map[string]any{"n": 1.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.Get(master, "Grows", obj.ObjectID, ReadOptions{})
+	if err != nil || before["fans"] != nil {
+		t.Fatalf("before: %v %v", before, err)
+	}
+	if _, err := s.Update(master, "Grows", obj.ObjectID, map[string]any{
+		"fans": map[string]any{"__op": "AddRelation", "objects": []any{schema.Pointer("_User", "u1")}}}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Get(master, "Grows", obj.ObjectID, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]any{"__type": "Relation", "className": "_User"}; !reflect.DeepEqual(after["fans"], want) {
+		t.Fatalf("after: fans = %v, want %v", after["fans"], want)
+	}
+}

@@ -99,6 +99,9 @@ type Service struct {
 
 	schemaMu sync.Mutex // serializes schema changes, held across their commit
 	schemas  sync.Map   // class name -> *schema.Class (replaced, never mutated)
+	// relFields caches each class's shown Relation fields per schema
+	// version (see relationFields): class name -> *relationFieldsEntry.
+	relFields sync.Map
 
 	locks [256]sync.Mutex // striped object locks for read-modify-write
 	seed  maphash.Seed
