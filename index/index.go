@@ -325,18 +325,21 @@ type index struct {
 	// snap is a read-only copy of tree for scans, or nil after a write.
 	snap atomic.Pointer[snapshot]
 	// keys holds, for each countable key (see countable), its number of
-	// entries and its entry with the smallest objectId: the estimate of an
-	// equality is one map lookup instead of rank searches, and ScanEqual
-	// starts each key's run without a seek. Declared indexes have it; the
+	// entries and its two entries with the smallest objectIds: the
+	// estimate of an equality is one map lookup instead of rank searches,
+	// and ScanEqual reads the start of each key's run without a seek. Declared indexes have it; the
 	// built-in ones do not (objectIds and timestamps are all but unique,
 	// and a map entry per object would cost more than it saves).
 	keys map[any]keyStats
 }
 
-// keyStats is what a declared index keeps per countable key.
+// keyStats is what a declared index keeps per countable key: the number
+// of its entries, and of those the ones with the smallest and second
+// smallest objectId (second is nil when n is 1). A page drawn from many
+// keys takes one or two objects of most of them, so two save the seeks.
 type keyStats struct {
-	n     int
-	first *record // of the key's entries, the one with the smallest objectId
+	n             int
+	first, second *record
 }
 
 func newIndex(path string, counted bool) *index {
@@ -367,14 +370,17 @@ func (ix *index) added(k any, rec *record) {
 	}
 	st := ix.keys[k]
 	st.n++
-	if st.first == nil || rec.id < st.first.id {
-		st.first = rec
+	switch {
+	case st.first == nil || rec.id < st.first.id:
+		st.first, st.second = rec, st.first
+	case st.second == nil || rec.id < st.second.id:
+		st.second = rec
 	}
 	ix.keys[k] = st
 }
 
-// removed records that the entry (k, rec) left the tree; when it was the
-// key's first, the next one becomes first.
+// removed records that the entry (k, rec) left the tree; when it was one
+// of the key's first two, the entry after the (new) first becomes second.
 func (ix *index) removed(k any, rec *record) {
 	if ix.keys == nil || !countable(k) {
 		return
@@ -384,11 +390,22 @@ func (ix *index) removed(k any, rec *record) {
 		delete(ix.keys, k)
 		return
 	}
-	if st.first == rec {
-		st.first = nil
-		ix.tree.Ascend(entry{k, recFirst}, func(e entry) bool {
+	switch rec {
+	case st.first:
+		st.first, st.second = st.second, nil
+	case st.second:
+		st.second = nil
+	default:
+		ix.keys[k] = st
+		return
+	}
+	if st.n > 1 {
+		ix.tree.Ascend(entry{k, st.first}, func(e entry) bool {
+			if e.rec == st.first {
+				return true
+			}
 			if compareKeys(e.key, k) == 0 {
-				st.first = e.rec
+				st.second = e.rec
 			}
 			return false
 		})
@@ -423,10 +440,14 @@ func (ix *index) replace(old, rec *record) {
 		k := newKeys[0]
 		ix.tree.Set(entry{k, rec}) // same position: replace in place
 		if ix.keys != nil && countable(k) {
-			if st := ix.keys[k]; st.first == old {
+			st := ix.keys[k]
+			switch old {
+			case st.first:
 				st.first = rec
-				ix.keys[k] = st
+			case st.second:
+				st.second = rec
 			}
+			ix.keys[k] = st
 		}
 		return
 	}

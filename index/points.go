@@ -94,12 +94,16 @@ type merge struct {
 }
 
 // cursor is one key's run. rec is its current entry's object; the
-// iterator is positioned on it once sought is set.
+// iterator is positioned on it once sought is set. Before that the cursor
+// walks the run's first two entries from the key stats: pos is the
+// current one's place in the run of n entries, and second the next.
 type cursor struct {
 	it     btree.IterG[entry]
 	key    any
 	rec    *record
 	sought bool
+	pos, n int
+	second *record
 }
 
 // merges recycles merge state: a cursor is an iterator with its stack,
@@ -124,7 +128,7 @@ func (m *merge) start(tree *btree.BTreeG[entry], ix *index, keys []any) {
 		cur.key = compactKey(k)
 		if ix.keys != nil && countable(cur.key) {
 			if st := ix.keys[cur.key]; st.n > 0 {
-				cur.rec = st.first
+				cur.rec, cur.second, cur.pos, cur.n = st.first, st.second, 0, st.n
 				m.heads = append(m.heads, cur)
 			}
 			continue
@@ -152,10 +156,19 @@ func (cur *cursor) seek(tree *btree.BTreeG[entry], pivot entry) {
 	}
 }
 
-// next moves the cursor to its run's next entry, seeking on first use.
+// next moves the cursor to its run's next entry: the second from the key
+// stats, then by seeking to the current entry and stepping on.
 func (cur *cursor) next(tree *btree.BTreeG[entry]) {
 	if !cur.sought {
-		cur.seek(tree, entry{cur.key, cur.rec}) // lands on the first entry itself
+		if cur.pos++; cur.pos >= cur.n {
+			cur.rec = nil
+			return
+		}
+		if cur.pos == 1 {
+			cur.rec = cur.second
+			return
+		}
+		cur.seek(tree, entry{cur.key, cur.rec}) // lands on that entry itself
 		if cur.rec == nil {
 			return
 		}
@@ -205,7 +218,7 @@ func (m *merge) down(i int) {
 func (m *merge) release() {
 	for i := range m.cursors {
 		m.cursors[i].it.Release()
-		m.cursors[i].key, m.cursors[i].rec, m.cursors[i].sought = nil, nil, false
+		m.cursors[i].key, m.cursors[i].rec, m.cursors[i].second, m.cursors[i].sought = nil, nil, nil, false
 	}
 	clear(m.heads[:cap(m.heads)])
 	m.tree = nil

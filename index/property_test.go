@@ -255,8 +255,11 @@ func checkKeyStats(t *testing.T, c *Collection, path string) {
 	ix.tree.Scan(func(e entry) bool {
 		if countable(e.key) {
 			st := want[e.key]
-			if st.n == 0 {
-				st.first = e.rec // entries of a key ascend by objectId
+			switch st.n { // entries of a key ascend by objectId
+			case 0:
+				st.first = e.rec
+			case 1:
+				st.second = e.rec
 			}
 			st.n++
 			want[e.key] = st
@@ -267,8 +270,8 @@ func checkKeyStats(t *testing.T, c *Collection, path string) {
 		t.Fatalf("%s: stats for %d keys, want %d", path, len(ix.keys), len(want))
 	}
 	for k, w := range want {
-		if got := ix.keys[k]; got.n != w.n || got.first != w.first { // the same record, not an equal one
-			t.Fatalf("%s key %v: %d entries from %v, want %d from %v", path, k, got.n, got.first.id, w.n, w.first.id)
+		if got := ix.keys[k]; got.n != w.n || got.first != w.first || got.second != w.second { // the same records, not equal ones
+			t.Fatalf("%s key %v: %d entries from %v, %v; want %d from %v, %v", path, k, got.n, got.first, got.second, w.n, w.first, w.second)
 		}
 	}
 }
