@@ -56,9 +56,11 @@ func (s *Service) presentWithRoom(class string, obj schema.Object, opts ReadOpti
 		out = make(schema.Object, len(obj)+extra)
 		maps.Copy(out, obj)
 	}
-	for k := range out {
-		if k[0] == '_' {
-			delete(out, k)
+	if mayHoldInternalKeys(class) {
+		for k := range out {
+			if k[0] == '_' {
+				delete(out, k)
+			}
 		}
 	}
 	if g != nil && g.protected != nil {
@@ -94,9 +96,11 @@ func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *rea
 	if !shareable {
 		return s.present(class, obj, opts, g)
 	}
-	for k := range obj {
-		if k[0] == '_' {
-			return s.present(class, obj, opts, g)
+	if mayHoldInternalKeys(class) {
+		for k := range obj {
+			if k[0] == '_' {
+				return s.present(class, obj, opts, g)
+			}
 		}
 	}
 	if g != nil && g.protected != nil {
@@ -111,6 +115,13 @@ func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *rea
 	}
 	return obj
 }
+
+// mayHoldInternalKeys reports whether the class's stored objects can hold
+// internal keys (a leading underscore: password hashes, lower-cased shadow
+// copies). Only the server writes such keys, and only into built-in
+// classes (users.go); clients cannot (schema.ValidKeyName), so a custom
+// class's objects need no scan for them.
+func mayHoldInternalKeys(class string) bool { return strings.HasPrefix(class, "_") }
 
 // canShare reports whether the class's objects may be replied as stored
 // under opts, object by object (see view): no projection, and no relation

@@ -106,3 +106,29 @@ func TestRelationFieldsFollowSchema(t *testing.T) {
 		t.Fatalf("after: fans = %v, want %v", after["fans"], want)
 	}
 }
+
+// TestCustomClassesHoldNoInternalKeys pins what mayHoldInternalKeys relies
+// on: no caller, the master key included, can write a key with a leading
+// underscore into a custom class, at creation or by update.
+func TestCustomClassesHoldNoInternalKeys(t *testing.T) {
+	s := openMemory(t)
+	master := Auth{Master: true}
+	if _, err := s.Create(master, "Custom", map[string]any{"_secret": "x"}); !isCode(err, schema.CodeInvalidKeyName) {
+		t.Fatalf("create with _secret: %v", err)
+	}
+	obj, err := s.Create(master, "Custom", map[string]any{"n": 1.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(master, "Custom", obj.ObjectID, map[string]any{"_secret": "x"}); !isCode(err, schema.CodeInvalidKeyName) {
+		t.Fatalf("update with _secret: %v", err)
+	}
+	if mayHoldInternalKeys("Custom") || !mayHoldInternalKeys(classUser) {
+		t.Fatal("mayHoldInternalKeys misclassifies classes")
+	}
+}
+
+func isCode(err error, code int) bool {
+	pe, ok := schema.AsError(err)
+	return ok && pe.Code == code
+}
