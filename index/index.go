@@ -324,10 +324,13 @@ type index struct {
 	arrays int
 	// snap is a read-only copy of tree for scans, or nil after a write.
 	snap atomic.Pointer[snapshot]
-	// keys holds, for each countable key (see countable), its number of
-	// entries and its two entries with the smallest objectIds: the
-	// estimate of an equality is one map lookup instead of rank searches,
-	// and ScanEqual reads the start of each key's run without a seek. Declared indexes have it; the
+	// keys holds, for each countable key (see countable) with at least
+	// two entries, their number and the two with the smallest objectIds:
+	// the estimate of an equality is one map lookup instead of rank
+	// searches, and ScanEqual reads the start of each key's run without a
+	// seek. A key with one entry is not tracked, so that a unique field's
+	// index costs no map entry per object (a miss means 0 or 1 entries,
+	// and the tree answers). Declared indexes have it; the
 	// built-in ones do not (objectIds and timestamps are all but unique,
 	// and a map entry per object would cost more than it saves).
 	keys map[any]keyStats
@@ -368,7 +371,25 @@ func (ix *index) added(k any, rec *record) {
 	if ix.keys == nil || !countable(k) {
 		return
 	}
-	st := ix.keys[k]
+	st, tracked := ix.keys[k]
+	if !tracked {
+		// The key had at most one entry: track it once it has two.
+		ix.tree.Ascend(entry{k, recFirst}, func(e entry) bool {
+			if compareKeys(e.key, k) != 0 {
+				return false
+			}
+			if st.n++; st.n == 1 {
+				st.first = e.rec
+			} else {
+				st.second = e.rec
+			}
+			return st.n < 2
+		})
+		if st.n == 2 {
+			ix.keys[k] = st
+		}
+		return
+	}
 	st.n++
 	switch {
 	case st.first == nil || rec.id < st.first.id:
@@ -385,9 +406,12 @@ func (ix *index) removed(k any, rec *record) {
 	if ix.keys == nil || !countable(k) {
 		return
 	}
-	st := ix.keys[k]
-	if st.n--; st.n <= 0 {
-		delete(ix.keys, k)
+	st, tracked := ix.keys[k]
+	if !tracked {
+		return
+	}
+	if st.n--; st.n <= 1 {
+		delete(ix.keys, k) // one entry left: untracked
 		return
 	}
 	switch rec {
@@ -399,17 +423,15 @@ func (ix *index) removed(k any, rec *record) {
 		ix.keys[k] = st
 		return
 	}
-	if st.n > 1 {
-		ix.tree.Ascend(entry{k, st.first}, func(e entry) bool {
-			if e.rec == st.first {
-				return true
-			}
-			if compareKeys(e.key, k) == 0 {
-				st.second = e.rec
-			}
-			return false
-		})
-	}
+	ix.tree.Ascend(entry{k, st.first}, func(e entry) bool {
+		if e.rec == st.first {
+			return true
+		}
+		if compareKeys(e.key, k) == 0 {
+			st.second = e.rec
+		}
+		return false
+	})
 	ix.keys[k] = st
 }
 
@@ -440,14 +462,15 @@ func (ix *index) replace(old, rec *record) {
 		k := newKeys[0]
 		ix.tree.Set(entry{k, rec}) // same position: replace in place
 		if ix.keys != nil && countable(k) {
-			st := ix.keys[k]
-			switch old {
-			case st.first:
-				st.first = rec
-			case st.second:
-				st.second = rec
+			if st, tracked := ix.keys[k]; tracked {
+				switch old {
+				case st.first:
+					st.first = rec
+				case st.second:
+					st.second = rec
+				}
+				ix.keys[k] = st
 			}
-			ix.keys[k] = st
 		}
 		return
 	}
@@ -478,11 +501,25 @@ func (ix *index) build(objects map[string]*record) {
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return lessEntry(entries[i], entries[j]) })
+	var run []entry // the loaded entries of the current key
 	for i, e := range entries {
 		if i > 0 && !lessEntry(entries[i-1], e) {
 			continue // a repeated array element
 		}
 		ix.tree.Load(e)
-		ix.added(e.key, e.rec)
+		if len(run) > 0 && compareKeys(run[0].key, e.key) != 0 {
+			ix.track(run)
+			run = run[:0]
+		}
+		run = append(run, e)
+	}
+	ix.track(run)
+}
+
+// track records the stats of one key's run of entries, in order, when it
+// has the two entries a tracked key needs.
+func (ix *index) track(run []entry) {
+	if ix.keys != nil && len(run) >= 2 && countable(run[0].key) {
+		ix.keys[run[0].key] = keyStats{n: len(run), first: run[0].rec, second: run[1].rec}
 	}
 }

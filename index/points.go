@@ -114,8 +114,8 @@ var merges = sync.Pool{New: func() any { return &merge{} }}
 const maxPooledCursors = 1024
 
 // start sets up a cursor per key, under the collection's read lock: keys
-// the index tracks start at their first entry (or are dropped, having
-// none), the others (built-in indexes, non-scalar keys) are sought.
+// the index tracks start at their first entry, the others (at most one
+// entry, built-in indexes, non-scalar keys) are sought.
 func (m *merge) start(tree *btree.BTreeG[entry], ix *index, keys []any) {
 	m.tree = tree
 	if cap(m.cursors) < len(keys) {
@@ -127,11 +127,11 @@ func (m *merge) start(tree *btree.BTreeG[entry], ix *index, keys []any) {
 		cur := &m.cursors[i]
 		cur.key = compactKey(k)
 		if ix.keys != nil && countable(cur.key) {
-			if st := ix.keys[cur.key]; st.n > 0 {
+			if st, tracked := ix.keys[cur.key]; tracked {
 				cur.rec, cur.second, cur.pos, cur.n = st.first, st.second, 0, st.n
 				m.heads = append(m.heads, cur)
+				continue
 			}
-			continue
 		}
 		cur.seek(tree, entry{cur.key, recFirst})
 		if cur.rec != nil {

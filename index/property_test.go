@@ -266,6 +266,11 @@ func checkKeyStats(t *testing.T, c *Collection, path string) {
 		}
 		return true
 	})
+	for k, st := range want {
+		if st.n < 2 {
+			delete(want, k) // a key with one entry is not tracked
+		}
+	}
 	if len(ix.keys) != len(want) {
 		t.Fatalf("%s: stats for %d keys, want %d", path, len(ix.keys), len(want))
 	}

@@ -165,7 +165,10 @@ func (ix *index) count(r Range, limit int) int {
 	}
 	if ix.keys != nil && r.HasLo && r.HasHi && r.LoInclusive && r.HiInclusive &&
 		countable(r.Lo) && compareKeys(r.Lo, r.Hi) == 0 {
-		return ix.keys[r.Lo].n
+		if st, tracked := ix.keys[r.Lo]; tracked {
+			return st.n
+		}
+		// Untracked: at most one entry, which the count below finds.
 	}
 	stop := countDirect
 	if limit > 0 && limit < stop {
