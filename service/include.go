@@ -78,17 +78,18 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 		}
 		last := path[len(path)-1]
 		want := map[string]map[string]bool{} // class -> ids
+		n := 0
 		for _, h := range holders {
 			forEachPointer(h[last], func(p map[string]any) {
-				c, _ := p["className"].(string)
-				id, _ := p["objectId"].(string)
-				if want[c] == nil {
-					want[c] = map[string]bool{}
+				ref := refOf(p)
+				if want[ref.class] == nil {
+					want[ref.class] = make(map[string]bool, len(holders))
 				}
-				want[c][id] = true
+				want[ref.class][ref.id] = true
+				n++
 			})
 		}
-		found := map[string]schema.Object{}
+		found := make(map[pointerRef]schema.Object, n)
 		for class, ids := range want {
 			coll := s.data.Collection(class, false)
 			if coll == nil {
@@ -106,7 +107,7 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 					exp := s.presentWithRoom(class, obj, ReadOptions{}, g, 2)
 					exp["__type"] = "Object"
 					exp["className"] = class
-					found[class+"\x00"+id] = exp
+					found[pointerRef{class, id}] = exp
 				}
 			}
 		}
@@ -120,7 +121,7 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 				if x["__type"] != "Pointer" {
 					continue
 				}
-				if exp, ok := found[pointerKey(x)]; ok {
+				if exp, ok := found[refOf(x)]; ok {
 					h[last] = exp
 				} else {
 					delete(h, last)
@@ -133,7 +134,7 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 						out = append(out, e)
 						continue
 					}
-					if exp, ok := found[pointerKey(p)]; ok {
+					if exp, ok := found[refOf(p)]; ok {
 						out = append(out, exp)
 					}
 				}
@@ -143,10 +144,13 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 	}
 }
 
-func pointerKey(p map[string]any) string {
+// pointerRef names the object a Pointer points to.
+type pointerRef struct{ class, id string }
+
+func refOf(p map[string]any) pointerRef {
 	c, _ := p["className"].(string)
 	id, _ := p["objectId"].(string)
-	return c + "\x00" + id
+	return pointerRef{c, id}
 }
 
 func forEachPointer(v any, fn func(map[string]any)) {
