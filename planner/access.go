@@ -2,7 +2,6 @@ package planner
 
 import (
 	"math"
-	"sort"
 
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/matcher"
@@ -180,7 +179,7 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 		switch op.Code {
 		case where.OpEq:
 			if id, ok := op.Value.(string); ok {
-				return &access{kind: accessIDs, ids: []string{id}, estimate: 1, tight: true, op: op, why: "objectId equality"}
+				return &access{kind: accessIDs, ids: newValueSet("", []string{id}), estimate: 1, tight: true, op: op, why: "objectId equality"}
 			}
 			return &access{kind: accessEmpty, why: "objectId compared with a non-string"}
 		case where.OpIn:
@@ -193,9 +192,8 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 			if len(ids) == 0 {
 				return &access{kind: accessEmpty, why: "objectId $in of nothing"}
 			}
-			sort.Strings(ids)
-			ids = dedupe(ids)
-			return &access{kind: accessIDs, ids: ids, estimate: len(ids), tight: true, op: op, why: "objectId $in"}
+			set := newValueSet("", ids)
+			return &access{kind: accessIDs, ids: set, estimate: set.size, tight: true, op: op, why: "objectId $in"}
 		}
 	}
 	if op.Code == where.OpIn && len(op.Values) == 0 {
@@ -269,7 +267,7 @@ func (p *planner) setAccess(path string, op *where.Op, set *valueSet) *access {
 		return &access{kind: accessEmpty, why: "$in of nothing"}
 	}
 	if path == "objectId" && set.class == "" {
-		return &access{kind: accessIDs, ids: set.ids, stream: set.stream, estimate: set.size, tight: true, op: op,
+		return &access{kind: accessIDs, ids: set, estimate: set.size, tight: true, op: op,
 			why: "objectId $in (relation)"}
 	}
 	if p.coll == nil || !p.coll.HasIndex(path) {

@@ -373,7 +373,7 @@ func (pl *Plan) exactCount() int {
 			n += pl.coll.EstimateRange(a.path, r, 0)
 		}
 	case accessIDs:
-		a.eachID(func(id string) bool {
+		a.ids.each(func(id string) bool {
 			if _, ok := pl.coll.Get(id); ok {
 				n++
 			}
@@ -606,7 +606,7 @@ func (pl *Plan) feed(a *access, emit func(schema.Object) bool, stopped *bool) er
 func (pl *Plan) lookupIDs(a *access, fn func(schema.Object) bool) error {
 	var err error
 	i := 0
-	a.eachID(func(id string) bool {
+	a.ids.each(func(id string) bool {
 		if i++; i%index.CheckEvery == 0 && time.Now().After(pl.deadline) {
 			err = index.ErrDeadline
 			return false

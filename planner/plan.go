@@ -143,10 +143,9 @@ type access struct {
 	// after the first matches. ranges then holds the one point range of a
 	// single key, for an order the index can serve, and is nil otherwise.
 	points []any
-	// ids are an accessIDs's objectIds, sorted and unique, or nil when
-	// stream yields them (a relation's members, read as the plan goes).
-	ids      []string
-	stream   func(fn func(id string) bool)
+	// ids are an accessIDs's objectIds (a relation's members stream
+	// from the index as the plan reads them).
+	ids      *valueSet
 	branches []*access
 	geo      *geoAccess // accessGeo
 	estimate int
@@ -186,19 +185,6 @@ func (a *access) String() string {
 		return a.geo.describe(a.path)
 	}
 	return "?"
-}
-
-// eachID calls fn with an accessIDs's ids in order until fn returns false.
-func (a *access) eachID(fn func(id string) bool) {
-	if a.ids == nil && a.stream != nil {
-		a.stream(fn)
-		return
-	}
-	for _, id := range a.ids {
-		if !fn(id) {
-			return
-		}
-	}
 }
 
 func plural(n int) string {

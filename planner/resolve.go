@@ -169,30 +169,27 @@ func (s *valueSet) each(fn func(id string) bool) {
 
 // values are the set's members as where values: ids, or Pointers.
 func (s *valueSet) values() []any {
-	out := make([]any, 0, s.size)
-	s.each(func(id string) bool {
-		if s.class != "" {
-			out = append(out, schema.Pointer(s.class, id))
-		} else {
-			out = append(out, id)
-		}
-		return true
-	})
-	return out
+	if s.class == "" {
+		return s.mapIDs(func(id string) any { return id })
+	}
+	return s.mapIDs(func(id string) any { return schema.Pointer(s.class, id) })
 }
 
 // keys are the set's members as index keys on a field holding them.
 func (s *valueSet) keys() []any {
-	if s.class != "" && s.ids != nil {
+	switch {
+	case s.class == "":
+		return s.mapIDs(func(id string) any { return id })
+	case s.ids != nil:
 		return index.PointerKeys(s.class, s.ids)
 	}
+	return s.mapIDs(func(id string) any { return index.PointerKey(s.class, id) })
+}
+
+func (s *valueSet) mapIDs(f func(id string) any) []any {
 	out := make([]any, 0, s.size)
 	s.each(func(id string) bool {
-		if s.class != "" {
-			out = append(out, index.PointerKey(s.class, id))
-		} else {
-			out = append(out, id)
-		}
+		out = append(out, f(id))
 		return true
 	})
 	return out
