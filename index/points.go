@@ -46,10 +46,11 @@ func PointerKeys(class string, ids []string) []any {
 // equals one of keys, in ascending objectId order, each object once (a
 // multikey object holding several of the keys too), until fn returns
 // false. It is the union of the point ranges of keys merged by objectId,
-// read from one snapshot. A declared index knows each key's first entry,
-// so a key's run is sought only once its first object has been taken: a
-// caller that wants the first few objects by id pays for those only.
-// Repeated keys are allowed. Errors are ScanRange's.
+// read from one snapshot. A declared index knows the first two entries of
+// each key it tracks (see index.keys), so such a run is sought only when a
+// third object of it is read: a caller that wants the first few objects by
+// id pays for those only. Repeated keys are allowed. Errors are
+// ScanRange's.
 func (c *Collection) ScanEqual(path string, keys []any, deadline time.Time, fn func(obj schema.Object) bool) error {
 	m := merges.Get().(*merge)
 	defer m.release()
@@ -67,6 +68,7 @@ func (c *Collection) ScanEqual(path string, keys []any, deadline time.Time, fn f
 	if expired(deadline) {
 		return ErrDeadline
 	}
+	m.seekUntracked() // on the immutable snapshot, without the lock
 	last := ""
 	for steps := 1; len(m.heads) > 0; steps++ {
 		if steps%CheckEvery == 0 && expired(deadline) {
@@ -98,12 +100,13 @@ type merge struct {
 // walks the run's first two entries from the key stats: pos is the
 // current one's place in the run of n entries, and second the next.
 type cursor struct {
-	it     btree.IterG[entry]
-	key    any
-	rec    *record
-	sought bool
-	pos, n int
-	second *record
+	it        btree.IterG[entry]
+	key       any
+	rec       *record
+	sought    bool
+	untracked bool // no key stats: sought from the start
+	pos, n    int
+	second    *record
 }
 
 // merges recycles merge state: a cursor is an iterator with its stack,
@@ -113,9 +116,9 @@ var merges = sync.Pool{New: func() any { return &merge{} }}
 // maxPooledCursors keeps a rare huge $in from pinning its cursors.
 const maxPooledCursors = 1024
 
-// start sets up a cursor per key, under the collection's read lock: keys
-// the index tracks start at their first entry, the others (at most one
-// entry, built-in indexes, non-scalar keys) are sought.
+// start sets up a cursor per key under the collection's read lock: keys
+// the index tracks start at their first entry; the others (at most one
+// entry, built-in indexes, non-scalar keys) are left for seekUntracked.
 func (m *merge) start(tree *btree.BTreeG[entry], ix *index, keys []any) {
 	m.tree = tree
 	if cap(m.cursors) < len(keys) {
@@ -133,9 +136,18 @@ func (m *merge) start(tree *btree.BTreeG[entry], ix *index, keys []any) {
 				continue
 			}
 		}
-		cur.seek(tree, entry{cur.key, recFirst})
-		if cur.rec != nil {
-			m.heads = append(m.heads, cur)
+		cur.untracked = true
+	}
+}
+
+// seekUntracked positions the untracked cursors at their runs' first
+// entries and orders the heads.
+func (m *merge) seekUntracked() {
+	for i := range m.cursors {
+		if cur := &m.cursors[i]; cur.untracked {
+			if cur.seek(m.tree, entry{cur.key, recFirst}); cur.rec != nil {
+				m.heads = append(m.heads, cur)
+			}
 		}
 	}
 	for i := len(m.heads)/2 - 1; i >= 0; i-- {
@@ -218,7 +230,9 @@ func (m *merge) down(i int) {
 func (m *merge) release() {
 	for i := range m.cursors {
 		m.cursors[i].it.Release()
-		m.cursors[i].key, m.cursors[i].rec, m.cursors[i].second, m.cursors[i].sought = nil, nil, nil, false
+		cur := &m.cursors[i] // reset in place: the iterator must not be copied
+		cur.key, cur.rec, cur.second = nil, nil, nil
+		cur.sought, cur.untracked, cur.pos, cur.n = false, false, 0, 0
 	}
 	clear(m.heads[:cap(m.heads)])
 	m.tree = nil
