@@ -54,7 +54,7 @@ func ParseOrder(s string) ([]SortKey, error) {
 // FindResult is a page of results and, when asked, the total count.
 type FindResult struct {
 	// Results may be the stored objects themselves (see Service.view):
-	// callers must not modify them.
+	// callers must not modify them. Get's result is always a copy.
 	Results []schema.Object
 	Count   int
 	Counted bool
@@ -171,8 +171,10 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	}
 	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count}
 	g := guards[class]
-	// Include writes the expanded objects into the results: no sharing.
-	shareable := len(includes) == 0 && s.canShare(class, p.Read)
+	// Include writes the expanded objects into the results, and a get's
+	// one object is the caller's to change (a user reading themselves gets
+	// their token added): no sharing for either.
+	shareable := len(includes) == 0 && p.op != opGet && s.canShare(class, p.Read)
 	for i, o := range res.Objects {
 		out.Results[i] = s.view(class, o, p.Read, g, shareable)
 	}

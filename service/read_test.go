@@ -80,6 +80,38 @@ func TestSharedResultsSurviveInclude(t *testing.T) {
 	}
 }
 
+// TestGetReturnsACopy: a get's result is the caller's to change (the
+// transport adds a user's own token to it), so it never shares the stored
+// object, while a find's page may.
+func TestGetReturnsACopy(t *testing.T) {
+	s := openMemory(t)
+	master := Auth{Master: true}
+	obj, err := s.Create(master, "Plain", map[string]any{"n": 1.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(master, "Plain", obj.ObjectID, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got["sessionToken"] = "r:mine"
+	again, err := s.Get(master, "Plain", obj.ObjectID, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, leaked := again["sessionToken"]; leaked {
+		t.Fatal("a change to a get's result reached the stored object")
+	}
+	page, err := s.Find(master, "Plain", FindParams{Limit: 1})
+	if err != nil || len(page.Results) != 1 {
+		t.Fatalf("find: %v %v", page, err)
+	}
+	stored, _ := s.data.Collection("Plain", false).Get(obj.ObjectID)
+	if reflect.ValueOf(page.Results[0]).Pointer() != reflect.ValueOf(stored).Pointer() {
+		t.Fatal("a find's plain result is expected to share the stored object")
+	}
+}
+
 // TestRelationFieldsFollowSchema reads a class before and after it gains a
 // Relation field: the per-class cache of shown relation fields must follow
 // the schema.

@@ -105,7 +105,7 @@ func getUser(s *Server, c *call) (any, error) {
 		return nil, err
 	}
 	if obj := out.(schema.Object); c.auth.UserID != "" && obj["objectId"] == c.auth.UserID {
-		obj["sessionToken"] = c.auth.SessionToken
+		obj["sessionToken"] = c.auth.SessionToken // Get returns a copy
 	}
 	return out, nil
 }
