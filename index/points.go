@@ -49,8 +49,10 @@ func PointerKeys(class string, ids []string) []any {
 // read from one snapshot. A declared index knows the first two entries of
 // each key it tracks (see index.keys), so such a run is sought only when a
 // third object of it is read: a caller that wants the first few objects by
-// id pays for those only. Repeated keys are allowed. Errors are
-// ScanRange's.
+// id pays for those only. Repeated keys are allowed. It holds a cursor
+// (184 bytes) and a head pointer per key while it runs: 1.9 MB for the
+// largest literal $in (10,000 values), 19 MB for a subquery set at its
+// 100,000 cap. Errors are ScanRange's.
 func (c *Collection) ScanEqual(path string, keys []any, deadline time.Time, fn func(obj schema.Object) bool) error {
 	m := merges.Get().(*merge)
 	defer m.release()

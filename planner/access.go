@@ -221,7 +221,7 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 				return nil // null or arrays in $in also match missing/whole values
 			}
 			if k, _ := matcher.HashKey(v); seen[k] {
-				continue // point ranges must not overlap, or objects repeat
+				continue // a repeated key would be counted twice by estimates
 			} else {
 				seen[k] = true
 			}

@@ -12,7 +12,8 @@ import (
 // tree so that only plain field constraints remain: $inQuery becomes $in
 // of pointers, $select $in of values, $relatedTo objectId $in, and a
 // pointer on a Relation field becomes objectId $in of the owners. The
-// matcher then needs no resolver, and the access chooser sees id sets.
+// matcher then needs no resolver, and the access chooser sees id sets
+// (valueSet: ids kept as strings, a relation's read as the plan goes).
 func (p *planner) resolve(class string, n *where.Node, depth int) (*where.Node, error) {
 	if depth > MaxSubqueryDepth {
 		return nil, ErrSubqueryTooDeep
