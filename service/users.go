@@ -339,31 +339,6 @@ func (s *Service) Me(a Auth) (schema.Object, error) {
 	return out, nil
 }
 
-// UpdateUser updates a user; when a user changes their own password, every
-// other session of theirs is revoked and a new session token is returned.
-func (s *Service) UpdateUser(a Auth, id string, body map[string]any) (map[string]any, error) {
-	reply, err := s.Update(a, classUser, id, body)
-	if err != nil {
-		return nil, err
-	}
-	if _, changed := body["password"]; changed {
-		// Every session opened with the old password dies, whoever
-		// changed it; the user who changed it gets a new one.
-		if err := s.revokeSessions(id, ""); err != nil {
-			return nil, err
-		}
-		if a.Master {
-			return reply, nil
-		}
-		sess, err := s.createSession(id, a.InstallationID, map[string]any{"action": "signup", "authProvider": "password"}, nil)
-		if err != nil {
-			return nil, err
-		}
-		reply["sessionToken"] = sess["sessionToken"]
-	}
-	return reply, nil
-}
-
 // SessionMe returns the caller's session object, looked up by token even
 // when the token has expired (clients use it to inspect their session).
 func (s *Service) SessionMe(a Auth) (schema.Object, error) {

@@ -112,21 +112,40 @@ type WriteResult struct {
 // all are committed together, or the first error is returned and nothing
 // is written. Non-atomic batches call it once per op.
 func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, error) {
-	results, deletedUsers, err := s.writeLocked(auth, ops, atomic)
+	results, users, err := s.writeLocked(auth, ops, atomic)
 	if err != nil {
 		return nil, err
 	}
 	// Cascades run after the locks are released: they write other objects.
-	for _, id := range deletedUsers {
-		// A deleted user's sessions die with them.
-		if err := s.revokeSessions(id, ""); err != nil {
+	for _, u := range users {
+		// A deleted user's sessions die with them, and every session
+		// opened with an old password dies with it, whoever changed it.
+		if err := s.revokeSessions(u.id, ""); err != nil {
 			return nil, err
 		}
+		if u.deleted || auth.Master {
+			continue
+		}
+		// The user who changed their password (only they may) carries on
+		// with a new session, whose token the reply gives.
+		sess, err := s.createSession(u.id, auth.InstallationID, map[string]any{"action": "signup", "authProvider": "password"}, nil)
+		if err != nil {
+			return nil, err
+		}
+		results[u.result].Update["sessionToken"] = sess["sessionToken"]
 	}
 	return results, nil
 }
 
-func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, []string, error) {
+// userCascade is a committed _User write whose sessions must end: a
+// delete, or an update that set a new password (results[result]).
+type userCascade struct {
+	id      string
+	result  int
+	deleted bool
+}
+
+func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, []userCascade, error) {
 	keys := make([]string, 0, len(ops))
 	for i := range ops {
 		if ops[i].Method == MethodCreate {
@@ -182,13 +201,17 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	if err := s.commit(auth, drafts); err != nil {
 		return nil, nil, err
 	}
-	var deletedUsers []string
-	for _, d := range drafts {
-		if d.class == classUser && d.obj == nil {
-			deletedUsers = append(deletedUsers, d.id)
+	var users []userCascade
+	for i, d := range drafts {
+		switch {
+		case d.class != classUser:
+		case d.obj == nil:
+			users = append(users, userCascade{id: d.id, result: i, deleted: true})
+		case ops[i].Method == MethodUpdate && d.passwordChanged:
+			users = append(users, userCascade{id: d.id, result: i})
 		}
 	}
-	return results, deletedUsers, nil
+	return results, users, nil
 }
 
 func annotate(err error, i int) error {

@@ -75,9 +75,6 @@ func updateObject(s *Server, c *call) (any, error) {
 	if c.params["className"] == "_Installation" {
 		return updateInstallation(s, c)
 	}
-	if c.params["className"] == "_User" {
-		return updateUser(s, c) // a password change revokes sessions on every route
-	}
 	return s.svc.Update(c.auth, c.params["className"], c.params["objectId"], c.body)
 }
 

@@ -153,21 +153,32 @@ func audit(log []exchange) []string {
 		if json.Unmarshal(ex.body, &reply) != nil {
 			continue
 		}
-		walkMaps(reply, func(m map[string]any) {
-			tok, ok := m["sessionToken"].(string)
-			if !ok || !strings.HasPrefix(tok, "r:") || tokens[tok] != nil {
-				return
+		learn := func(part any, written string) {
+			walkMaps(part, func(m map[string]any) {
+				tok, ok := m["sessionToken"].(string)
+				if !ok || !strings.HasPrefix(tok, "r:") || tokens[tok] != nil {
+					return
+				}
+				owner := written
+				if u, ok := m["user"].(map[string]any); ok {
+					owner, _ = u["objectId"].(string)
+				} else if id, ok := m["objectId"].(string); ok {
+					owner = id
+				}
+				tokens[tok] = &secret{owner: owner, issued: i}
+			})
+		}
+		if paths := batchPaths(ex); paths != nil {
+			// A batch reply's items answer the requests in order.
+			items, _ := reply.([]any)
+			for j, item := range items {
+				if j < len(paths) {
+					learn(item, ownerOfPath(paths[j]))
+				}
 			}
-			owner := ""
-			if u, ok := m["user"].(map[string]any); ok {
-				owner, _ = u["objectId"].(string)
-			} else if id, ok := m["objectId"].(string); ok {
-				owner = id
-			} else {
-				owner = ownerOfWrite(ex)
-			}
-			tokens[tok] = &secret{owner: owner, issued: i}
-		})
+		} else {
+			learn(reply, ownerOfWrite(ex))
+		}
 		// Sign-up replies name the user the authData belongs to.
 		for _, sec := range authSecrets {
 			if sec.issued == i && sec.owner == "" {
@@ -252,9 +263,33 @@ func requestBodies(ex exchange) []map[string]any {
 	return out
 }
 
+// batchPaths lists the paths of a batch request's items (nil for any
+// other request).
+func batchPaths(ex exchange) []string {
+	if !strings.HasSuffix(ex.url.Path, "/batch") {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(ex.reqBody, &m) != nil {
+		return nil
+	}
+	reqs, _ := m["requests"].([]any)
+	paths := make([]string, len(reqs))
+	for i, r := range reqs {
+		rm, _ := r.(map[string]any)
+		paths[i], _ = rm["path"].(string)
+	}
+	return paths
+}
+
 // ownerOfWrite is the user a PUT /users/<id> writes ("" otherwise).
 func ownerOfWrite(ex exchange) string {
-	parts := strings.Split(strings.Trim(ex.url.Path, "/"), "/")
+	return ownerOfPath(ex.url.Path)
+}
+
+// ownerOfPath is the user a path /users/<id> or /classes/_User/<id> names.
+func ownerOfPath(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
 	if n := len(parts); n >= 2 && (parts[n-2] == "users" || parts[n-2] == "_User") {
 		return parts[n-1]
 	}

@@ -437,6 +437,28 @@ func TestScenarioPasswordChange(t *testing.T) {
 	if got := outcome(srv.Do(t, "GET", "/users/me", nil, w.dave.headers)); got != "200" {
 		t.Errorf("dave's session after a plain update: %s", got)
 	}
+
+	// Inside an all-or-nothing batch the same rules hold: dave's old
+	// session ends and the batch item's reply carries his new token.
+	res = srv.Do(t, "POST", "/batch", map[string]any{"transaction": true, "requests": []any{
+		map[string]any{"method": "PUT", "path": "/parse/classes/_User/" + w.dave.userID, "body": map[string]any{"password": "pw-dave-N3w!"}},
+		map[string]any{"method": "PUT", "path": "/parse/classes/_User/" + w.dave.userID, "body": map[string]any{"nick": "dd"}},
+	}}, w.dave.headers)
+	items, _ := res.JSON().([]any)
+	if res.Status != 200 || len(items) != 2 {
+		t.Fatalf("password change in a transaction: %d %s", res.Status, res.Body)
+	}
+	success, _ := items[0].(map[string]any)["success"].(map[string]any)
+	batchToken, _ := success["sessionToken"].(string)
+	if !tokenPattern.MatchString(batchToken) {
+		t.Errorf("the password change's batch reply needs a new sessionToken: %s", res.Body)
+	}
+	if got := outcome(srv.Do(t, "GET", "/users/me", nil, w.dave.headers)); got != "400/209" {
+		t.Errorf("dave's old session after a change in a transaction: %s", got)
+	}
+	if got := outcome(srv.Do(t, "GET", "/users/me", nil, asUser(batchToken))); got != "200" {
+		t.Errorf("dave's token from the transaction: %s", got)
+	}
 }
 
 func TestScenarioVerifyPassword(t *testing.T) {

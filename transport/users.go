@@ -16,7 +16,7 @@ func userRoutes() []route {
 		{method: "GET", pattern: "/users", fn: classFind("_User"), batchable: true},
 		{method: "GET", pattern: "/users/me", fn: me},
 		{method: "GET", pattern: "/users/{objectId}", fn: getUser, batchable: true},
-		{method: "PUT", pattern: "/users/{objectId}", fn: updateUser, batchable: true},
+		{method: "PUT", pattern: "/users/{objectId}", fn: withClass("_User", updateObject), batchable: true},
 		{method: "DELETE", pattern: "/users/{objectId}", fn: classDelete("_User"), batchable: true},
 		{method: "POST", pattern: "/login", fn: logIn},
 		{method: "GET", pattern: "/login", fn: logIn},
@@ -108,10 +108,6 @@ func getUser(s *Server, c *call) (any, error) {
 		obj["sessionToken"] = c.auth.SessionToken // Get returns a copy
 	}
 	return out, nil
-}
-
-func updateUser(s *Server, c *call) (any, error) {
-	return s.svc.UpdateUser(c.auth, c.params["objectId"], c.body)
 }
 
 func loginParams(c *call) (username, email, password any) {
