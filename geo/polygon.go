@@ -214,11 +214,8 @@ func (pg *Polygon) intersectsRect(x0, x1, y0, y1 float64) bool {
 	if x1 < pg.minX || x0 > pg.maxX || y1 < pg.minY || y0 > pg.maxY {
 		return false
 	}
-	n := len(pg.xs)
-	for i, j := 0, n-1; i < n; j, i = i, i+1 {
-		if segmentMeetsRect(pg.xs[j], pg.ys[j], pg.xs[i], pg.ys[i], x0, x1, y0, y1) {
-			return true
-		}
+	if pg.edgeMeetsRect(x0, x1, y0, y1) {
+		return true
 	}
 	// No edge meets it: the rectangle is wholly inside or wholly outside.
 	return pg.planarContains((x0+x1)/2, (y0+y1)/2)
@@ -230,13 +227,19 @@ func (pg *Polygon) containsRect(x0, x1, y0, y1 float64) bool {
 	if x0 < pg.minX || x1 > pg.maxX || y0 < pg.minY || y1 > pg.maxY {
 		return false
 	}
+	return !pg.edgeMeetsRect(x0, x1, y0, y1) && pg.planarContains((x0+x1)/2, (y0+y1)/2)
+}
+
+// edgeMeetsRect reports whether some edge of the polygon meets the closed
+// rectangle.
+func (pg *Polygon) edgeMeetsRect(x0, x1, y0, y1 float64) bool {
 	n := len(pg.xs)
 	for i, j := 0, n-1; i < n; j, i = i, i+1 {
 		if segmentMeetsRect(pg.xs[j], pg.ys[j], pg.xs[i], pg.ys[i], x0, x1, y0, y1) {
-			return false
+			return true
 		}
 	}
-	return pg.planarContains((x0+x1)/2, (y0+y1)/2)
+	return false
 }
 
 // segmentMeetsRect clips the segment a-b to the closed rectangle
