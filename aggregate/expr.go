@@ -1,7 +1,9 @@
 package aggregate
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,7 +162,7 @@ func compileExpr(v any, depth int) (expr, error) {
 		if _, special := x["__type"]; special {
 			return literal{x}, nil // a Parse value (Date, Pointer, …) as such
 		}
-		keys := sortedKeys(x)
+		keys := slices.Sorted(maps.Keys(x))
 		out := objectExpr{keys: keys, exprs: make([]expr, len(keys))}
 		for i, k := range keys {
 			if strings.ContainsAny(k, ".$") || k == "" {

@@ -2,7 +2,9 @@ package aggregate
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/quarrydata/quarry/schema"
@@ -61,7 +63,7 @@ func compileGroup(spec any) (*groupSpec, error) {
 	}
 	_, keyRef := key.(fieldRef)
 	g := &groupSpec{key: key, keyRef: keyRef}
-	for _, name := range sortedKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		if name == "objectId" || name == "_id" {
 			continue
 		}

@@ -1,8 +1,10 @@
 package aggregate
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -194,7 +196,7 @@ func compileSort(spec any, order []string) ([]SortKey, error) {
 		return nil, errorf("$sort needs an object of fields and 1 or -1")
 	}
 	if len(order) != len(m) {
-		order = sortedKeys(m)
+		order = slices.Sorted(maps.Keys(m))
 	}
 	keys := make([]SortKey, 0, len(m))
 	for _, name := range order {
@@ -401,7 +403,7 @@ func compileProject(spec any) (*projectSpec, error) {
 	}
 	p := &projectSpec{}
 	inclusion, exclusion := false, false
-	for _, name := range sortedKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		v := m[name]
 		path, err := refPath("$" + name)
 		if err != nil {
@@ -444,7 +446,7 @@ func compileProject(spec any) (*projectSpec, error) {
 
 func (p *projectSpec) apply(doc schema.Object) schema.Object {
 	if p.exclude {
-		out := copyObject(doc)
+		out := schema.CopyObject(doc)
 		if p.dropID {
 			delete(out, "objectId")
 		}
@@ -530,7 +532,7 @@ func (r *runner) runUnwind(u *unwindSpec, docs []schema.Object) ([]schema.Object
 		switch {
 		case isArray && len(arr) > 0:
 			for i, e := range arr {
-				cp := copyObject(d)
+				cp := schema.CopyObject(d)
 				setPath(cp, u.path, e)
 				if u.index != "" {
 					cp[u.index] = float64(i)
@@ -542,7 +544,7 @@ func (r *runner) runUnwind(u *unwindSpec, docs []schema.Object) ([]schema.Object
 		case present && v != nil && !isArray:
 			cp := d
 			if u.index != "" {
-				cp = copyObject(d)
+				cp = schema.CopyObject(d)
 				cp[u.index] = nil
 			}
 			if err := emit(cp); err != nil {
@@ -551,7 +553,7 @@ func (r *runner) runUnwind(u *unwindSpec, docs []schema.Object) ([]schema.Object
 		case u.preserve:
 			cp := d
 			if isArray || u.index != "" {
-				cp = copyObject(d)
+				cp = schema.CopyObject(d)
 				if isArray {
 					removePath(cp, u.path)
 				}
@@ -591,7 +593,7 @@ func setPath(doc schema.Object, path string, v any) {
 	m := map[string]any(doc)
 	for _, seg := range segs[:len(segs)-1] {
 		child, _ := m[seg].(map[string]any)
-		child = copyMap(child)
+		child = schema.CopyObject(child)
 		m[seg] = child
 		m = child
 	}
@@ -606,34 +608,9 @@ func removePath(doc schema.Object, path string) {
 		if !ok {
 			return
 		}
-		child = copyMap(child)
+		child = schema.CopyObject(child)
 		m[seg] = child
 		m = child
 	}
 	delete(m, segs[len(segs)-1])
-}
-
-func copyObject(d schema.Object) schema.Object {
-	out := make(schema.Object, len(d)+1)
-	for k, v := range d {
-		out[k] = v
-	}
-	return out
-}
-
-func copyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -232,7 +233,7 @@ func (l *loader) readFile(path string) []assignment {
 			l.errs = append(l.errs, fmt.Errorf(`config file %s: apps[0] must be an object of options, got %s`, path, jsonType(list[0])))
 			return nil
 		}
-		for _, k := range sortedKeys(obj) {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if k != "apps" {
 				l.warn(`%s (%s): ignored, options belong inside apps[0] when "apps" is used`, k, source)
 			}
@@ -240,7 +241,7 @@ func (l *loader) readFile(path string) []assignment {
 		obj = app
 	}
 	var out []assignment
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if obj[k] == nil {
 			continue // null means "not set", as in Parse Server
 		}
@@ -289,15 +290,6 @@ func position(data []byte, offset int64) (line, col int) {
 	line = 1 + bytes.Count(before, []byte("\n"))
 	col = int(offset) - bytes.LastIndexByte(before, '\n')
 	return line, col
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // parseEnv turns environment variables into assignments. For each option
@@ -363,7 +355,7 @@ func (l *loader) apply(a assignment) {
 		l.fail(opt.name, a.source, err)
 		return
 	}
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if obj[k] == nil {
 			continue
 		}

@@ -1,7 +1,10 @@
 package schema
 
 import (
+	"cmp"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -93,7 +96,7 @@ func Compare(a, b any) int {
 				return c
 			}
 		}
-		return compareInt(len(x), len(y))
+		return cmp.Compare(len(x), len(y))
 	}
 	return compareObjects(a.(map[string]any), b.(map[string]any))
 }
@@ -107,7 +110,7 @@ func compareObjects(x, y map[string]any) int {
 			return strings.Compare(str(x["objectId"]), str(y["objectId"]))
 		}
 	}
-	kx, ky := sortedKeys(x), sortedKeys(y)
+	kx, ky := slices.Sorted(maps.Keys(x)), slices.Sorted(maps.Keys(y))
 	for i := 0; i < len(kx) && i < len(ky); i++ {
 		if c := strings.Compare(kx[i], ky[i]); c != 0 {
 			return c
@@ -116,7 +119,7 @@ func compareObjects(x, y map[string]any) int {
 			return c
 		}
 	}
-	return compareInt(len(kx), len(ky))
+	return cmp.Compare(len(kx), len(ky))
 }
 
 // Equal is Parse equality: pointers by class and id (extra keys of an
@@ -215,28 +218,4 @@ func compareBool(a, b bool) int {
 		return -1
 	}
 	return 1
-}
-
-func compareInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	// Small maps: insertion sort avoids pulling in sort for a hot path.
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/base64"
+	"maps"
 	"math"
 	"time"
 )
@@ -11,6 +12,15 @@ import (
 // objectId, createdAt and updatedAt hold strings (timestamps in TimeLayout).
 // Relation memberships are not stored inside objects.
 type Object = map[string]any
+
+// CopyObject is a shallow copy of m, with room for one more key; an empty
+// map when m is nil, so the caller may write to it (a copy-on-write step
+// along a dot path whose maps do not exist yet).
+func CopyObject(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	maps.Copy(out, m)
+	return out
+}
 
 // Type names a field type exactly as Parse's schema API spells it.
 type Type string

@@ -3,6 +3,8 @@ package service
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/quarrydata/quarry/schema"
@@ -82,9 +84,9 @@ func (s *Service) UpdateConfig(auth Auth, body map[string]any) error {
 	defer unlock()
 	coll := s.data.Collection(ConfigClass, true)
 	cur, exists := coll.Get(configID)
-	params := copyMap(asMap(cur["params"]))
-	flags := copyMap(asMap(cur["masterKeyOnly"]))
-	for _, k := range sortedKeys(changes) {
+	params := schema.CopyObject(asMap(cur["params"]))
+	flags := schema.CopyObject(asMap(cur["masterKeyOnly"]))
+	for _, k := range slices.Sorted(maps.Keys(changes)) {
 		if err := checkConfigName(k); err != nil {
 			return err
 		}
@@ -103,7 +105,7 @@ func (s *Service) UpdateConfig(auth Auth, body map[string]any) error {
 		}
 		params[k] = norm
 	}
-	for _, k := range sortedKeys(flagChanges) {
+	for _, k := range slices.Sorted(maps.Keys(flagChanges)) {
 		switch v := flagChanges[k].(type) {
 		case bool:
 			if _, ok := params[k]; ok {

@@ -112,7 +112,7 @@ func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (I
 			"read-only masterKey isn't allowed to perform the write operation.")
 	}
 	creating := id == ""
-	body = copyMap(body)
+	body = schema.CopyObject(body)
 	iidBody, err := installationString(body, "installationId", creating)
 	if err != nil {
 		return InstallationResult{}, err

@@ -282,13 +282,13 @@ func (d *draft) applyNested(root, rest string, val any) error {
 	if _, exists := d.obj[root]; exists && top == nil {
 		return schema.Errorf(schema.CodeIncorrectType, "%s is not an Object field", root)
 	}
-	top = copyMap(top)
+	top = schema.CopyObject(top)
 	d.obj[root] = top
 	d.fields[root] = schema.Field{Type: schema.TypeObject}
 	parent := top
 	for _, p := range path[:len(path)-1] {
 		child, _ := parent[p].(map[string]any)
-		child = copyMap(child)
+		child = schema.CopyObject(child)
 		parent[p] = child
 		parent = child
 	}
@@ -317,12 +317,4 @@ func (d *draft) applyNested(root, rest string, val any) error {
 	}
 	parent[leaf] = v
 	return nil
-}
-
-func copyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

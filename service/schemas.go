@@ -3,7 +3,9 @@ package service
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -268,7 +270,7 @@ func (s *Service) CreateSchema(auth Auth, class string, body map[string]any) (ma
 	}
 	next := newBuiltinClass(class)
 	fields, _ := body["fields"].(map[string]any)
-	for _, name := range sortedKeys(fields) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		f, del, err := parseFieldSpec(class, name, fields[name])
 		if err != nil {
 			return nil, err
@@ -340,7 +342,7 @@ func (s *Service) UpdateSchema(auth Auth, class string, body map[string]any) (ma
 	}
 	next := cur.Clone()
 	var dropped []string
-	for _, name := range sortedKeys(fields) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		if strings.HasPrefix(name, "_") {
 			// Internal fields (password hashes, shadow keys) are not the API's.
 			return nil, schema.Errorf(schema.CodeInvalidKeyName, "invalid field name: %s", name)
@@ -778,7 +780,7 @@ func normalizeCLP(v any, fields map[string]schema.Field) (map[string]any, error)
 		out[op] = map[string]any{}
 	}
 	out["protectedFields"] = map[string]any{}
-	for _, key := range sortedKeys(m) {
+	for _, key := range slices.Sorted(maps.Keys(m)) {
 		val := m[key]
 		switch key {
 		case "find", "count", "get", "create", "update", "delete", "addField":
@@ -818,7 +820,7 @@ func clpOperation(op string, v any, fields map[string]schema.Field) (map[string]
 			"'%v' is not a valid value for class level permissions %s - must be an object", v, op)
 	}
 	out := make(map[string]any, len(m))
-	for _, who := range sortedKeys(m) {
+	for _, who := range slices.Sorted(maps.Keys(m)) {
 		val := m[who]
 		switch {
 		case who == "pointerFields":
@@ -869,7 +871,7 @@ func clpProtectedFields(v any, fields map[string]schema.Field) (map[string]any, 
 			"'%v' is not a valid value for class level permissions protectedFields - must be an object", v)
 	}
 	out := make(map[string]any, len(m))
-	for _, who := range sortedKeys(m) {
+	for _, who := range slices.Sorted(maps.Keys(m)) {
 		if !(who == "*" || who == "authenticated" || clpRole.MatchString(who) || clpUserField.MatchString(who) || clpUserID.MatchString(who)) {
 			return nil, schema.Errorf(schema.CodeInvalidJSON, "'%s' is not a valid key for class level permissions", who)
 		}
@@ -914,7 +916,7 @@ func applyIndexChanges(existing map[string]any, v any, fields map[string]schema.
 		out[k] = spec
 	}
 	var dropped []string
-	for _, name := range sortedKeys(m) {
+	for _, name := range slices.Sorted(maps.Keys(m)) {
 		spec, ok := m[name].(map[string]any)
 		if !ok {
 			return nil, nil, schema.Errorf(schema.CodeInvalidJSON, "index %s must be an object", name)
@@ -1004,13 +1006,4 @@ func (s *Service) syncIndexes(class string, before, after *schema.Class) {
 		// Paths were validated; EnsureIndex fails only on malformed ones.
 		_ = coll.EnsureIndex(p)
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

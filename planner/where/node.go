@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"regexp/syntax"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -381,13 +380,4 @@ func truncated(v any) string {
 		s = strings.ToValidUTF8(s[:100], "") + "…"
 	}
 	return s
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -1,6 +1,8 @@
 package where
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/quarrydata/quarry/schema"
@@ -31,7 +33,7 @@ func (p *parser) field(key string, raw any, inOr string) ([]*Node, error) {
 	plain := map[string]any{}
 	_, hasNear := m["$nearSphere"]
 	_, hasRegex := m["$regex"]
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
 		var op Op
 		switch k {

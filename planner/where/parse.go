@@ -1,7 +1,9 @@
 package where
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,7 +83,7 @@ func (p *parser) where(w map[string]any, depth int, inOr string) (*Node, error) 
 			}
 		}
 	}
-	keys := sortedKeys(w)
+	keys := slices.Sorted(maps.Keys(w))
 	for _, k := range keys {
 		if err := p.checkKey(k, inOr); err != nil {
 			return nil, err
