@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"math"
 	"strings"
 
@@ -190,14 +191,7 @@ func compareKeys(a, b any) int {
 		}
 	case float64:
 		if y, ok := b.(float64); ok {
-			switch {
-			case x < y:
-				return -1
-			case x > y:
-				return 1
-			case x == y:
-				return 0
-			}
+			return cmp.Compare(x, y) // NaN first, as schema.Compare
 		}
 	case isoDate:
 		if y, ok := b.(isoDate); ok {

@@ -33,15 +33,8 @@ func (p *planner) accessFor(n *where.Node) *access {
 	case where.KindAnd:
 		var best *access
 		for _, c := range n.Children {
-			a := p.accessFor(c)
-			if a == nil {
-				continue
-			}
-			if a.kind == accessEmpty {
-				return a
-			}
-			if best == nil || a.estimate < best.estimate {
-				best = a
+			if best = cheaper(best, p.accessFor(c)); best.isEmpty() {
+				return best
 			}
 		}
 		return best
@@ -73,21 +66,28 @@ func (p *planner) accessFor(n *where.Node) *access {
 			if best != nil && isComparison(n.Ops[i].Code) {
 				continue // the intersected range lies within each bound's own
 			}
-			a := p.accessForOp(n.Path, &n.Ops[i])
-			if a == nil {
-				continue
-			}
-			if a.kind == accessEmpty {
-				return a
-			}
-			if best == nil || a.estimate < best.estimate {
-				best = a
+			if best = cheaper(best, p.accessForOp(n.Path, &n.Ops[i])); best.isEmpty() {
+				return best
 			}
 		}
 		return best
 	}
 	return nil
 }
+
+// cheaper returns the access with the smaller estimate (either may be
+// nil); an empty access wins outright, as nothing can match.
+func cheaper(best, a *access) *access {
+	switch {
+	case a == nil:
+		return best
+	case best == nil || a.kind == accessEmpty || best.kind != accessEmpty && a.estimate < best.estimate:
+		return a
+	}
+	return best
+}
+
+func (a *access) isEmpty() bool { return a != nil && a.kind == accessEmpty }
 
 // intersectedRange folds every comparison on one field into a single
 // range when the field's index is not multikey (on arrays MongoDB lets a

@@ -3,7 +3,6 @@ package schema
 import (
 	"cmp"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 )
@@ -68,17 +67,9 @@ func Compare(a, b any) int {
 	case RankNull:
 		return 0
 	case RankNumber:
-		x, y := a.(float64), b.(float64)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		case x == y:
-			return 0
-		}
-		// NaN never arrives from JSON; keep the order total anyway.
-		return compareBool(math.IsNaN(y), math.IsNaN(x))
+		// NaN never arrives from JSON; cmp.Compare keeps the order total
+		// anyway (NaN first).
+		return cmp.Compare(a.(float64), b.(float64))
 	case RankString:
 		return strings.Compare(a.(string), b.(string))
 	case RankBoolean:
