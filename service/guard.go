@@ -344,24 +344,35 @@ func checkQueryable(class string, where map[string]any, protected []string) erro
 	if len(protected) == 0 {
 		return nil
 	}
+	return eachWhereField(where, func(k string, _ any) error {
+		root, _, _ := strings.Cut(k, ".")
+		for _, p := range protected {
+			if p == root {
+				return schema.Errorf(schema.CodeOperationForbidden, "This user is not allowed to query %s on class %s", root, class)
+			}
+		}
+		return nil
+	})
+}
+
+// eachWhereField calls fn with every field key of a where and its
+// constraint, descending into $or, $and and $nor, until fn fails.
+func eachWhereField(where map[string]any, fn func(key string, constraint any) error) error {
 	for k, v := range where {
 		switch k {
 		case "$or", "$and", "$nor":
 			arr, _ := v.([]any)
 			for _, b := range arr {
 				if m, ok := b.(map[string]any); ok {
-					if err := checkQueryable(class, m, protected); err != nil {
+					if err := eachWhereField(m, fn); err != nil {
 						return err
 					}
 				}
 			}
 			continue
 		}
-		root, _, _ := strings.Cut(k, ".")
-		for _, p := range protected {
-			if p == root {
-				return schema.Errorf(schema.CodeOperationForbidden, "This user is not allowed to query %s on class %s", root, class)
-			}
+		if err := fn(k, v); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -375,19 +386,7 @@ var authDataIDKey = regexp.MustCompile(`^authData\.[a-zA-Z0-9_]+\.id$`)
 // a provider's id, or a protected field. The subquery's results never
 // leave the server, but which outer objects match would reveal the values.
 func (s *Service) checkSelectKeys(a Auth, where map[string]any) error {
-	for k, v := range where {
-		switch k {
-		case "$or", "$and", "$nor":
-			arr, _ := v.([]any)
-			for _, b := range arr {
-				if m, ok := b.(map[string]any); ok {
-					if err := s.checkSelectKeys(a, m); err != nil {
-						return err
-					}
-				}
-			}
-			continue
-		}
+	return eachWhereField(where, func(_ string, v any) error {
 		ops, _ := v.(map[string]any)
 		for _, name := range []string{"$select", "$dontSelect"} {
 			sel, _ := ops[name].(map[string]any)
@@ -414,8 +413,8 @@ func (s *Service) checkSelectKeys(a Auth, where map[string]any) error {
 				}
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func pointRange(v any) index.Range { return index.Equal(v) }

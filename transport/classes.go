@@ -98,8 +98,14 @@ func findObjects(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return findReply(res), nil
+}
+
+// findReply is a find's response body: the results (or the plan, for
+// explain), the count when asked for, and the class of a redirected query.
+func findReply(res service.FindResult) map[string]any {
 	if res.Explain != nil {
-		return map[string]any{"results": res.Explain}, nil
+		return map[string]any{"results": res.Explain}
 	}
 	out := map[string]any{"results": res.Results}
 	if res.Counted {
@@ -108,7 +114,7 @@ func findObjects(s *Server, c *call) (any, error) {
 	if res.ClassName != "" {
 		out["className"] = res.ClassName
 	}
-	return out, nil
+	return out
 }
 
 // allParams merges URL parameters over the body: the JS SDK sends query

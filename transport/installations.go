@@ -78,14 +78,7 @@ func findInstallations(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.Explain != nil {
-		return map[string]any{"results": res.Explain}, nil
-	}
-	out := map[string]any{"results": res.Results}
-	if res.Counted {
-		out["count"] = res.Count
-	}
-	return out, nil
+	return findReply(res), nil
 }
 
 func deleteInstallation(s *Server, c *call) (any, error) {
