@@ -61,15 +61,20 @@ func Benchmark_ScanRange_100k_Limit20(b *testing.B) {
 	}
 }
 
-func Benchmark_Put_100k(b *testing.B) {
-	objs := smallObjects(benchN, 1)
-	c := loaded(b, objs, "score")
-	// Replacements: same ids, new scores and updatedAt.
-	repl := smallObjects(benchN, 2)
+// replacements are new versions of objs: same ids, new scores and updatedAt.
+func replacements(objs []schema.Object) []schema.Object {
+	repl := smallObjects(len(objs), 2)
 	for i := range repl {
 		repl[i]["objectId"] = objs[i]["objectId"]
 		repl[i]["createdAt"] = objs[i]["createdAt"]
 	}
+	return repl
+}
+
+func Benchmark_Put_100k(b *testing.B) {
+	objs := smallObjects(benchN, 1)
+	c := loaded(b, objs, "score")
+	repl := replacements(objs)
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
@@ -84,11 +89,7 @@ func Benchmark_Put_100k(b *testing.B) {
 func Benchmark_Put_100k_ScanInterleaved(b *testing.B) {
 	objs := smallObjects(benchN, 1)
 	c := loaded(b, objs, "score")
-	repl := smallObjects(benchN, 2)
-	for i := range repl {
-		repl[i]["objectId"] = objs[i]["objectId"]
-		repl[i]["createdAt"] = objs[i]["createdAt"]
-	}
+	repl := replacements(objs)
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
