@@ -65,7 +65,7 @@ type buntAdapter struct {
 	db   *buntdb.DB
 	path string // absolute
 	opts buntOptions
-	lock *os.File // holds the flock on path+".lock"
+	lock *os.File // holds the flock on path+".lock" (syncf holds one on the file itself)
 
 	mu     sync.RWMutex // closed, and the queue against sends after close
 	closed bool
@@ -104,6 +104,9 @@ func openBunt(path string, opts buntOptions) (*buntAdapter, error) {
 	if err := makeDirs(filepath.Dir(abs)); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	}
+	if abs, err = realPath(abs); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
 	lock, err := lockFile(abs + ".lock")
 	if err != nil {
 		return nil, err
@@ -117,6 +120,27 @@ func openBunt(path string, opts buntOptions) (*buntAdapter, error) {
 	return a, nil
 }
 
+// realPath resolves symbolic links in abs (the file itself, or its directory
+// when the file does not exist yet), so that every name of one database file
+// leads to one lock file.
+func realPath(abs string) (string, error) {
+	real, err := filepath.EvalSymlinks(abs)
+	if err == nil {
+		return real, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	if _, lerr := os.Lstat(abs); lerr == nil {
+		return "", fmt.Errorf("%s is a symbolic link to a missing file", abs)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, filepath.Base(abs)), nil
+}
+
 func openBuntLocked(abs string, opts buntOptions) (*buntAdapter, error) {
 	_, err := os.Stat(abs)
 	created := errors.Is(err, os.ErrNotExist)
@@ -124,6 +148,10 @@ func openBuntLocked(abs string, opts buntOptions) (*buntAdapter, error) {
 	// holds the master key.
 	f, err := os.OpenFile(abs, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
+		return nil, err
+	}
+	if err := lockOpenFile(f, abs); err != nil {
+		_ = f.Close()
 		return nil, err
 	}
 	fi, err := f.Stat()
@@ -379,7 +407,12 @@ func (a *buntAdapter) syncLocked() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	err = f.Chmod(a.mode)
+	// The rewritten file is a new inode: lock it before letting go of the
+	// old one, so a hard link made to it later is refused too.
+	err = lockOpenFile(f, a.path)
+	if err == nil {
+		err = f.Chmod(a.mode)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

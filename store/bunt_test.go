@@ -336,6 +336,66 @@ func TestLocked(t *testing.T) {
 	b.Close()
 }
 
+// TestLockedUnderAnyName: a second opener is refused whatever name it uses
+// for the open file — a symbolic link to it, to its directory, or a hard
+// link — also after a rewrite has swapped in a new file.
+func TestLockedUnderAnyName(t *testing.T) {
+	names := []struct {
+		name string
+		link func(t *testing.T, dir, path string) string
+	}{
+		{"symlink to the file", func(t *testing.T, dir, path string) string {
+			l := filepath.Join(dir, "alias.db")
+			if err := os.Symlink(path, l); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}},
+		{"symlink to the directory", func(t *testing.T, dir, path string) string {
+			l := filepath.Join(t.TempDir(), "dirlink")
+			if err := os.Symlink(dir, l); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(l, filepath.Base(path))
+		}},
+		{"hard link", func(t *testing.T, dir, path string) string {
+			l := filepath.Join(dir, "hard.db")
+			if err := os.Link(path, l); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}},
+	}
+	for _, rewritten := range []bool{false, true} {
+		for _, n := range names {
+			t.Run(fmt.Sprintf("%s, rewritten=%v", n.name, rewritten), func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, "q.db")
+				a := testOpen(t, path, defaultBuntOptions())
+				defer a.Close()
+				if err := a.Commit([]Record{obj("A", "1", "{}")}); err != nil {
+					t.Fatal(err)
+				}
+				if rewritten {
+					if err := a.db.Shrink(); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := a.syncFile(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				other := n.link(t, dir, path)
+				if b, err := Open(other); !errors.Is(err, ErrLocked) {
+					if b != nil {
+						b.Close()
+					}
+					t.Fatalf("Open(%s) = %v, want ErrLocked", other, err)
+				}
+			})
+		}
+	}
+}
+
 // TestConcurrentCommits: 64 writers, each with several multi-record
 // Commits; everything is there after reopen.
 func TestConcurrentCommits(t *testing.T) {

@@ -18,18 +18,29 @@ func lockFile(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: lock %s: %w", path, err)
 	}
+	if err := lockOpenFile(f, path); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// lockOpenFile takes an exclusive flock on f without waiting. Locking the
+// database file itself, not only a lock file named after it, is what stops a
+// hard link: both names reach one inode, and flock belongs to the inode.
+func lockOpenFile(f *os.File, name string) error {
+	var err error
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
 	}
-	if err != nil {
-		_ = f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s is locked by another process or adapter", ErrLocked, path)
-		}
-		return nil, fmt.Errorf("store: lock %s: %w", path, err)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return fmt.Errorf("%w: %s is locked by another process or adapter", ErrLocked, name)
 	}
-	return f, nil
+	if err != nil {
+		return fmt.Errorf("store: lock %s: %w", name, err)
+	}
+	return nil
 }

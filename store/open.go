@@ -34,8 +34,9 @@ var ErrLocked = errors.New("store: database file is in use")
 //	any other scheme://           ErrUnsupportedURI
 //
 // File paths are taken literally: no percent-decoding, no query parameters.
-// Next to the database file, Open keeps "<file>.lock", locked while the
-// adapter is open (ErrLocked for a second opener), and buntdb uses
+// Open resolves symbolic links, then locks both the database file itself
+// and "<file>.lock" beside it while the adapter is open (ErrLocked for a
+// second opener under any name, hard links included), and buntdb uses
 // "<file>.tmp" while it compacts. Opening a file finishes any commit group a
 // crash interrupted.
 func Open(uri string) (Adapter, error) {
