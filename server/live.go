@@ -14,6 +14,7 @@ import (
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/transport"
 )
 
 // liveQuery is the LiveQuery part of a server: the WebSocket server on
@@ -199,6 +200,8 @@ func (l *LiveQueryServer) Serve(ctx context.Context) error {
 		Name:                  "quarry-livequery",
 		NoDefaultServerHeader: true,
 		ReadTimeout:           60 * time.Second,
+		SecureErrorLogMessage: true,
+		Logger:                transport.NewConnErrorLog(l.log),
 		Handler: func(ctx *fasthttp.RequestCtx) {
 			switch {
 			case live.IsUpgrade(ctx):

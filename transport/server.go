@@ -124,6 +124,8 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 		MaxRequestBodySize:    s.opts.MaxBodyBytes + 64<<10,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
+		SecureErrorLogMessage: true,
+		Logger:                NewConnErrorLog(s.log),
 		ErrorHandler: func(ctx *fasthttp.RequestCtx, err error) {
 			// Oversized or unparseable HTTP: still answer in Parse's shape.
 			ctx.Response.Reset()
