@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"net"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,24 +26,41 @@ import (
 //	<appId>afterSave    {"currentParseObject": {…}, "originalParseObject": {…}?, "classLevelPermissions": {…}?}
 //	<appId>afterDelete  {"currentParseObject": {…}, "classLevelPermissions": {…}?}
 //	<appId>clearCache   {"userId": "<objectId>"}, or Quarry's {"all": true}
+//	<appId>quarryChangesLost  {"classes": ["<class>", …], "count": n} (Quarry's own)
 //
 // Objects are Parse's full JSON (REST fields plus className and
 // "__type": "Object"); originalParseObject is absent on a create.
 // clearCache is sent on writes to _Session (that user) and _Role (all).
+// quarryChangesLost follows an overflow of a publisher's queue: the
+// subscribers tell the clients of those classes (all when classes is
+// empty) to reconnect and fetch again.
 const (
-	ChannelAfterSave   = "afterSave"
-	ChannelAfterDelete = "afterDelete"
-	ChannelClearCache  = "clearCache"
+	ChannelAfterSave    = "afterSave"
+	ChannelAfterDelete  = "afterDelete"
+	ChannelClearCache   = "clearCache"
+	ChannelChangesLost  = "quarryChangesLost"
+	redisChannelsWanted = 4
 )
 
 // Redis limits.
 const (
-	// RedisPublishQueue is the number of changes waiting to be published;
-	// past it (Redis unreachable or too slow) changes are dropped and
-	// counted, since the writes they describe are already committed.
+	// RedisPublishQueue is the number of changes waiting to be published
+	// by default; past it (Redis unreachable or too slow) changes are
+	// dropped and counted, since the writes they describe are already
+	// committed, and the subscribers' clients are told once Redis answers.
 	RedisPublishQueue = 16384
 	// redisBatch is the most messages sent in one pipeline.
 	redisBatch = 256
+	// While Redis does not answer, a batch is retried after a wait that
+	// doubles from redisRetryMin up to redisRetryMax.
+	redisRetryMin = 50 * time.Millisecond
+	redisRetryMax = 2 * time.Second
+	// RedisCloseDeadline bounds how long Close keeps trying to publish
+	// what is still queued.
+	RedisCloseDeadline = 5 * time.Second
+	// redisReceiveIdle is how long a subscription may stay silent before a
+	// ping checks that its connection is alive.
+	redisReceiveIdle = 30 * time.Second
 )
 
 // RedisOptions configure a Redis feed.
@@ -49,33 +69,76 @@ type RedisOptions struct {
 	// Prefix starts every channel name: the application id.
 	Prefix string
 	Logger *slog.Logger
+	// PublishQueue is the number of changes that may wait for Redis
+	// (RedisPublishQueue when 0).
+	PublishQueue int
+}
+
+// LossNotifier is implemented by a Feed that can tell its clients that
+// changes of some classes never reached it (all classes when classes is
+// empty): a LiveQuery Server then has those clients reconnect.
+type LossNotifier interface {
+	ChangesLost(classes []string)
 }
 
 // Redis carries changes between Quarry instances. As a Feed it publishes
 // (REST side); Subscribe delivers what every instance publishes to a
 // local LiveQuery server (LiveQuery side).
 type Redis struct {
-	client  *redis.Client
-	prefix  string
-	log     *slog.Logger
-	out     chan redisOut
-	done    chan struct{}
-	closing sync.Once
-	wg      sync.WaitGroup
-	dropped atomic.Uint64
-	lastErr atomic.Int64 // unix nanos of the last logged publish error
+	client    *redis.Client
+	prefix    string
+	log       *slog.Logger
+	out       chan redisOut
+	done      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+	dropped   atomic.Uint64
+	closeBy   time.Time // set by Close before done is closed
+
+	// retryWait waits before the next attempt to publish a batch and
+	// reports whether to try again; tests replace it.
+	retryWait func(attempt int) bool
 
 	mu   sync.Mutex
 	subs []*redis.PubSub
+	// What was dropped since it was last reported: the classes of dropped
+	// changes, whether a dropped clearCache message means every session
+	// cache must be forgotten, and how many.
+	lostClasses map[string]bool
+	lostForget  bool
+	lostCount   int
+
+	// Owned by the publish loop.
+	down      bool
+	downSince time.Time
+	gaveUp    bool // Close's deadline passed with changes unpublished
 }
 
 type redisOut struct {
 	change *Change
 	forget *string
+	lost   *lostMessage
 }
+
+// lostMessage is the payload of ChannelChangesLost.
+type lostMessage struct {
+	Classes []string `json:"classes"`
+	Count   int      `json:"count"`
+}
+
+// silenceRedisLog replaces go-redis's own logger, which writes a line to
+// stderr for every failed dial (several a second during an outage): this
+// package reports an outage itself, once when it starts and once when it
+// ends.
+var silenceRedisLog sync.Once
+
+type discardRedisLog struct{}
+
+func (discardRedisLog) Printf(context.Context, string, ...any) {}
 
 // OpenRedis connects to Redis and checks it answers.
 func OpenRedis(opts RedisOptions) (*Redis, error) {
+	silenceRedisLog.Do(func() { redis.SetLogger(discardRedisLog{}) })
 	ro, err := redis.ParseURL(opts.URL)
 	if err != nil {
 		return nil, fmt.Errorf("redisURL: %w", err)
@@ -84,8 +147,12 @@ func OpenRedis(opts RedisOptions) (*Redis, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.PublishQueue <= 0 {
+		opts.PublishQueue = RedisPublishQueue
+	}
 	r := &Redis{client: redis.NewClient(ro), prefix: opts.Prefix, log: opts.Logger,
-		out: make(chan redisOut, RedisPublishQueue), done: make(chan struct{})}
+		out: make(chan redisOut, opts.PublishQueue), done: make(chan struct{}), lostClasses: map[string]bool{}}
+	r.retryWait = r.backoff
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := r.client.Ping(ctx).Err(); err != nil {
@@ -126,9 +193,25 @@ func (r *Redis) enqueue(m redisOut) {
 	select {
 	case r.out <- m:
 	default:
-		if r.dropped.Add(1)%1000 == 1 {
-			r.log.Error("livequery: redis publish queue full; dropping changes", "dropped", r.dropped.Load())
+		r.dropped.Add(1)
+		r.mu.Lock()
+		first := r.lostCount == 0
+		r.noteLost(m)
+		r.mu.Unlock()
+		if first {
+			r.log.Error("livequery: redis publish queue full; dropping changes until redis catches up (clients are told then)", "queue", cap(r.out))
 		}
+	}
+}
+
+// noteLost records a message that will never be published. r.mu is held.
+func (r *Redis) noteLost(m redisOut) {
+	r.lostCount++
+	switch {
+	case m.change != nil:
+		r.lostClasses[m.change.Class] = true
+	case m.forget != nil:
+		r.lostForget = true
 	}
 }
 
@@ -148,23 +231,111 @@ func (r *Redis) publishLoop() {
 					break drain
 				}
 			}
-			r.flush(batch)
+			r.send(batch)
 		case <-r.done:
-			// Send what is already queued, then stop.
+			// Send what is already queued until the close deadline, then
+			// stop.
 			for {
-				select {
-				case m := <-r.out:
-					r.flush([]redisOut{m})
-				default:
+				batch = batch[:0]
+			more:
+				for len(batch) < redisBatch {
+					select {
+					case m := <-r.out:
+						batch = append(batch, m)
+					default:
+						break more
+					}
+				}
+				if len(batch) == 0 {
 					return
 				}
+				r.send(batch)
 			}
 		}
 	}
 }
 
-func (r *Redis) flush(batch []redisOut) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// send publishes a batch, retrying while Redis does not answer: a batch is
+// only dropped when Close's deadline passes. The first failure of an
+// outage and the recovery are logged once each.
+func (r *Redis) send(batch []redisOut) {
+	for attempt := 0; ; attempt++ {
+		err := r.flush(batch)
+		if err == nil {
+			r.published()
+			return
+		}
+		if !r.down {
+			r.down, r.downSince = true, time.Now()
+			r.log.Error("livequery: redis unreachable; queueing changes and retrying", "err", err, "queue", cap(r.out))
+		}
+		if r.closing() && !time.Now().Before(r.closeBy) || !r.retryWait(attempt) {
+			r.dropped.Add(uint64(len(batch)))
+			r.mu.Lock()
+			for _, m := range batch {
+				r.noteLost(m)
+			}
+			r.mu.Unlock()
+			if !r.gaveUp {
+				r.gaveUp = true
+				r.log.Error("livequery: closing with redis unreachable; changes not published", "dropped", len(batch)+len(r.out))
+			}
+			return
+		}
+	}
+}
+
+// published runs after every successful flush: it ends an outage and
+// reports what was dropped, so that the subscribers' clients refetch.
+func (r *Redis) published() {
+	r.mu.Lock()
+	count, forget := r.lostCount, r.lostForget
+	classes := slices.Sorted(maps.Keys(r.lostClasses))
+	r.lostCount, r.lostForget = 0, false
+	clear(r.lostClasses)
+	r.mu.Unlock()
+	if r.down {
+		r.down = false
+		r.log.Warn("livequery: redis reachable again", "outage", time.Since(r.downSince).Round(time.Millisecond), "dropped", count)
+	} else if count > 0 {
+		r.log.Warn("livequery: redis caught up after dropping changes", "dropped", count)
+	}
+	if count == 0 {
+		return
+	}
+	notice := []redisOut{{lost: &lostMessage{Classes: classes, Count: count}}}
+	if forget {
+		all := ""
+		notice = append(notice, redisOut{forget: &all})
+	}
+	if err := r.flush(notice); err != nil {
+		r.log.Error("livequery: cannot tell subscribers that changes were dropped", "err", err)
+	}
+}
+
+// backoff is the default retryWait: a doubling wait; once Close has been
+// called, attempts go on only until its deadline.
+func (r *Redis) backoff(attempt int) bool {
+	wait := min(redisRetryMin<<min(attempt, 10), redisRetryMax)
+	select {
+	case <-r.done:
+		left := time.Until(r.closeBy)
+		if left <= 0 {
+			return false
+		}
+		time.Sleep(min(wait, left))
+		return true
+	case <-time.After(wait):
+		return true
+	}
+}
+
+func (r *Redis) flush(batch []redisOut) error {
+	deadline := time.Now().Add(10 * time.Second)
+	if r.closing() {
+		deadline = r.closeBy
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	pipe := r.client.Pipeline()
 	for _, m := range batch {
@@ -175,16 +346,15 @@ func (r *Redis) flush(batch []redisOut) {
 		}
 		pipe.Publish(ctx, r.prefix+channel, payload)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		r.dropped.Add(uint64(len(batch)))
-		now := time.Now().UnixNano()
-		if last := r.lastErr.Load(); now-last > int64(10*time.Second) && r.lastErr.CompareAndSwap(last, now) {
-			r.log.Error("livequery: publishing to redis failed", "err", err, "dropped", r.dropped.Load())
-		}
-	}
+	_, err := pipe.Exec(ctx)
+	return err
 }
 
 func encodeRedis(m redisOut) (string, []byte, error) {
+	if m.lost != nil {
+		b, err := json.Marshal(m.lost)
+		return ChannelChangesLost, b, err
+	}
 	if m.forget != nil {
 		if *m.forget == "" {
 			return ChannelClearCache, []byte(`{"all":true}`), nil
@@ -207,13 +377,15 @@ func encodeRedis(m redisOut) (string, []byte, error) {
 	return ChannelAfterSave, b, err
 }
 
-// Subscribe listens to the three channels and hands every message to
-// sink (a local LiveQuery server) until Close. It returns once Redis has
-// confirmed the subscription; go-redis re-subscribes after a dropped
-// connection.
+// Subscribe listens to the channels and hands every message to sink (a
+// local LiveQuery server) until Close. It returns once Redis has confirmed
+// the subscription. When the connection drops it is made again with a
+// growing wait; once restored, a sink that is a LossNotifier is told that
+// changes of any class may have been missed meanwhile.
 func (r *Redis) Subscribe(ctx context.Context, sink Feed) error {
-	ps := r.client.Subscribe(ctx, r.Channel(ChannelAfterSave), r.Channel(ChannelAfterDelete), r.Channel(ChannelClearCache))
-	for confirmed := 0; confirmed < 3; {
+	ps := r.client.Subscribe(ctx, r.Channel(ChannelAfterSave), r.Channel(ChannelAfterDelete),
+		r.Channel(ChannelClearCache), r.Channel(ChannelChangesLost))
+	for confirmed := 0; confirmed < redisChannelsWanted; {
 		msg, err := ps.Receive(ctx)
 		if err != nil {
 			ps.Close()
@@ -226,15 +398,77 @@ func (r *Redis) Subscribe(ctx context.Context, sink Feed) error {
 	r.mu.Lock()
 	r.subs = append(r.subs, ps)
 	r.mu.Unlock()
-	ch := ps.Channel(redis.WithChannelSize(4096))
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		for m := range ch {
-			r.receive(m.Channel, []byte(m.Payload), sink)
-		}
+		r.receiveLoop(ps, sink)
 	}()
 	return nil
+}
+
+func (r *Redis) receiveLoop(ps *redis.PubSub, sink Feed) {
+	ctx := context.Background()
+	down, confirmed, attempt := false, 0, 0
+	var downSince time.Time
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, redisReceiveIdle)
+		if r.closing() {
+			return
+		}
+		var netErr net.Error
+		if errors.As(err, &netErr) && netErr.Timeout() {
+			// Silent for a while: a ping's reply (or its failure) tells
+			// whether the connection still works.
+			err = ps.Ping(ctx)
+		}
+		if err != nil {
+			if !down {
+				down, downSince = true, time.Now()
+				r.log.Error("livequery: redis subscription lost; changes published meanwhile are missed", "err", err)
+			}
+			confirmed = 0
+			if !r.sleep(min(redisRetryMin<<min(attempt, 10), redisRetryMax)) {
+				return
+			}
+			attempt++
+			continue
+		}
+		attempt = 0
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if down && m.Kind == "subscribe" {
+				if confirmed++; confirmed == redisChannelsWanted {
+					down = false
+					r.log.Warn("livequery: redis subscription restored; clients are asked to refetch", "outage", time.Since(downSince).Round(time.Millisecond))
+					if n, ok := sink.(LossNotifier); ok {
+						n.ChangesLost(nil)
+					}
+				}
+			}
+		case *redis.Message:
+			r.receive(m.Channel, []byte(m.Payload), sink)
+		}
+	}
+}
+
+func (r *Redis) closing() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// sleep waits d, or less when Close is called; it reports whether the
+// caller should go on.
+func (r *Redis) sleep(d time.Duration) bool {
+	select {
+	case <-r.done:
+		return false
+	case <-time.After(d):
+		return true
+	}
 }
 
 func (r *Redis) receive(channel string, payload []byte, sink Feed) {
@@ -250,6 +484,16 @@ func (r *Redis) receive(channel string, payload []byte, sink Feed) {
 		}
 		if m.All || m.UserID != "" {
 			sink.ForgetSessions(m.UserID)
+		}
+	case r.Channel(ChannelChangesLost):
+		var m lostMessage
+		if err := json.Unmarshal(payload, &m); err != nil {
+			r.log.Error("livequery: bad changesLost message", "err", err)
+			return
+		}
+		r.log.Warn("livequery: another instance dropped changes; clients are asked to refetch", "classes", m.Classes, "count", m.Count)
+		if n, ok := sink.(LossNotifier); ok {
+			n.ChangesLost(m.Classes)
 		}
 	case r.Channel(ChannelAfterSave), r.Channel(ChannelAfterDelete):
 		c, err := decodeRedis(payload, channel == r.Channel(ChannelAfterDelete))
@@ -281,10 +525,11 @@ func decodeRedis(payload []byte, deleted bool) (Change, error) {
 	return c, nil
 }
 
-// Close stops publishing (after sending what is queued) and subscribing,
-// and closes the connection.
+// Close stops publishing (after sending what is queued, for at most
+// RedisCloseDeadline) and subscribing, and closes the connection.
 func (r *Redis) Close() error {
-	r.closing.Do(func() {
+	r.closeOnce.Do(func() {
+		r.closeBy = time.Now().Add(RedisCloseDeadline)
 		close(r.done)
 		r.mu.Lock()
 		for _, ps := range r.subs {

@@ -1,0 +1,5 @@
+package live
+
+// SetRetryWait replaces the wait between a publisher's attempts to reach
+// Redis, so tests decide when a retry happens.
+func SetRetryWait(r *Redis, wait func(attempt int) bool) { r.retryWait = wait }
