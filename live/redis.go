@@ -181,8 +181,12 @@ func (r *Redis) Publish(c Change) { r.enqueue(redisOut{change: &c}) }
 // ForgetSessions publishes a clearCache message (Feed).
 func (r *Redis) ForgetSessions(userID string) { r.enqueue(redisOut{forget: &userID}) }
 
-// Dropped counts changes dropped because the publish queue was full.
+// Dropped counts changes dropped because the publish queue was full (or
+// Close's deadline passed).
 func (r *Redis) Dropped() uint64 { return r.dropped.Load() }
+
+// Queued is the number of changes waiting to be published.
+func (r *Redis) Queued() int { return len(r.out) }
 
 func (r *Redis) enqueue(m redisOut) {
 	select {
