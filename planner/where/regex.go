@@ -54,7 +54,7 @@ func compileRegex(pattern, options any, hasOptions bool) (*Regex, error) {
 	if err != nil {
 		var se *syntax.Error
 		if errors.As(err, &se) {
-			return nil, schema.Errorf(schema.CodeInvalidQuery, "$regex not supported: %s: `%s`", se.Code, se.Expr)
+			return nil, schema.Errorf(schema.CodeInvalidQuery, "$regex not supported: %s: `%s`", regexProblem(se.Code), se.Expr)
 		}
 		return nil, schema.Errorf(schema.CodeInvalidQuery, "$regex not supported: %s", s)
 	}
@@ -153,4 +153,31 @@ func quoteInClass(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// regexProblems words RE2's syntax errors for a Parse user, whose patterns
+// were written for MongoDB's PCRE: replies never quote library error text.
+var regexProblems = map[syntax.ErrorCode]string{
+	syntax.ErrInvalidPerlOp:         "lookahead, lookbehind, atomic groups and other (?…) forms are not supported",
+	syntax.ErrInvalidEscape:         "backreferences (\\1) and this escape are not supported",
+	syntax.ErrInvalidNamedCapture:   "lookbehind and this named group are not supported",
+	syntax.ErrMissingParen:          "a parenthesis is not closed",
+	syntax.ErrUnexpectedParen:       "a parenthesis closes nothing",
+	syntax.ErrMissingBracket:        "a character class is not closed",
+	syntax.ErrInvalidCharRange:      "a character class range is backwards or invalid",
+	syntax.ErrInvalidCharClass:      "a character class is invalid",
+	syntax.ErrMissingRepeatArgument: "a repetition (*, + or ?) has nothing to repeat",
+	syntax.ErrInvalidRepeatOp:       "a repetition is repeated (use (…) around it)",
+	syntax.ErrInvalidRepeatSize:     "a repetition count is too large (at most 1000)",
+	syntax.ErrTrailingBackslash:     "the pattern ends with a lone backslash",
+	syntax.ErrInvalidUTF8:           "the pattern is not valid UTF-8",
+	syntax.ErrNestingDepth:          "the pattern nests too deeply",
+	syntax.ErrLarge:                 "the pattern is too large",
+}
+
+func regexProblem(code syntax.ErrorCode) string {
+	if p, ok := regexProblems[code]; ok {
+		return p
+	}
+	return "the pattern is invalid"
 }
