@@ -3,6 +3,7 @@ package transport
 import (
 	"encoding/json"
 	"errors"
+	"syscall"
 
 	"github.com/valyala/fasthttp"
 
@@ -44,11 +45,25 @@ func (s *Server) errorBody(err error) (int, map[string]any) {
 	if pe, ok := schema.AsError(err); ok {
 		return statusOf(pe.Code), map[string]any{"code": pe.Code, "error": pe.Message}
 	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		// Nothing was stored and nothing is lost: the client may try again
+		// (the SDKs retry a 503), and reads go on meanwhile.
+		s.log.Error("write refused: the data file's disk is full", "err", err)
+		return fasthttp.StatusServiceUnavailable, map[string]any{"code": schema.CodeInternalServerError,
+			"error": "The server's disk is full: the write was not saved. Try again later."}
+	}
 	s.log.Error("internal error", "err", err)
 	return fasthttp.StatusInternalServerError, map[string]any{"code": schema.CodeInternalServerError, "message": "Internal server error."}
 }
 
 func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	status, body := s.errorBody(err)
+	if status == fasthttp.StatusServiceUnavailable {
+		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+	}
 	writeJSON(ctx, status, body)
 }
+
+// retryAfterSeconds is the Retry-After of a 503: long enough for an
+// operator's alert to fire, short enough for a client to be back soon.
+const retryAfterSeconds = "30"

@@ -27,6 +27,9 @@ const (
 type Server struct {
 	*server.Server
 	URL string // base URL including the mount path
+
+	opts *config.Options
+	stop func() error // stops serving and closes the server
 }
 
 // Start runs a server until the test ends. edit may change the options
@@ -43,7 +46,22 @@ func Start(tb testing.TB, edit func(*config.Options)) *Server {
 	if edit != nil {
 		edit(opts)
 	}
-	srv, err := server.Open(opts, nil)
+	s := &Server{opts: opts}
+	s.serve(tb)
+	tb.Cleanup(func() {
+		if s.stop == nil {
+			return
+		}
+		if err := s.stop(); err != nil {
+			tb.Errorf("server shutdown: %v", err)
+		}
+	})
+	return s
+}
+
+func (s *Server) serve(tb testing.TB) {
+	tb.Helper()
+	srv, err := server.Open(s.opts, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -54,13 +72,23 @@ func Start(tb testing.TB, edit func(*config.Options)) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
-	tb.Cleanup(func() {
+	s.Server, s.URL = srv, "http://"+addr.String()+s.opts.MountPath
+	s.stop = func() error {
 		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("server shutdown: %v", err)
-		}
-	})
-	return &Server{Server: srv, URL: "http://" + addr.String() + opts.MountPath}
+		return <-done
+	}
+}
+
+// Restart stops the server and starts it again on the same data (on a new
+// port: URL changes), as a restart of the process would.
+func (s *Server) Restart(tb testing.TB) {
+	tb.Helper()
+	stop := s.stop
+	s.stop = nil
+	if err := stop(); err != nil {
+		tb.Fatalf("server shutdown: %v", err)
+	}
+	s.serve(tb)
 }
 
 // Response is a decoded reply.

@@ -1,0 +1,84 @@
+package transport_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/server/servertest"
+)
+
+// smallDisk mounts a tmpfs of size bytes for the test's data, so a test
+// can fill a real file system. It needs root; elsewhere the test skips
+// loudly (CI runs as root and fails instead).
+func smallDisk(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput()
+	if err != nil {
+		msg := "!!! cannot mount a small tmpfs (needs root): " + strings.TrimSpace(string(out))
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return dir
+}
+
+// TestFullDiskAnswers503: a write that cannot be stored because the disk
+// is full is answered 503 with a Parse error naming the cause (the SDKs
+// retry 5xx), reads go on, and once space is freed writes work again with
+// nothing acknowledged lost.
+func TestFullDiskAnswers503(t *testing.T) {
+	disk := smallDisk(t, "1m")
+	filler := filepath.Join(disk, "filler")
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.DatabaseURI = filepath.Join(disk, "quarry.db")
+	})
+	if err := os.WriteFile(filler, make([]byte, 256<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.Repeat("x", 16<<10)
+	var saved []string
+	var full servertest.Response
+	for i := 0; i < 200; i++ {
+		res := srv.Do(t, "POST", "/classes/Blob", map[string]any{"n": i, "blob": blob}, servertest.Master())
+		if res.Status != 201 {
+			full = res
+			break
+		}
+		saved = append(saved, res.Map()["objectId"].(string))
+	}
+	if full.Status == 0 {
+		t.Fatal("200 writes of 16 KB fit on a 1 MB disk")
+	}
+	if full.Status != 503 || !strings.Contains(string(full.Body), "disk is full") || full.Header.Get("Retry-After") == "" {
+		t.Errorf("write on a full disk: %d %v %s, want 503 naming the disk, with Retry-After", full.Status, full.Header, full.Body)
+	}
+	batch := srv.Do(t, "POST", "/batch", map[string]any{"requests": []any{
+		map[string]any{"method": "POST", "path": "/parse/classes/Blob", "body": map[string]any{"n": -2, "blob": blob}}}}, servertest.Master())
+	if !strings.Contains(string(batch.Body), "disk is full") {
+		t.Errorf("batch write on a full disk: %d %s, want the item's error to name the disk", batch.Status, batch.Body)
+	}
+	if res := srv.Do(t, "GET", "/classes/Blob/"+saved[0], nil, servertest.Master()); res.Status != 200 {
+		t.Errorf("read on a full disk: %d %s", res.Status, res.Body)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	res := srv.Do(t, "POST", "/classes/Blob", map[string]any{"n": -1, "blob": blob}, servertest.Master())
+	if res.Status != 201 {
+		t.Fatalf("write once space is free again: %d %s", res.Status, res.Body)
+	}
+	saved = append(saved, res.Map()["objectId"].(string))
+	srv.Restart(t)
+	for _, id := range saved {
+		if res := srv.Do(t, "GET", "/classes/Blob/"+id, nil, servertest.Master()); res.Status != 200 {
+			t.Errorf("acknowledged object %s after a restart: %d %s", id, res.Status, res.Body)
+		}
+	}
+}
