@@ -6,14 +6,18 @@
 package transport
 
 import (
+	"fmt"
 	"log/slog"
 	"net/netip"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
 
@@ -49,6 +53,7 @@ type Server struct {
 	routes   []route
 	masterIP []netip.Prefix
 	log      *slog.Logger
+	panics   atomic.Uint64
 }
 
 // Default request limits.
@@ -142,6 +147,7 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 }
 
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	defer s.recoverPanic(ctx)
 	if s.opts.WebSocket != nil && isWebSocketUpgrade(ctx) {
 		s.opts.WebSocket(ctx)
 		return
@@ -178,6 +184,25 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	}
 	s.router.Handler(ctx)
 }
+
+// recoverPanic keeps a bug in one request from taking the server down: the
+// request is answered 500 in Parse's shape, the stack goes to the log, and
+// Panics counts it.
+func (s *Server) recoverPanic(ctx *fasthttp.RequestCtx) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	s.panics.Add(1)
+	s.log.Error("panic while serving a request", "method", string(ctx.Method()), "path", string(ctx.Path()),
+		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	ctx.Response.Reset()
+	s.cors(ctx)
+	writeJSON(ctx, fasthttp.StatusInternalServerError, map[string]any{"code": schema.CodeInternalServerError, "message": "Internal server error."})
+}
+
+// Panics counts the requests that panicked since the server started.
+func (s *Server) Panics() uint64 { return s.panics.Load() }
 
 // isWebSocketUpgrade reports whether a request asks to switch to the
 // WebSocket protocol (Connection: Upgrade, Upgrade: websocket).
