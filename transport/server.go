@@ -6,6 +6,7 @@
 package transport
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -137,7 +138,7 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 			s.cors(ctx)
 			status := fasthttp.StatusBadRequest
 			msg := "bad request"
-			if strings.Contains(err.Error(), "body size exceeds") {
+			if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 				status = fasthttp.StatusRequestEntityTooLarge
 				msg = "request entity too large"
 			}
