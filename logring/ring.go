@@ -1,0 +1,185 @@
+// Package logring keeps the most recent log entries in memory, in the shape
+// Parse Dashboard's Logs page reads from GET /scriptlog, by teeing them off
+// a slog.Handler. It holds a bounded number of entries, writes nothing to
+// disk, and knows nothing of HTTP.
+package logring
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultSize is the number of entries a server keeps.
+const DefaultSize = 1000
+
+// Entry is one log record.
+type Entry struct {
+	Time    time.Time
+	Level   slog.Level
+	Message string
+	Attrs   map[string]any
+}
+
+// Ring is a bounded buffer of the latest entries; safe for concurrent use.
+type Ring struct {
+	mu      sync.Mutex
+	entries []Entry
+	next    int // where the next entry goes once the ring is full
+}
+
+// New makes a ring holding at most size entries (DefaultSize when size <= 0).
+func New(size int) *Ring {
+	if size <= 0 {
+		size = DefaultSize
+	}
+	return &Ring{entries: make([]Entry, 0, size)}
+}
+
+// Add keeps e, forgetting the oldest entry when the ring is full.
+func (r *Ring) Add(e Entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.entries) < cap(r.entries) {
+		r.entries = append(r.entries, e)
+		return
+	}
+	r.entries[r.next] = e
+	r.next = (r.next + 1) % len(r.entries)
+}
+
+// Query selects entries as /scriptlog's parameters do.
+type Query struct {
+	// MinLevel keeps entries at least this severe.
+	MinLevel slog.Level
+	// N is the most entries returned.
+	N int
+	// From and Until bound the entries' times; zero means unbounded.
+	From, Until time.Time
+	// Ascending returns the oldest first; by default the newest come first.
+	Ascending bool
+}
+
+// Find returns the entries q selects, each in Parse's log shape:
+// {"timestamp", "level", "message", and the record's attributes}.
+func (r *Ring) Find(q Query) []map[string]any {
+	r.mu.Lock()
+	ordered := make([]Entry, 0, len(r.entries))
+	ordered = append(ordered, r.entries[r.next:]...)
+	ordered = append(ordered, r.entries[:r.next]...)
+	r.mu.Unlock()
+	out := []map[string]any{}
+	for i := range ordered {
+		e := ordered[len(ordered)-1-i]
+		if q.Ascending {
+			e = ordered[i]
+		}
+		if e.Level < q.MinLevel || !q.From.IsZero() && e.Time.Before(q.From) || !q.Until.IsZero() && e.Time.After(q.Until) {
+			continue
+		}
+		m := make(map[string]any, len(e.Attrs)+3)
+		for k, v := range e.Attrs {
+			m[k] = v
+		}
+		m["timestamp"] = e.Time.UTC().Format("2006-01-02T15:04:05.000Z")
+		m["level"] = LevelName(e.Level)
+		m["message"] = e.Message
+		out = append(out, m)
+		if q.N > 0 && len(out) == q.N {
+			break
+		}
+	}
+	return out
+}
+
+// LevelName is a level as Parse's logs name it.
+func LevelName(l slog.Level) string {
+	switch {
+	case l >= slog.LevelError:
+		return "error"
+	case l >= slog.LevelWarn:
+		return "warn"
+	case l >= slog.LevelInfo:
+		return "info"
+	}
+	return "verbose"
+}
+
+// Tee returns a handler that passes records to h and keeps those at
+// minLevel or above in r, whatever h's own level (so the Dashboard's logs
+// work even for a silent server).
+func Tee(h slog.Handler, r *Ring, minLevel slog.Level) slog.Handler {
+	return &teeHandler{next: h, ring: r, min: minLevel}
+}
+
+type teeHandler struct {
+	next   slog.Handler
+	ring   *Ring
+	min    slog.Level
+	attrs  []slog.Attr
+	prefix string // group names, dotted
+}
+
+func (t *teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= t.min || t.next.Enabled(ctx, l)
+}
+
+func (t *teeHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if rec.Level >= t.min {
+		attrs := map[string]any{}
+		for _, a := range t.attrs {
+			addAttr(attrs, "", a)
+		}
+		rec.Attrs(func(a slog.Attr) bool {
+			addAttr(attrs, t.prefix, a)
+			return true
+		})
+		t.ring.Add(Entry{Time: rec.Time, Level: rec.Level, Message: rec.Message, Attrs: attrs})
+	}
+	if t.next.Enabled(ctx, rec.Level) {
+		return t.next.Handle(ctx, rec)
+	}
+	return nil
+}
+
+func addAttr(into map[string]any, prefix string, a slog.Attr) {
+	v := a.Value.Resolve()
+	if v.Kind() == slog.KindGroup {
+		for _, g := range v.Group() {
+			addAttr(into, prefix+a.Key+".", g)
+		}
+		return
+	}
+	into[prefix+a.Key] = v.Any()
+}
+
+func (t *teeHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *t
+	c.next = t.next.WithAttrs(attrs)
+	c.attrs = append([]slog.Attr(nil), t.attrs...)
+	for _, a := range attrs {
+		c.attrs = append(c.attrs, slog.Attr{Key: t.prefix + a.Key, Value: a.Value})
+	}
+	return &c
+}
+
+func (t *teeHandler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return t
+	}
+	c := *t
+	c.next = t.next.WithGroup(name)
+	c.prefix = t.prefix + name + "."
+	return &c
+}
+
+// ParseLevel reads /scriptlog's level parameter: "error" keeps errors,
+// anything else (Parse's default "info") keeps info and above.
+func ParseLevel(s string) slog.Level {
+	if strings.EqualFold(s, "error") {
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
