@@ -40,6 +40,8 @@ const (
 	DefaultPlaygroundPath = "/playground"
 	// DefaultLogLevel is the log level when neither logLevel nor verbose is set.
 	DefaultLogLevel = "info"
+	// DefaultSlowQueryMs is slowQueryMs's default.
+	DefaultSlowQueryMs = 500
 	// DefaultWebsocketTimeout is the LiveQuery ping interval, in ms.
 	DefaultWebsocketTimeout = 10_000
 	// DefaultCacheTimeout is how long the LiveQuery server caches a session
@@ -161,6 +163,22 @@ type Options struct {
 	Verbose bool
 	// Cloud is cloud: the path of a cloud code entry file. Accepted, unused for now.
 	Cloud string
+	// Silent is silent: no log output at all.
+	Silent bool
+	// JSONLogs is jsonLogs: log lines as JSON objects instead of key=value text.
+	JSONLogs bool
+	// RequestLogPercent is requestLogPercent: the share of successful
+	// requests given a log line (errors always get one), 0 to 100.
+	RequestLogPercent int
+	// SlowQueryMs is slowQueryMs: queries slower than this many
+	// milliseconds are logged as warnings with their plan; 0 never.
+	SlowQueryMs int
+	// MetricsIPs is metricsIps: the addresses (IPs or CIDR ranges) allowed
+	// to read /metrics; empty allows every address.
+	MetricsIPs []string
+	// PprofAddress is pprofAddress: where Go's profiler listens (e.g.
+	// 127.0.0.1:6060); empty turns it off.
+	PprofAddress string
 
 	// DevMode is true when no source gave appId: a development start with
 	// AppID DevAppID.
@@ -254,6 +272,8 @@ func Defaults() *Options {
 		GraphQLPath:                DefaultGraphQLPath,
 		PlaygroundPath:             DefaultPlaygroundPath,
 		LogLevel:                   DefaultLogLevel,
+		RequestLogPercent:          100,
+		SlowQueryMs:                DefaultSlowQueryMs,
 		LiveQueryServer: LiveQueryServerOptions{WebsocketTimeout: DefaultWebsocketTimeout,
 			CacheTimeout: DefaultCacheTimeout, LogLevel: DefaultLiveQueryLogLevel},
 		DevMode: true,

@@ -66,6 +66,12 @@ func TestEnvNames(t *testing.T) {
 		"logLevel":                                      "QUARRY_LOG_LEVEL PARSE_SERVER_LOG_LEVEL",
 		"verbose":                                       "QUARRY_VERBOSE VERBOSE",
 		"cloud":                                         "QUARRY_CLOUD PARSE_SERVER_CLOUD",
+		"silent":                                        "QUARRY_SILENT SILENT",
+		"jsonLogs":                                      "QUARRY_JSON_LOGS JSON_LOGS",
+		"requestLogPercent":                             "QUARRY_REQUEST_LOG_PERCENT",
+		"slowQueryMs":                                   "QUARRY_SLOW_QUERY_MS",
+		"metricsIps":                                    "QUARRY_METRICS_IPS",
+		"pprofAddress":                                  "QUARRY_PPROF_ADDRESS",
 	}
 	if len(wantEnv) != len(options) {
 		t.Errorf("table has %d options, test knows %d", len(options), len(wantEnv))

@@ -130,6 +130,12 @@ func (l *loader) finish() {
 	if !slices.Contains(LogLevels, o.LogLevel) {
 		check("logLevel", fmt.Errorf("want one of %s, got %q", strings.Join(LogLevels, ", "), o.LogLevel))
 	}
+	if o.RequestLogPercent < 0 || o.RequestLogPercent > 100 {
+		check("requestLogPercent", fmt.Errorf("must be between 0 and 100, got %d", o.RequestLogPercent))
+	}
+	if o.SlowQueryMs < 0 {
+		check("slowQueryMs", fmt.Errorf("must be 0 or more, got %d", o.SlowQueryMs))
+	}
 
 	if o.Cloud != "" {
 		l.warn("cloud (%s): accepted, but cloud code is not run yet", l.source("cloud"))

@@ -132,6 +132,20 @@ const (
 	accessGeo                      // S2 cell scans of a geo index (geo.go)
 )
 
+// accessNames are the access kinds as operators see them (metrics, logs).
+var accessNames = [...]string{
+	accessEmpty:  "empty",
+	accessFull:   "full_scan",
+	accessRanges: "index_range",
+	accessIDs:    "id_lookup",
+	accessUnion:  "index_union",
+	accessGeo:    "geo_cover",
+}
+
+// Kind names how the plan finds its candidates: empty, full_scan,
+// index_range, id_lookup, index_union or geo_cover.
+func (pl *Plan) Kind() string { return accessNames[pl.access.kind] }
+
 // access is a candidate source with its estimated size. It may yield a
 // superset of the matches; the residual matcher checks what it leaves open.
 type access struct {

@@ -20,6 +20,8 @@ import (
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/live"
+	"github.com/quarrydata/quarry/logring"
+	"github.com/quarrydata/quarry/metrics"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
 	"github.com/quarrydata/quarry/transport"
@@ -32,11 +34,13 @@ type Server struct {
 	REST    *transport.Server
 	// Live is the in-process LiveQuery server, nil unless
 	// liveQuery.classNames is set.
-	Live  *live.Server
-	live  *liveQuery
-	store store.Adapter
-	ln    net.Listener
-	log   *slog.Logger
+	Live *live.Server
+	// Metrics are served at /metrics.
+	Metrics *metrics.Metrics
+	live    *liveQuery
+	store   store.Adapter
+	ln      net.Listener
+	log     *slog.Logger
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -51,6 +55,10 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	// Recent entries are kept for Parse Dashboard's Logs page (/scriptlog).
+	ring := logring.New(logring.DefaultSize)
+	log = slog.New(logring.Tee(log.Handler(), ring, slog.LevelInfo))
+	m := metrics.New()
 	adapter, err := store.Open(opts.DatabaseURI)
 	if err != nil {
 		return nil, err
@@ -104,21 +112,25 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 			return nil, fmt.Errorf("liveQuery: %w", err)
 		}
 		publish, upgrade = lq.publisher.OnChange, lq.server.Handler
+		observeLive(m, lq.server, lq.pub)
 	}
+	observeStore(m, adapter)
 	rest, err := transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
 		DotNetKey: opts.DotNetKey, MasterKeyIPs: opts.MasterKeyIPs, MountPath: opts.MountPath,
 		ServerURL: opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
 		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
-		WebSocket: upgrade,
+		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, ScriptLog: ring,
+		RequestLogSample: float64(opts.RequestLogPercent) / 100,
+		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 	})
 	if err != nil {
 		lq.close()
 		adapter.Close()
-		return nil, fmt.Errorf("masterKeyIps: %w", err)
+		return nil, err
 	}
-	srv := &Server{Opts: opts, Service: svc, REST: rest, live: lq, store: adapter, log: log}
+	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log}
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -156,6 +168,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.ln == nil {
 		if _, err := s.Listen(); err != nil {
 			return err
+		}
+	}
+	if s.Opts.PprofAddress != "" {
+		if err := startPprof(ctx, s.Opts.PprofAddress, s.log); err != nil {
+			return fmt.Errorf("pprofAddress: %w", err)
 		}
 	}
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)

@@ -61,6 +61,10 @@ type FindResult struct {
 	Explain map[string]any // the chosen plan, when asked for
 	// ClassName is set when the query was redirected to a relation's target.
 	ClassName string
+	// Plan names the planner's access (planner.Plan.Kind) and Examined the
+	// objects it looked at, for metrics and request logs.
+	Plan     string
+	Examined int
 }
 
 // MaxSkip bounds skip so a client cannot make the server walk a huge
@@ -169,7 +173,8 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if err != nil {
 		return FindResult{}, err
 	}
-	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count}
+	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count,
+		Plan: plan.Kind(), Examined: res.Examined}
 	g := guards[class]
 	// Include writes the expanded objects into the results, and a get's
 	// one object is the caller's to change (a user reading themselves gets

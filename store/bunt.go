@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tidwall/buntdb"
 )
@@ -83,9 +84,20 @@ type buntAdapter struct {
 
 	jbuf []byte // committer-owned journal buffer
 
-	groups  atomic.Uint64 // fsyncs done for commit groups
-	commits atomic.Uint64 // Commits answered by the committer
+	groups    atomic.Uint64 // fsyncs done for commit groups
+	commits   atomic.Uint64 // Commits answered by the committer
+	shrinks   atomic.Uint64 // rewrites of the file
+	fileBytes atomic.Int64  // the file's size after the last fsync
+	observe   atomic.Pointer[func(took time.Duration, commits int)]
 }
+
+// Stats implements Instrumented.
+func (a *buntAdapter) Stats() Stats {
+	return Stats{Commits: a.commits.Load(), Groups: a.groups.Load(), Shrinks: a.shrinks.Load(), FileBytes: a.fileBytes.Load()}
+}
+
+// ObserveGroups implements Instrumented.
+func (a *buntAdapter) ObserveGroups(fn func(took time.Duration, commits int)) { a.observe.Store(&fn) }
 
 // commitReq is one Commit call waiting for the committer.
 type commitReq struct {
@@ -289,6 +301,7 @@ func (a *buntAdapter) run() {
 // request with the group's outcome. Records are validated before they join
 // a group, so a group fails only on an I/O error, and then as a whole.
 func (a *buntAdapter) commitGroup(group []*commitReq) {
+	start := time.Now()
 	err := a.writeGroup(group)
 	if err == nil {
 		if a.opts.beforeSync != nil {
@@ -298,6 +311,10 @@ func (a *buntAdapter) commitGroup(group []*commitReq) {
 		size, err = a.syncFile()
 		a.groups.Add(1)
 		if err == nil {
+			a.fileBytes.Store(size)
+			if observe := a.observe.Load(); observe != nil {
+				(*observe)(time.Since(start), len(group))
+			}
 			a.maybeShrink(size)
 		}
 	}
@@ -452,6 +469,8 @@ func (a *buntAdapter) maybeShrink(size int64) {
 		// the next commit. An error here is sticky and fails later Commits.
 		if n, err := a.syncFile(); err == nil {
 			a.shrinkBase.Store(n)
+			a.fileBytes.Store(n)
+			a.shrinks.Add(1)
 		}
 	}()
 }

@@ -5,7 +5,10 @@
 // records and hand them back at start-up. Imports: only schema.
 package store
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Kind separates the record families an adapter keeps.
 type Kind byte
@@ -37,6 +40,23 @@ type Adapter interface {
 	Commit(records []Record) error
 	// Close flushes and releases the backend.
 	Close() error
+}
+
+// Instrumented is implemented by adapters that report their activity (the
+// on-disk buntdb adapter); operators see it as metrics.
+type Instrumented interface {
+	Stats() Stats
+	// ObserveGroups has fn called after every durable commit group with
+	// the time its write and fsync took and the Commits it held.
+	ObserveGroups(fn func(took time.Duration, commits int))
+}
+
+// Stats counts an adapter's work since it opened.
+type Stats struct {
+	Commits   uint64 // Commit calls answered
+	Groups    uint64 // fsyncs, each shared by a group of Commits
+	Shrinks   uint64 // compactions of the data file
+	FileBytes int64  // the data file's size after the last fsync
 }
 
 // ErrClosed is returned by Commit after Close.

@@ -98,12 +98,14 @@ func findObjects(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return findReply(res), nil
+	return c.findReply(res), nil
 }
 
 // findReply is a find's response body: the results (or the plan, for
 // explain), the count when asked for, and the class of a redirected query.
-func findReply(res service.FindResult) map[string]any {
+// It notes the query's plan for the request's log line and metrics.
+func (c *call) findReply(res service.FindResult) map[string]any {
+	c.plan, c.examined = res.Plan, res.Examined
 	if res.Explain != nil {
 		return map[string]any{"results": res.Explain}
 	}

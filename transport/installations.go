@@ -78,7 +78,7 @@ func findInstallations(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return findReply(res), nil
+	return c.findReply(res), nil
 }
 
 func deleteInstallation(s *Server, c *call) (any, error) {

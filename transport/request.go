@@ -30,6 +30,10 @@ type call struct {
 
 	status   int
 	location string
+	// The query's plan and the objects it examined, for the request log
+	// and metrics; set by findReply.
+	plan     string
+	examined int
 }
 
 // rawRequest is a request's body and URL parameters in the order sent.

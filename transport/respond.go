@@ -43,6 +43,9 @@ func (s *Server) errorBody(err error) (int, map[string]any) {
 		return eh.status, map[string]any{"error": eh.msg}
 	}
 	if pe, ok := schema.AsError(err); ok {
+		if pe.Code == schema.CodeInefficientQuery {
+			s.opts.Metrics.Refused()
+		}
 		return statusOf(pe.Code), map[string]any{"code": pe.Code, "error": pe.Message}
 	}
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
@@ -58,6 +61,9 @@ func (s *Server) errorBody(err error) (int, map[string]any) {
 
 func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 	status, body := s.errorBody(err)
+	if code, ok := body["code"].(int); ok {
+		ctx.SetUserValue(codeKey, code)
+	}
 	if status == fasthttp.StatusServiceUnavailable {
 		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
 	}

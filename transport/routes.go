@@ -34,6 +34,7 @@ var routeFamilies = []func() []route{
 	installationRoutes,
 	analyticsRoutes,
 	serverInfoRoutes,
+	scriptLogRoutes,
 }
 
 func (s *Server) registerRoutes() {
@@ -41,9 +42,11 @@ func (s *Server) registerRoutes() {
 	for _, family := range routeFamilies {
 		s.routes = append(s.routes, family()...)
 	}
+	s.families = map[string]bool{"health": true}
 	for i := range s.routes {
 		r := &s.routes[i]
 		r.segs = strings.Split(strings.Trim(r.pattern, "/"), "/")
+		s.families[r.segs[0]] = true
 		s.router.Handle(r.method, s.opts.MountPath+r.pattern, s.httpHandler(r))
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/logring"
+	"github.com/quarrydata/quarry/metrics"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -41,6 +43,19 @@ type Options struct {
 	AllowOrigin  []string // CORS origins; the first is the default, "*" when empty
 	AllowHeaders []string
 	Logger       *slog.Logger
+	// Metrics receives request, query and panic counts and is served at
+	// /metrics (beside the mount path); nil counts nothing.
+	Metrics *metrics.Metrics
+	// MetricsIPs lists addresses or CIDR ranges allowed to read /metrics;
+	// empty allows every address.
+	MetricsIPs []string
+	// RequestLogSample is the share of successful requests given a log
+	// line (errors always get one): 1 logs every request, 0 none.
+	RequestLogSample float64
+	// SlowQuery logs queries that take longer as warnings; 0 never.
+	SlowQuery time.Duration
+	// ScriptLog holds the recent log entries GET /scriptlog serves.
+	ScriptLog *logring.Ring
 	// WebSocket, when set, receives every WebSocket upgrade request, on any
 	// path (LiveQuery shares the HTTP server's port).
 	WebSocket fasthttp.RequestHandler
@@ -53,8 +68,13 @@ type Server struct {
 	router   *router.Router
 	routes   []route
 	masterIP []netip.Prefix
-	log      *slog.Logger
-	panics   atomic.Uint64
+	// metricsIP limits who may read /metrics (MetricsIPs).
+	metricsIP []netip.Prefix
+	log       *slog.Logger
+	panics    atomic.Uint64
+	// families are the first path segments of the routes (see family).
+	families map[string]bool
+	reqLog   requestLog
 }
 
 // Default request limits.
@@ -84,13 +104,21 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, svc: svc, router: router.New(), log: opts.Logger}
+	s := &Server{opts: opts, svc: svc, router: router.New(), log: opts.Logger,
+		reqLog: requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery}}
 	for _, ip := range opts.MasterKeyIPs {
 		p, err := parseIPOrPrefix(ip)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("masterKeyIps: %w", err)
 		}
 		s.masterIP = append(s.masterIP, p)
+	}
+	for _, ip := range opts.MetricsIPs {
+		p, err := parseIPOrPrefix(ip)
+		if err != nil {
+			return nil, fmt.Errorf("metricsIps: %w", err)
+		}
+		s.metricsIP = append(s.metricsIP, p)
 	}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = false
@@ -148,11 +176,12 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 }
 
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
-	defer s.recoverPanic(ctx)
 	if s.opts.WebSocket != nil && isWebSocketUpgrade(ctx) {
 		s.opts.WebSocket(ctx)
 		return
 	}
+	defer s.finish(ctx, time.Now())
+	defer s.recoverPanic(ctx)
 	s.cors(ctx)
 	if ctx.IsOptions() {
 		ctx.SetStatusCode(fasthttp.StatusOK)
@@ -165,6 +194,14 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		// route: the JS SDK lists schemas with GET /schemas/.
 		path = trimmed
 		ctx.URI().SetPath(path)
+	}
+	if path == "/metrics" && s.opts.Metrics != nil {
+		if !allowedFrom(ctx, s.metricsIP) {
+			writeJSON(ctx, fasthttp.StatusForbidden, map[string]any{"error": "unauthorized: metrics are not served to this address"})
+			return
+		}
+		s.opts.Metrics.Handler()(ctx)
+		return
 	}
 	if path == "/health" || path == s.opts.MountPath+"/health" {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
@@ -195,6 +232,7 @@ func (s *Server) recoverPanic(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	s.panics.Add(1)
+	s.opts.Metrics.Panic()
 	s.log.Error("panic while serving a request", "method", string(ctx.Method()), "path", string(ctx.Path()),
 		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	ctx.Response.Reset()
@@ -239,17 +277,20 @@ func (s *Server) cors(ctx *fasthttp.RequestCtx) {
 	h.Set("Access-Control-Expose-Headers", "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id")
 }
 
-func (s *Server) masterAllowed(ctx *fasthttp.RequestCtx) bool {
-	if len(s.masterIP) == 0 {
+func (s *Server) masterAllowed(ctx *fasthttp.RequestCtx) bool { return allowedFrom(ctx, s.masterIP) }
+
+// allowedFrom reports whether the request comes from one of prefixes; an
+// empty list allows every address.
+func allowedFrom(ctx *fasthttp.RequestCtx, prefixes []netip.Prefix) bool {
+	if len(prefixes) == 0 {
 		return true
 	}
-	ip := ctx.RemoteIP()
-	a, ok := netip.AddrFromSlice(ip)
+	a, ok := netip.AddrFromSlice(ctx.RemoteIP())
 	if !ok {
 		return false
 	}
 	a = a.Unmap()
-	for _, p := range s.masterIP {
+	for _, p := range prefixes {
 		if p.Contains(a) {
 			return true
 		}

@@ -47,7 +47,7 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "quarry: %v\nRun 'quarry --help' for the list of options.\n", err)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel(opts)}))
+	log := newLogger(opts)
 	for _, w := range warnings {
 		log.Warn(w)
 	}
@@ -70,6 +70,19 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// newLogger writes to stderr as text or, with jsonLogs, JSON lines; silent
+// writes nothing (Parse Dashboard's Logs page still sees recent entries).
+func newLogger(opts *config.Options) *slog.Logger {
+	ho := &slog.HandlerOptions{Level: logLevel(opts)}
+	switch {
+	case opts.Silent:
+		return slog.New(slog.DiscardHandler)
+	case opts.JSONLogs:
+		return slog.New(slog.NewJSONHandler(os.Stderr, ho))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, ho))
 }
 
 func logLevel(opts *config.Options) slog.Level {

@@ -1,0 +1,129 @@
+package transport
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Context keys of what the request log line reports.
+const (
+	codeKey = "quarry.code" // the Parse error code answered
+)
+
+// maxRequestIDLen bounds an X-Request-Id taken from the client.
+const maxRequestIDLen = 128
+
+// requestLog writes one line per request. It never logs headers, bodies
+// or query strings, so no key, session token or password can reach it.
+type requestLog struct {
+	log *slog.Logger
+	// sample is the share of successful requests logged (errors always
+	// are); seen numbers them for a deterministic sample.
+	sample float64
+	seen   atomic.Uint64
+	slow   time.Duration // queries slower than this are logged as warnings; 0: never
+}
+
+// finish runs after a request is answered (a panic included): it echoes or
+// assigns the request id, counts the request and writes its log line.
+func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
+	took := time.Since(start)
+	id := requestID(ctx)
+	ctx.Response.Header.Set("X-Request-Id", id)
+	status := ctx.Response.StatusCode()
+	family := s.family(string(ctx.Path()))
+	method := string(ctx.Method())
+	s.opts.Metrics.Request(family, method, status, took)
+	c, _ := ctx.UserValue(callKey).(*call)
+	if c != nil && c.plan != "" {
+		s.opts.Metrics.Query(c.plan, c.examined)
+	}
+	rl := &s.reqLog
+	slow := c != nil && c.plan != "" && rl.slow > 0 && took >= rl.slow
+	level, msg := slog.LevelInfo, "request"
+	switch {
+	case status >= 500:
+		level = slog.LevelError
+	case slow:
+		level, msg = slog.LevelWarn, "slow query"
+	case status < 400 && !rl.sampled():
+		return
+	}
+	if !s.log.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("id", id),
+		slog.String("method", method),
+		slog.String("path", string(ctx.Path())),
+		slog.String("family", family),
+		slog.Int("status", status),
+		slog.Float64("ms", float64(took.Microseconds())/1000),
+	}
+	if code, ok := ctx.UserValue(codeKey).(int); ok {
+		attrs = append(attrs, slog.Int("code", code))
+	}
+	if c != nil && c.plan != "" {
+		attrs = append(attrs, slog.String("plan", c.plan), slog.Int("examined", c.examined))
+	}
+	s.log.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// sampled reports whether this successful request is logged.
+func (rl *requestLog) sampled() bool {
+	switch {
+	case rl.sample >= 1:
+		return true
+	case rl.sample <= 0:
+		return false
+	}
+	n := rl.seen.Add(1)
+	return uint64(float64(n)*rl.sample) != uint64(float64(n-1)*rl.sample)
+}
+
+// requestID is the client's X-Request-Id when it is short and plain, or a
+// new random one.
+func requestID(ctx *fasthttp.RequestCtx) string {
+	if id := string(ctx.Request.Header.Peek("X-Request-Id")); id != "" && len(id) <= maxRequestIDLen && plainID(id) {
+		return id
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func plainID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.:", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// family names a request's route family for metrics: the first path
+// segment below the mount path when a route starts with it ("classes",
+// "users", "login", …), "health" or "metrics", else "other" — so that
+// arbitrary paths cannot create series without bound.
+func (s *Server) family(path string) string {
+	rel, ok := strings.CutPrefix(path, s.opts.MountPath+"/")
+	if !ok {
+		switch path {
+		case "/health", "/metrics":
+			return path[1:]
+		}
+		return "other"
+	}
+	first, _, _ := strings.Cut(rel, "/")
+	if s.families[first] {
+		return first
+	}
+	return "other"
+}
