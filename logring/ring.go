@@ -15,12 +15,36 @@ import (
 // DefaultSize is the number of entries a server keeps.
 const DefaultSize = 1000
 
-// Entry is one log record.
+// Entry is one log record. Attrs are kept as the record's own (with the
+// handler's group prefix) and flattened only when the entry is read, so
+// that keeping a line costs little on the request path.
 type Entry struct {
 	Time    time.Time
 	Level   slog.Level
 	Message string
-	Attrs   map[string]any
+	Attrs   map[string]any // for entries added directly
+
+	record *slog.Record
+	tee    *teeHandler
+}
+
+// attrs flattens the entry's attributes.
+func (e *Entry) attrs() map[string]any {
+	out := map[string]any{}
+	if e.record == nil {
+		for k, v := range e.Attrs {
+			out[k] = v
+		}
+		return out
+	}
+	for _, a := range e.tee.attrs {
+		addAttr(out, "", a)
+	}
+	e.record.Attrs(func(a slog.Attr) bool {
+		addAttr(out, e.tee.prefix, a)
+		return true
+	})
+	return out
 }
 
 // Ring is a bounded buffer of the latest entries; safe for concurrent use.
@@ -79,10 +103,7 @@ func (r *Ring) Find(q Query) []map[string]any {
 		if e.Level < q.MinLevel || !q.From.IsZero() && e.Time.Before(q.From) || !q.Until.IsZero() && e.Time.After(q.Until) {
 			continue
 		}
-		m := make(map[string]any, len(e.Attrs)+3)
-		for k, v := range e.Attrs {
-			m[k] = v
-		}
+		m := e.attrs()
 		m["timestamp"] = e.Time.UTC().Format("2006-01-02T15:04:05.000Z")
 		m["level"] = LevelName(e.Level)
 		m["message"] = e.Message
@@ -128,15 +149,8 @@ func (t *teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
 
 func (t *teeHandler) Handle(ctx context.Context, rec slog.Record) error {
 	if rec.Level >= t.min {
-		attrs := map[string]any{}
-		for _, a := range t.attrs {
-			addAttr(attrs, "", a)
-		}
-		rec.Attrs(func(a slog.Attr) bool {
-			addAttr(attrs, t.prefix, a)
-			return true
-		})
-		t.ring.Add(Entry{Time: rec.Time, Level: rec.Level, Message: rec.Message, Attrs: attrs})
+		kept := rec.Clone()
+		t.ring.Add(Entry{Time: rec.Time, Level: rec.Level, Message: rec.Message, record: &kept, tee: t})
 	}
 	if t.next.Enabled(ctx, rec.Level) {
 		return t.next.Handle(ctx, rec)
