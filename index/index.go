@@ -11,6 +11,7 @@ package index
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -53,11 +54,14 @@ type DB struct {
 	classes   map[string]*Collection
 	relations map[relationKey]*relation
 	flag      func(schema.Object) bool
+	// standing are the paths indexed whenever a class's collection exists
+	// (SetStandingIndexes), also after it is dropped and created again.
+	standing map[string][]string
 }
 
 // New returns an empty DB.
 func New() *DB {
-	return &DB{classes: map[string]*Collection{}, relations: map[relationKey]*relation{}}
+	return &DB{classes: map[string]*Collection{}, relations: map[relationKey]*relation{}, standing: map[string][]string{}}
 }
 
 // NewFlagging returns an empty DB whose collections count, exactly and in
@@ -83,9 +87,36 @@ func (db *DB) Collection(class string, create bool) *Collection {
 	if c = db.classes[class]; c == nil {
 		c = newCollection(class)
 		c.flag = db.flag
+		for _, p := range db.standing[class] {
+			c.ensureStanding(p)
+		}
 		db.classes[class] = c
 	}
 	return c
+}
+
+// SetStandingIndexes declares B-tree indexes that class has whenever its
+// collection exists: built now when it does, and again each time the
+// collection is created after a drop. DropIndex leaves them alone. They are
+// configuration (the service's own lookups, operators' declared indexes),
+// not data, so dropping a class does not forget them.
+func (db *DB) SetStandingIndexes(class string, paths ...string) error {
+	for _, p := range paths {
+		if !validPath(p) {
+			return ErrBadPath
+		}
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for _, p := range paths {
+		if !slices.Contains(db.standing[class], p) {
+			db.standing[class] = append(db.standing[class], p)
+		}
+		if c := db.classes[class]; c != nil {
+			c.ensureStanding(p)
+		}
+	}
+	return nil
 }
 
 // DropCollection forgets a class's objects and its indexes.
@@ -113,6 +144,8 @@ type Collection struct {
 	// (geo.go); geoList is its values, updated with list.
 	geo     map[string]*geoIndex
 	geoList []*geoIndex
+	// standing are the paths DropIndex leaves (DB.SetStandingIndexes).
+	standing map[string]bool
 
 	// snapMu serializes taking snapshots under mu's read lock: copying a
 	// tree writes to the source tree's copy-on-write bookkeeping.
@@ -235,12 +268,25 @@ func (c *Collection) ScanIDs(ids []string, fn func(schema.Object) bool) {
 	}
 }
 
+func validPath(path string) bool { return path != "" && !strings.Contains("."+path+".", "..") }
+
+// ensureStanding indexes a valid path and keeps DropIndex off it.
+func (c *Collection) ensureStanding(path string) {
+	_ = c.EnsureIndex(path) // the path was validated by SetStandingIndexes
+	c.mu.Lock()
+	if c.standing == nil {
+		c.standing = map[string]bool{}
+	}
+	c.standing[path] = true
+	c.mu.Unlock()
+}
+
 // EnsureIndex declares an index on a field path (a top-level key or a dot
 // path into nested objects) and builds it from the current objects. Declaring
 // an existing index, including the built-in objectId, createdAt and updatedAt
 // indexes, does nothing.
 func (c *Collection) EnsureIndex(path string) error {
-	if path == "" || strings.Contains("."+path+".", "..") {
+	if !validPath(path) {
 		return ErrBadPath
 	}
 	c.mu.Lock()
@@ -265,6 +311,9 @@ func (c *Collection) DropIndex(path string) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.standing[path] {
+		return false
+	}
 	ix := c.indexes[path]
 	if ix == nil {
 		return false

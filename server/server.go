@@ -78,6 +78,7 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		ScanBudgetForMaster:      opts.MaxScanMasterKey,
 		ScanBudgetWarnOnly:       opts.MaxScanWarnOnly,
 		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),
+		Indexes:                  opts.Indexes,
 		Warn:                     func(msg string) { log.Warn(msg) },
 		OnChange: func(c service.Change) {
 			if publish != nil {
@@ -88,13 +89,6 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		adapter.Close()
 		return nil, err
-	}
-	for _, ix := range opts.Indexes {
-		class, path, _ := strings.Cut(ix, ".")
-		if err := svc.EnsureIndex(class, path); err != nil {
-			adapter.Close()
-			return nil, fmt.Errorf("index %s: %w", ix, err)
-		}
 	}
 	if opts.MasterKey == "" {
 		key, err := keptMasterKey(svc)

@@ -20,16 +20,14 @@ func (s *Service) EnsureIndex(class, path string) error {
 	if !schema.ValidClassName(class) {
 		return schema.ClassNameError(class)
 	}
-	for _, part := range strings.Split(path, ".") {
-		if !schema.ValidKeyName(part) && !schema.ReservedKeys[part] {
-			return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", path)
-		}
+	if !validIndexPath(path) {
+		return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", path)
 	}
 	s.schemaMu.Lock()
 	defer s.schemaMu.Unlock()
 	cls := s.Class(class)
 	if cls == nil {
-		cls = schema.NewClass(class)
+		cls = s.newClass(class)
 	} else {
 		cls = cls.Clone()
 	}
@@ -51,6 +49,17 @@ func (s *Service) EnsureIndex(class, path string) error {
 		s.schemas.Store(class, cls)
 	}
 	return s.data.Collection(class, true).EnsureIndex(path)
+}
+
+// validIndexPath reports whether path names a field, or a dot path into
+// an Object field.
+func validIndexPath(path string) bool {
+	for _, part := range strings.Split(path, ".") {
+		if !schema.ValidKeyName(part) && !schema.ReservedKeys[part] {
+			return false
+		}
+	}
+	return true
 }
 
 // buildDeclaredIndexes builds every index the schemas declare; called once

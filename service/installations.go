@@ -376,7 +376,7 @@ func (s *Service) ensureBuiltinSchema(class string) error {
 	}
 	var next *schema.Class
 	if cur == nil {
-		next = newBuiltinClass(class)
+		next = s.newClass(class)
 	} else {
 		next = cur.Clone()
 		for k, f := range BuiltinClassFields[class] {

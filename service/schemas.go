@@ -67,10 +67,6 @@ var BuiltinClassFields = map[string]map[string]schema.Field{
 	},
 }
 
-// alwaysPresent are the classes Parse Server creates at start-up: the
-// schemas API shows them even before anything is stored in them.
-var alwaysPresent = []string{"_User", "_Role"}
-
 // isDefaultField reports whether name is a default field of class.
 func isDefaultField(class, name string) bool {
 	if _, ok := schema.DefaultFields[name]; ok {
@@ -80,27 +76,21 @@ func isDefaultField(class, name string) bool {
 	return ok
 }
 
-// newBuiltinClass is a fresh class with every default field of its kind.
-func newBuiltinClass(name string) *schema.Class {
+// newClass is a class as it comes into being: every default field of its
+// kind, and the indexes the operator declared for it in the configuration
+// (kept in its schema like those declared through the schemas API).
+func (s *Service) newClass(name string) *schema.Class {
 	c := schema.NewClass(name)
 	for k, f := range BuiltinClassFields[name] {
 		c.Fields[k] = f
 	}
-	return c
-}
-
-// schemaClass is the class as the schemas API sees it: the stored schema,
-// or a fresh one for the always-present classes; nil when it does not exist.
-func (s *Service) schemaClass(name string) *schema.Class {
-	if c := s.Class(name); c != nil {
-		return c
-	}
-	for _, n := range alwaysPresent {
-		if n == name {
-			return newBuiltinClass(name)
+	if paths := s.configIndexes[name]; len(paths) > 0 {
+		c.Indexes = make(map[string]any, len(paths))
+		for _, p := range paths {
+			c.Indexes[indexName(p)] = map[string]any{p: 1.0}
 		}
 	}
-	return nil
+	return c
 }
 
 // clpOperations are the operations a CLP grants, in Parse's order.
@@ -117,10 +107,10 @@ func DefaultCLP() map[string]any {
 	return out
 }
 
-// SchemaJSON renders a class in the schemas API's shape: className, every
+// schemaJSON renders a class in the schemas API's shape: className, every
 // field (defaults first) with its options, the class-level permissions
-// and, when any are declared, the indexes (with MongoDB's _id_).
-func SchemaJSON(cls *schema.Class) map[string]any {
+// and the indexes: MongoDB's _id_ and the declared ones.
+func (s *Service) schemaJSON(cls *schema.Class) map[string]any {
 	fields := map[string]any{}
 	for k, f := range schema.DefaultFields {
 		fields[k] = fieldJSON(f)
@@ -138,15 +128,11 @@ func SchemaJSON(cls *schema.Class) map[string]any {
 	if clp == nil {
 		clp = DefaultCLP()
 	}
-	out := map[string]any{"className": cls.Name, "fields": fields, "classLevelPermissions": clp}
-	if len(cls.Indexes) > 0 {
-		idx := map[string]any{"_id_": map[string]any{"_id": 1.0}}
-		for k, v := range cls.Indexes {
-			idx[k] = v
-		}
-		out["indexes"] = idx
+	idx := map[string]any{"_id_": map[string]any{"_id": 1.0}}
+	for k, v := range cls.Indexes {
+		idx[k] = v
 	}
-	return out
+	return map[string]any{"className": cls.Name, "fields": fields, "classLevelPermissions": clp, "indexes": idx}
 }
 
 func fieldJSON(f schema.Field) map[string]any {
@@ -169,23 +155,16 @@ func isPublicClass(name string) bool { return schema.ValidClassName(name) }
 
 // Schemas lists every class in the schemas API's shape, by name.
 func (s *Service) Schemas() []map[string]any {
-	seen := map[string]bool{}
 	var classes []*schema.Class
 	for _, c := range s.Classes() {
 		if isPublicClass(c.Name) {
 			classes = append(classes, c)
-			seen[c.Name] = true
-		}
-	}
-	for _, n := range alwaysPresent {
-		if !seen[n] {
-			classes = append(classes, newBuiltinClass(n))
 		}
 	}
 	sort.Slice(classes, func(i, j int) bool { return classes[i].Name < classes[j].Name })
 	out := make([]map[string]any, len(classes))
 	for i, c := range classes {
-		out[i] = SchemaJSON(c)
+		out[i] = s.schemaJSON(c)
 	}
 	return out
 }
@@ -195,11 +174,11 @@ func (s *Service) Schema(class string) (map[string]any, error) {
 	if !isPublicClass(class) {
 		return nil, invalidClassName(class)
 	}
-	c := s.schemaClass(class)
+	c := s.Class(class)
 	if c == nil {
 		return nil, classMissing(class)
 	}
-	return SchemaJSON(c), nil
+	return s.schemaJSON(c), nil
 }
 
 func invalidClassName(class string) error {
@@ -265,10 +244,10 @@ func (s *Service) CreateSchema(auth Auth, class string, body map[string]any) (ma
 	}
 	s.schemaMu.Lock()
 	defer s.schemaMu.Unlock()
-	if s.schemaClass(class) != nil {
+	if s.Class(class) != nil {
 		return nil, schema.Errorf(schema.CodeInvalidClassName, "Class %s already exists.", class)
 	}
-	next := newBuiltinClass(class)
+	next := s.newClass(class)
 	fields, _ := body["fields"].(map[string]any)
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		f, del, err := parseFieldSpec(class, name, fields[name])
@@ -304,7 +283,7 @@ func (s *Service) CreateSchema(auth Auth, class string, body map[string]any) (ma
 		return nil, err
 	}
 	s.syncIndexes(class, nil, next)
-	return SchemaJSON(next), nil
+	return s.schemaJSON(next), nil
 }
 
 // UpdateSchema changes a class (PUT /schemas/<C>): fields are added,
@@ -336,7 +315,7 @@ func (s *Service) UpdateSchema(auth Auth, class string, body map[string]any) (ma
 	}
 	s.schemaMu.Lock()
 	defer s.schemaMu.Unlock()
-	cur := s.schemaClass(class)
+	cur := s.Class(class)
 	if cur == nil {
 		return nil, classMissing(class)
 	}
@@ -422,7 +401,7 @@ func (s *Service) UpdateSchema(auth Auth, class string, body map[string]any) (ma
 		return nil, err
 	}
 	s.syncIndexes(class, cur, next)
-	return SchemaJSON(next), nil
+	return s.schemaJSON(next), nil
 }
 
 // DeleteSchema drops an empty class (DELETE /schemas/<C>); a class that
@@ -440,9 +419,6 @@ func (s *Service) DeleteSchema(auth Auth, class string) error {
 	defer s.schemaMu.Unlock()
 	cur := s.Class(class)
 	if cur == nil {
-		if s.schemaClass(class) != nil {
-			return nil // an always-present class with nothing stored
-		}
 		return classMissing(class)
 	}
 	if c := s.data.Collection(class, false); c != nil && c.Len() > 0 {
@@ -468,7 +444,7 @@ func (s *Service) Purge(auth Auth, class string) error {
 	}
 	unlock := s.lockAllObjects()
 	defer unlock()
-	if s.schemaClass(class) == nil {
+	if s.Class(class) == nil {
 		return classMissing(class)
 	}
 	coll := s.data.Collection(class, false)
@@ -989,9 +965,6 @@ func indexUses(spec any, fields []string) bool {
 func (s *Service) syncIndexes(class string, before, after *schema.Class) {
 	want := map[string]bool{}
 	for _, p := range indexedPaths(after) {
-		want[p] = true
-	}
-	for _, p := range internalIndexes[class] {
 		want[p] = true
 	}
 	coll := s.data.Collection(class, true)

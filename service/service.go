@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,7 +70,11 @@ type Options struct {
 	// maximum distance: 0 means the specification's 100 miles, a negative
 	// value no limit (planner.Options).
 	NearSphereMaxDistance float64
-	Hooks                 Hooks
+	// Indexes are the operator's declared indexes ("Class.path"): standing
+	// configuration, built whenever the class exists, also after it is
+	// dropped and created again, and listed in its schema.
+	Indexes []string
+	Hooks   Hooks
 	// OnChange receives every committed change, in commit order per object.
 	OnChange func(Change)
 	// Now is the clock; tests may fix it.
@@ -116,6 +121,9 @@ type Service struct {
 
 	metaMu sync.Mutex
 	meta   map[string][]byte // server settings kept with the data
+
+	// configIndexes are Options.Indexes by class (read-only after Open).
+	configIndexes map[string][]string
 }
 
 // Open loads everything the adapter holds into memory and returns a
@@ -133,7 +141,8 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	if opts.PasswordHashCost == 0 {
 		opts.PasswordHashCost = bcrypt.DefaultCost
 	}
-	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic), seed: maphash.MakeSeed(), meta: map[string][]byte{}}
+	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic), seed: maphash.MakeSeed(), meta: map[string][]byte{},
+		configIndexes: map[string][]string{}}
 	err := adapter.Load(func(r store.Record) error {
 		switch r.Kind {
 		case store.KindSchema:
@@ -164,8 +173,22 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("loading store: %w", err)
 	}
 	for class, fields := range internalIndexes {
-		for _, f := range fields {
-			if err := s.data.Collection(class, true).EnsureIndex(f); err != nil {
+		if err := s.data.SetStandingIndexes(class, fields...); err != nil {
+			return nil, err
+		}
+	}
+	for _, decl := range opts.Indexes {
+		class, path, ok := strings.Cut(decl, ".")
+		if !ok || !schema.ValidClassName(class) || !validIndexPath(path) {
+			return nil, schema.Errorf(schema.CodeInvalidKeyName, "indexes: %q is not Class.field", decl)
+		}
+		if err := s.data.SetStandingIndexes(class, path); err != nil {
+			return nil, err
+		}
+		s.configIndexes[class] = append(s.configIndexes[class], path)
+		if s.Class(class) != nil {
+			// Keep the declaration with a class that already exists.
+			if err := s.EnsureIndex(class, path); err != nil {
 				return nil, err
 			}
 		}

@@ -48,7 +48,8 @@ func (s *Service) checkWritable(auth Auth, class string, creating bool) error {
 	if !schema.ValidClassName(class) {
 		return schema.ClassNameError(class)
 	}
-	if creating && !auth.Master && !s.opts.AllowClientClassCreation && s.Class(class) == nil {
+	// Built-in classes are the server's, never "client class creation".
+	if creating && !auth.Master && !s.opts.AllowClientClassCreation && s.Class(class) == nil && !schema.BuiltinClasses[class] {
 		return schema.Errorf(schema.CodeOperationForbidden,
 			"This user is not allowed to access non-existent class: %s", class)
 	}
@@ -340,7 +341,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 					return fmt.Errorf("service: field %s.%s appeared without the schema lock", d.class, key)
 				}
 				if cls == nil {
-					cls = schema.NewClass(d.class)
+					cls = s.newClass(d.class)
 				} else if newSchemas[d.class] == nil {
 					cls = cls.Clone()
 				}
@@ -349,7 +350,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 			}
 		}
 		if s.Class(d.class) == nil && newSchemas[d.class] == nil {
-			newSchemas[d.class] = schema.NewClass(d.class)
+			newSchemas[d.class] = s.newClass(d.class)
 		}
 	}
 	if len(newSchemas) > 0 && !needSchema {

@@ -69,7 +69,7 @@ func TestScenarioServerInfo(t *testing.T) {
 	semver := regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 	features := `{"globalConfig":{"create":true,"read":true,"update":true,"delete":true},` +
 		`"hooks":{"create":false,"read":false,"update":false,"delete":false},"cloudCode":{"jobs":false},` +
-		`"logs":{"level":false,"size":false,"order":false,"until":false,"from":false},` +
+		`"logs":{"level":true,"size":true,"order":true,"until":true,"from":true},` +
 		`"push":{"immediatePush":false,"scheduledPush":false,"storedPushData":false,"pushAudiences":false,"localization":false},` +
 		`"schemas":{"addField":true,"removeField":true,"addClass":true,"removeClass":true,"clearAllDataFromClass":true,` +
 		`"exportClass":false,"editClassLevelPermissions":true,"editPointerPermissions":true},"settings":{"securityCheck":false}}`
