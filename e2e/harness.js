@@ -14,9 +14,12 @@ const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
-const { before, after, afterEach } = require('node:test');
+const { before, beforeEach, after, afterEach } = require('node:test');
 
-const Parse = require('parse/node');
+// The SDK under test: the current major by default; QUARRY_E2E_SDK=parse6
+// runs the same tests on the older major kept beside it (package.json).
+const SDK = process.env.QUARRY_E2E_SDK || 'parse';
+const Parse = require(`${SDK}/node`);
 
 const APP_ID = 'e2e-app';
 const MASTER_KEY = 'e2e-master';
@@ -194,6 +197,22 @@ class QuarryServer {
     }
   }
 
+  // Wipes the app through the REST API as Parse apps' test suites do: purge
+  // every class GET /schemas lists, then drop every schema. Fails loudly if
+  // the server refuses any step or still lists a class afterwards.
+  async wipe() {
+    const list = await this.rest('GET', '/schemas', { master: true });
+    if (list.status !== 200) throw new Error(`wipe: GET /schemas answered ${list.status} ${JSON.stringify(list.body)}`);
+    for (const { className } of list.body.results) {
+      for (const [method, p] of [['DELETE', `/purge/${className}`], ['DELETE', `/schemas/${className}`]]) {
+        const res = await this.rest(method, p, { master: true });
+        if (res.status !== 200) throw new Error(`wipe: ${method} ${p} answered ${res.status} ${JSON.stringify(res.body)}`);
+      }
+    }
+    const after = await this.rest('GET', '/schemas', { master: true });
+    if (after.body.results.length !== 0) throw new Error(`wipe: classes left: ${JSON.stringify(after.body.results.map((c) => c.className))}`);
+  }
+
   // Raw REST call against the mount path, for what the SDK cannot express.
   //   rest('POST', '/classes/Foo', { body, master: true, headers })
   // Sends X-Parse-Application-Id plus the JavaScript key (or the master key).
@@ -223,14 +242,19 @@ class QuarryServer {
 
 // Registers hooks that start a server before the file's tests and stop it
 // after them; when a test fails, prints the server output produced during it.
-// `setup` (optional, async) runs right after the server is up: put fixture
-// creation there rather than in a second top-level before() hook, because
-// Node 20 runs top-level before() hooks concurrently.
+// Before every test the app is wiped as SDK test suites do (every class
+// purged, every schema dropped: see wipe), so each test starts from an
+// empty app and the drop-and-recreate path runs all the time. `setup`
+// (optional, async) then creates the test's fixtures: put fixture creation
+// there rather than in a top-level before() hook.
 function useServer(setup) {
   const server = new QuarryServer();
   let mark = 0;
   before(async () => {
     await server.start();
+  });
+  beforeEach(async () => {
+    await server.wipe();
     if (setup) await setup(server);
     mark = server.log.length;
   });

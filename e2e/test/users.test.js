@@ -230,3 +230,20 @@ test('Parse.Session.current and the session list', async () => {
   assert.equal(gone.status, 400);
   assert.equal(gone.body.code, 209);
 });
+
+test('sign-up, log-in and me after a full wipe of a server that had users and sessions', async () => {
+  const before = await signUp('prewipe');
+  await Parse.User.logIn(before.username, before.password);
+  await server.wipe();
+  await Parse.User.logOut().catch(() => {}); // the old session is gone with the wipe
+
+  const after = await signUp('postwipe');
+  assert.match(after.token, TOKEN);
+  const me = await Parse.User.me(after.token);
+  assert.equal(me.id, after.id);
+  const loggedIn = await Parse.User.logIn(after.username, after.password);
+  assert.equal(loggedIn.id, after.id);
+  const became = await Parse.User.become(loggedIn.getSessionToken());
+  assert.equal(became.get('username'), after.username);
+  await expectParseError(Parse.User.logIn(before.username, before.password), 101);
+});
