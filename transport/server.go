@@ -122,11 +122,7 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	}
 	s.router.RedirectTrailingSlash = false
 	s.router.HandleMethodNotAllowed = false
-	s.router.NotFound = func(ctx *fasthttp.RequestCtx) {
-		ctx.SetStatusCode(fasthttp.StatusNotFound)
-		ctx.SetContentType("text/plain; charset=utf-8")
-		ctx.SetBodyString("Cannot " + string(ctx.Method()) + " " + string(ctx.Path()))
-	}
+	s.router.NotFound = s.notFound
 	s.registerRoutes()
 	return s, nil
 }
