@@ -59,6 +59,27 @@ func TestLoadDefaults(t *testing.T) {
 	}
 }
 
+// TestDevStartEnablesLiveQuery: the development start serves LiveQuery for
+// every class; naming an app or classes turns that off.
+func TestDevStartEnablesLiveQuery(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"--appId", "myApp"}, false},
+		{[]string{"--liveQuery.classNames", "Message"}, false},
+	} {
+		o, _, err := Load(c.args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.LiveQuery.AllClasses != c.want {
+			t.Errorf("%q: LiveQuery.AllClasses = %v, want %v", c.args, o.LiveQuery.AllClasses, c.want)
+		}
+	}
+}
+
 func TestDefaultsValues(t *testing.T) {
 	d := Defaults()
 	checks := []struct {
@@ -369,9 +390,13 @@ func TestLoadWarnings(t *testing.T) {
 		{loadCase{name: "apps with top-level keys", args: []string{"$FILE"}, file: `{"port": 1, "apps": [{"appId": "a"}]}`},
 			[]string{`port (config file `, "belong inside apps[0]"}},
 		{loadCase{name: "cloud", args: []string{"--cloud", "main.js"}},
-			[]string{"cloud (flag --cloud): accepted, but cloud code is not run yet"}},
-		{loadCase{name: "playground without graphql", args: []string{"--mountPlayground"}},
-			[]string{"mountPlayground (flag --mountPlayground): the playground needs mountGraphQL"}},
+			[]string{"cloud (flag --cloud): accepted, but it has no effect yet: cloud code is not run yet"}},
+		{loadCase{name: "graphql", args: []string{"--mountGraphQL"}},
+			[]string{"mountGraphQL (flag --mountGraphQL): accepted, but it has no effect yet: the GraphQL API is not served yet"}},
+		{loadCase{name: "playground", args: []string{"--mountPlayground"}},
+			[]string{"mountPlayground (flag --mountPlayground): accepted, but it has no effect yet"}},
+		{loadCase{name: "fileKey", args: []string{"--fileKey", "k"}},
+			[]string{"fileKey (flag --fileKey): accepted, but it has no effect yet: files are not stored yet"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

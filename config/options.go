@@ -191,6 +191,10 @@ type Options struct {
 type LiveQueryOptions struct {
 	// ClassNames is liveQuery.classNames: classes that publish LiveQuery events.
 	ClassNames []string
+	// AllClasses turns LiveQuery on for every class: set for the
+	// development start when no classNames are given, so the SDK's
+	// subscribe() works out of the box.
+	AllClasses bool
 	// RedisURL is liveQuery.redisURL: a Redis server shared by several Quarry
 	// instances to pass LiveQuery events; empty means in-process only.
 	RedisURL string
@@ -276,6 +280,7 @@ func Defaults() *Options {
 		SlowQueryMs:                DefaultSlowQueryMs,
 		LiveQueryServer: LiveQueryServerOptions{WebsocketTimeout: DefaultWebsocketTimeout,
 			CacheTimeout: DefaultCacheTimeout, LogLevel: DefaultLiveQueryLogLevel},
-		DevMode: true,
+		LiveQuery: LiveQueryOptions{AllClasses: true},
+		DevMode:   true,
 	}
 }

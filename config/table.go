@@ -220,7 +220,7 @@ var options = []*option{
 		usage: `same as logLevel "verbose" unless logLevel is given`,
 		field: func(o *Options) any { return &o.Verbose }},
 	{name: "cloud", group: groupLog, env: []string{"PARSE_SERVER_CLOUD"},
-		usage: "cloud code entry file; accepted but not run yet",
+		usage: "cloud code entry file (accepted; not run yet)",
 		field: func(o *Options) any { return &o.Cloud }},
 	{name: "silent", group: groupLog, env: []string{"SILENT"},
 		usage: "no log output at all",

@@ -13,6 +13,7 @@ import (
 func (l *loader) finish() {
 	o := l.opts
 	o.DevMode = l.from["appId"] == ""
+	o.LiveQuery.AllClasses = o.DevMode && len(o.LiveQuery.ClassNames) == 0
 	if o.Verbose && l.from["logLevel"] == "" {
 		o.LogLevel = "verbose"
 	}
@@ -137,11 +138,21 @@ func (l *loader) finish() {
 		check("slowQueryMs", fmt.Errorf("must be 0 or more, got %d", o.SlowQueryMs))
 	}
 
-	if o.Cloud != "" {
-		l.warn("cloud (%s): accepted, but cloud code is not run yet", l.source("cloud"))
+	// Options Quarry accepts but does not act on yet: each says so once at
+	// start-up rather than leaving the operator to wonder.
+	notYet := []struct {
+		name, what string
+		set        bool
+	}{
+		{"cloud", "cloud code is not run yet", o.Cloud != ""},
+		{"mountGraphQL", "the GraphQL API is not served yet", o.MountGraphQL},
+		{"mountPlayground", "the GraphQL playground is not served yet", o.MountPlayground},
+		{"fileKey", "files are not stored yet", o.FileKey != ""},
 	}
-	if o.MountPlayground && !o.MountGraphQL {
-		l.warn("mountPlayground (%s): the playground needs mountGraphQL to be useful", l.source("mountPlayground"))
+	for _, n := range notYet {
+		if n.set {
+			l.warn("%s (%s): accepted, but it has no effect yet: %s", n.name, l.source(n.name), n.what)
+		}
 	}
 }
 

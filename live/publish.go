@@ -18,13 +18,25 @@ type Publisher struct {
 	classes map[string]bool
 }
 
-// NewPublisher publishes the changes of classNames to feed.
+// NewPublisher publishes the changes of classNames to feed; nil
+// classNames publishes every class (the development start).
 func NewPublisher(svc *service.Service, classNames []string, feed Feed) *Publisher {
-	p := &Publisher{svc: svc, feed: feed, classes: map[string]bool{}}
-	for _, c := range classNames {
-		p.classes[c] = true
+	p := &Publisher{svc: svc, feed: feed}
+	if classNames != nil {
+		p.classes = map[string]bool{}
+		for _, c := range classNames {
+			p.classes[c] = true
+		}
 	}
 	return p
+}
+
+// publishes reports whether changes of class go to the feed.
+func (p *Publisher) publishes(class string) bool {
+	if p.classes == nil {
+		return schema.ValidClassName(class) // every class clients can use
+	}
+	return p.classes[class]
 }
 
 // OnChange is service.Options.OnChange.
@@ -43,7 +55,7 @@ func (p *Publisher) OnChange(ch service.Change) {
 	case "_Role":
 		p.feed.ForgetSessions("") // membership of anyone may have changed
 	}
-	if !p.classes[ch.Class] {
+	if !p.publishes(ch.Class) {
 		return
 	}
 	c := Change{Class: ch.Class, Deleted: ch.Object == nil}

@@ -233,7 +233,7 @@ func (s *Server) Handler(ctx *fasthttp.RequestCtx) {
 	})
 	if err != nil {
 		s.conns.Done()
-		s.log.Debug("livequery: upgrade refused", "remote", remote, "err", err)
+		s.log.Warn("livequery: WebSocket upgrade refused", "remote", remote, "err", err)
 	}
 }
 

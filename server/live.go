@@ -98,7 +98,11 @@ func openLive(opts *config.Options, svc *service.Service, log *slog.Logger) (*li
 			return nil, err
 		}
 	}
-	l.publisher = live.NewPublisher(svc, opts.LiveQuery.ClassNames, feed)
+	classes := opts.LiveQuery.ClassNames
+	if opts.LiveQuery.AllClasses {
+		classes = nil
+	}
+	l.publisher = live.NewPublisher(svc, classes, feed)
 	return l, nil
 }
 

@@ -41,6 +41,9 @@ type Server struct {
 	store   store.Adapter
 	ln      net.Listener
 	log     *slog.Logger
+	// keyGenerated is set when Quarry made the master key (the development
+	// start): only then does the banner show it.
+	keyGenerated bool
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -90,7 +93,8 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		adapter.Close()
 		return nil, err
 	}
-	if opts.MasterKey == "" {
+	keyGenerated := opts.MasterKey == ""
+	if keyGenerated {
 		key, err := keptMasterKey(svc)
 		if err != nil {
 			adapter.Close()
@@ -100,7 +104,7 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 	}
 	var lq *liveQuery
 	var upgrade fasthttp.RequestHandler
-	if len(opts.LiveQuery.ClassNames) > 0 {
+	if len(opts.LiveQuery.ClassNames) > 0 || opts.LiveQuery.AllClasses {
 		if lq, err = openLive(opts, svc, log); err != nil {
 			adapter.Close()
 			return nil, fmt.Errorf("liveQuery: %w", err)
@@ -124,7 +128,7 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		adapter.Close()
 		return nil, err
 	}
-	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log}
+	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated}
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -203,11 +207,20 @@ func (s *Server) Banner(addr net.Addr) string {
 	fmt.Fprintf(&b, "Quarry is running.\n")
 	fmt.Fprintf(&b, "  serverURL:  %s\n", url)
 	fmt.Fprintf(&b, "  appId:      %s\n", s.Opts.AppID)
-	fmt.Fprintf(&b, "  masterKey:  %s\n", s.Opts.MasterKey)
+	if s.keyGenerated {
+		fmt.Fprintf(&b, "  masterKey:  %s (generated, kept with the data)\n", s.Opts.MasterKey)
+	} else {
+		// A key the operator chose must not land in logs.
+		fmt.Fprintf(&b, "  masterKey:  set (not shown)\n")
+	}
 	fmt.Fprintf(&b, "  database:   %s\n", s.Opts.DatabaseURI)
 	fmt.Fprintf(&b, "  health:     %s/health\n", url)
 	if s.live != nil {
-		fmt.Fprintf(&b, "  liveQuery:  %s (classes %s)\n", "ws"+strings.TrimPrefix(url, "http"), strings.Join(s.Opts.LiveQuery.ClassNames, ", "))
+		classes := strings.Join(s.Opts.LiveQuery.ClassNames, ", ")
+		if s.Opts.LiveQuery.AllClasses {
+			classes = "every class"
+		}
+		fmt.Fprintf(&b, "  liveQuery:  %s (%s)\n", "ws"+strings.TrimPrefix(url, "http"), classes)
 	}
 	fmt.Fprintf(&b, "Try: curl -H 'X-Parse-Application-Id: %s' %s/classes/GameScore\n", s.Opts.AppID, url)
 	return b.String()

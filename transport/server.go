@@ -172,8 +172,16 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 }
 
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
-	if s.opts.WebSocket != nil && isWebSocketUpgrade(ctx) {
-		s.opts.WebSocket(ctx)
+	if isWebSocketUpgrade(ctx) {
+		if s.opts.WebSocket != nil {
+			s.opts.WebSocket(ctx)
+			return
+		}
+		s.log.Warn("livequery: WebSocket upgrade refused: LiveQuery is off", "remote", ctx.RemoteAddr().String(), "path", string(ctx.Path()))
+		s.cors(ctx)
+		writeJSON(ctx, fasthttp.StatusNotFound, map[string]any{"code": schema.CodeCommandUnavailable,
+			"error": "LiveQuery is not enabled on this server: start it with --liveQuery.classNames Class1,Class2 " +
+				"(or liveQuery.classNames in the config file) to subscribe to those classes."})
 		return
 	}
 	defer s.finish(ctx, time.Now())
