@@ -91,6 +91,10 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 	})
 	if err != nil {
 		adapter.Close()
+		if errors.Is(err, store.ErrDamaged) {
+			return nil, fmt.Errorf("%w in %s. Nothing was changed; restore the file from a backup, "+
+				"or move it aside to start with an empty database", err, opts.DatabaseURI)
+		}
 		return nil, err
 	}
 	keyGenerated := opts.MasterKey == ""

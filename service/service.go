@@ -148,13 +148,13 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 		case store.KindSchema:
 			var c schema.Class
 			if err := json.Unmarshal(r.Value, &c); err != nil {
-				return fmt.Errorf("schema %s: %w", r.Class, err)
+				return fmt.Errorf("%w: the schema of class %s is not valid JSON", store.ErrDamaged, r.Class)
 			}
 			s.schemas.Store(c.Name, &c)
 		case store.KindObject:
 			var obj schema.Object
 			if err := json.Unmarshal(r.Value, &obj); err != nil {
-				return fmt.Errorf("object %s/%s: %w", r.Class, r.Key, err)
+				return fmt.Errorf("%w: object %s/%s is not valid JSON", store.ErrDamaged, r.Class, r.Key)
 			}
 			s.data.Collection(r.Class, true).Put(obj)
 		case store.KindMeta:
@@ -163,7 +163,7 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 			key, owningClass, ok1 := cutJoinClass(r.Class)
 			owningID, relatedID, ok2 := cutJoinKey(r.Key)
 			if !ok1 || !ok2 {
-				return fmt.Errorf("malformed relation record %q %q", r.Class, r.Key)
+				return fmt.Errorf("%w: malformed relation record %q %q", store.ErrDamaged, r.Class, r.Key)
 			}
 			s.data.SetRelation(owningClass, key, owningID, relatedID, true)
 		}

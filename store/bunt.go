@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tidwall/buntdb"
@@ -126,10 +127,25 @@ func openBunt(path string, opts buntOptions) (*buntAdapter, error) {
 	a, err := openBuntLocked(abs, opts)
 	if err != nil {
 		_ = lock.Close()
-		return nil, fmt.Errorf("store: open %s: %w", abs, err)
+		return nil, openError(abs, err)
 	}
 	a.lock = lock
 	return a, nil
+}
+
+// openError says which file could not be opened, what is wrong with it
+// and what the operator can do.
+func openError(path string, err error) error {
+	switch {
+	case errors.Is(err, buntdb.ErrInvalid):
+		return fmt.Errorf("%w: %s holds data that is not a record Quarry wrote (damaged on disk or edited). "+
+			"Nothing was changed; restore the file from a backup, or move it aside to start with an empty database", ErrDamaged, path)
+	case errors.Is(err, syscall.EISDIR):
+		return fmt.Errorf("store: %s is a directory, not a data file: point databaseURI at a file, such as %s", path, filepath.Join(path, "quarry.db"))
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("store: cannot read and write %s: permission denied; run Quarry as the file's owner or give it read and write access", path)
+	}
+	return fmt.Errorf("store: open %s: %w", path, err)
 }
 
 // realPath resolves symbolic links in abs (the file itself, or its directory

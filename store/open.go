@@ -21,6 +21,11 @@ var ErrUnsupportedURI = errors.New("store: unsupported database URI")
 // applied.
 var ErrInvalidRecord = errors.New("store: invalid record")
 
+// ErrDamaged is returned (wrapped, with what is wrong) when a data file
+// holds something that is not a record Quarry wrote: Open refuses to start
+// rather than drop anything.
+var ErrDamaged = errors.New("the data file is damaged")
+
 // ErrLocked is returned by Open when another process (or another Adapter in
 // this process) already has the database file open.
 var ErrLocked = errors.New("store: database file is in use")
