@@ -55,13 +55,14 @@ func observeStore(m *metrics.Metrics, adapter store.Adapter) {
 		func() float64 { return float64(ins.Stats().FileBytes) })
 }
 
-// startPprof serves Go's profiler on addr (bound by the operator; the
-// default is off) until ctx is done.
-func startPprof(ctx context.Context, addr string, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
+// listenPprof binds the profiler's address (set by the operator; off by
+// default), so that it answers as soon as Listen returns.
+func listenPprof(addr string) (net.Listener, error) {
+	return net.Listen("tcp", addr)
+}
+
+// servePprof serves Go's profiler on ln until ctx is done.
+func servePprof(ctx context.Context, ln net.Listener, log *slog.Logger) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -79,5 +80,4 @@ func startPprof(ctx context.Context, addr string, log *slog.Logger) error {
 		hs.Close()
 	}()
 	log.Info("pprof listening", "address", "http://"+ln.Addr().String()+"/debug/pprof/")
-	return nil
 }

@@ -44,6 +44,7 @@ type Server struct {
 	// keyGenerated is set when Quarry made the master key (the development
 	// start): only then does the banner show it.
 	keyGenerated bool
+	pprofLn      net.Listener // pprofAddress, bound by Listen
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -160,6 +161,12 @@ func (s *Server) Listen() (net.Addr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Opts.PprofAddress != "" {
+		if s.pprofLn, err = listenPprof(s.Opts.PprofAddress); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("pprofAddress: %w", err)
+		}
+	}
 	s.ln = ln
 	return ln.Addr(), nil
 }
@@ -172,10 +179,8 @@ func (s *Server) Serve(ctx context.Context) error {
 			return err
 		}
 	}
-	if s.Opts.PprofAddress != "" {
-		if err := startPprof(ctx, s.Opts.PprofAddress, s.log); err != nil {
-			return fmt.Errorf("pprofAddress: %w", err)
-		}
+	if s.pprofLn != nil {
+		servePprof(ctx, s.pprofLn, s.log)
 	}
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
@@ -191,6 +196,9 @@ func (s *Server) Serve(ctx context.Context) error {
 func (s *Server) Close() error {
 	if s.ln != nil {
 		s.ln.Close()
+	}
+	if s.pprofLn != nil {
+		s.pprofLn.Close()
 	}
 	s.live.close()
 	return s.store.Close()
