@@ -255,6 +255,11 @@ function useServer(setup) {
   });
   beforeEach(async () => {
     await server.wipe();
+    // The wipe ended every session: forget the SDK's current user, as an
+    // app would after its user was deleted (the SDK would otherwise send
+    // the dead token with every request and get 209).
+    Parse.User._clearCache();
+    Parse.Storage._clear();
     if (setup) await setup(server);
     mark = server.log.length;
   });

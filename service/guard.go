@@ -127,7 +127,7 @@ func (s *Service) checkWrite(a Auth, class, op string, obj schema.Object) error 
 			return schema.Errorf(codeSessionMissing, "Cannot modify user %s.", id)
 		}
 		if a.UserID != id {
-			return schema.Errorf(codeSessionMissing, "Insufficient auth.")
+			return schema.Errorf(codeSessionMissing, "Cannot modify user %s.", id)
 		}
 		return nil // a user may always change themselves, whatever the ACL
 	case classSession:

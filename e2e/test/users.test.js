@@ -235,7 +235,10 @@ test('sign-up, log-in and me after a full wipe of a server that had users and se
   const before = await signUp('prewipe');
   await Parse.User.logIn(before.username, before.password);
   await server.wipe();
-  await Parse.User.logOut().catch(() => {}); // the old session is gone with the wipe
+  // The wipe ended the session: the SDK's logOut rejects with 209 and
+  // forgets the current user.
+  await expectParseError(Parse.User.logOut(), 209);
+  assert.equal(Parse.User.current(), null);
 
   const after = await signUp('postwipe');
   assert.match(after.token, TOKEN);
@@ -246,4 +249,13 @@ test('sign-up, log-in and me after a full wipe of a server that had users and se
   const became = await Parse.User.become(loggedIn.getSessionToken());
   assert.equal(became.get('username'), after.username);
   await expectParseError(Parse.User.logIn(before.username, before.password), 101);
+});
+
+test('saving or destroying another user answers 206 Cannot modify user', async () => {
+  const other = await restUser('victim');
+  const me = await signUp('intruder');
+  const theirs = Parse.User.createWithoutData(other.id);
+  theirs.set('nick', 'hacked');
+  await expectParseError(theirs.save(null, { sessionToken: me.token }), 206, new RegExp(`Cannot modify user ${other.id}`));
+  await expectParseError(theirs.destroy({ sessionToken: me.token }), 206, /Cannot modify user/);
 });
