@@ -115,6 +115,11 @@ func ValidKeyName(key string) bool {
 	return len(key) <= MaxKeyLength && IsName(key, false)
 }
 
+// ForbiddenFieldNames are names Parse refuses for a field although they are
+// well-formed: "length" makes a Parse object look like an array to the
+// JavaScript SDK and to Parse Server's own code.
+var ForbiddenFieldNames = map[string]bool{"length": true}
+
 // ReservedKeys are top-level keys the server owns.
 var ReservedKeys = map[string]bool{"objectId": true, "createdAt": true, "updatedAt": true}
 

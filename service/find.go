@@ -30,6 +30,10 @@ type SortKey struct {
 	Desc bool
 }
 
+// orderAliases are the storage names of the date fields that Parse's SDKs
+// and apps send in order (Parse Server accepts them).
+var orderAliases = map[string]string{"_created_at": "createdAt", "_updated_at": "updatedAt"}
+
 // ParseOrder reads a comma list such as "-score,name".
 func ParseOrder(s string) ([]SortKey, error) {
 	var keys []SortKey
@@ -41,6 +45,9 @@ func ParseOrder(s string) ([]SortKey, error) {
 		k := SortKey{Path: part}
 		if strings.HasPrefix(part, "-") {
 			k = SortKey{Path: part[1:], Desc: true}
+		}
+		if alias, ok := orderAliases[k.Path]; ok {
+			k.Path = alias
 		}
 		root, _, _ := strings.Cut(k.Path, ".")
 		if !schema.ValidKeyName(root) && !schema.ReservedKeys[root] && root != "$score" {

@@ -79,7 +79,7 @@ func (d *draft) applyKey(key string, val any, creating bool) error {
 		}
 		return d.applyNested(root, rest, val)
 	}
-	if !schema.ValidKeyName(key) {
+	if !schema.ValidKeyName(key) || schema.ForbiddenFieldNames[key] {
 		return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", key)
 	}
 	if op, ok := val.(map[string]any); ok {

@@ -598,7 +598,7 @@ var fieldNamePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
 // checkNewFieldName applies Parse's rules to a field the schemas API adds.
 func checkNewFieldName(class, name string) error {
-	if !fieldNamePattern.MatchString(name) || len(name) > schema.MaxKeyLength || name == "length" || name == "className" {
+	if !fieldNamePattern.MatchString(name) || len(name) > schema.MaxKeyLength || schema.ForbiddenFieldNames[name] || name == "className" {
 		return schema.Errorf(schema.CodeInvalidKeyName, "invalid field name: %s", name)
 	}
 	if isDefaultField(class, name) {

@@ -1,0 +1,49 @@
+package transport_test
+
+import (
+	"testing"
+
+	"github.com/quarrydata/quarry/server/servertest"
+)
+
+// TestOrderAliasesAndForbiddenNames: order accepts Parse's storage names of
+// the date fields, and a field called length is refused as Parse does.
+func TestOrderAliasesAndForbiddenNames(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	first := mustCreate(t, srv, "Item", map[string]any{"n": 1})
+	mustCreate(t, srv, "Item", map[string]any{"n": 2})
+	if res := srv.Do(t, "PUT", "/classes/Item/"+first, map[string]any{"n": 3}, servertest.App()); res.Status != 200 {
+		t.Fatalf("update: %d %s", res.Status, res.Body)
+	}
+	order := func(expr string) []string {
+		res := srv.Do(t, "GET", "/classes/Item?order="+expr, nil, servertest.App())
+		if res.Status != 200 {
+			t.Fatalf("order=%s: %d %s", expr, res.Status, res.Body)
+		}
+		var ids []string
+		for _, r := range res.Map()["results"].([]any) {
+			ids = append(ids, r.(map[string]any)["objectId"].(string))
+		}
+		return ids
+	}
+	for alias, field := range map[string]string{
+		"_created_at": "createdAt", "-_created_at": "-createdAt",
+		"_updated_at": "updatedAt", "-_updated_at": "-updatedAt",
+	} {
+		got, want := order(alias), order(field)
+		if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("order=%s: %v, want the order of %s: %v", alias, got, field, want)
+		}
+	}
+	if got := order("-_created_at,n"); got[0] == "" {
+		t.Error("an alias in a list of keys")
+	}
+	runScenarios(t, srv, []scenario{
+		{name: "a field named length", method: "POST", path: "/classes/Item", headers: servertest.App(),
+			body: map[string]any{"length": 5}, expectedStatus: 400, check: msgIs(105, "Invalid field name: length.")},
+		{name: "length on update", method: "PUT", path: "/classes/Item/" + first, headers: servertest.App(),
+			body: map[string]any{"length": 5}, expectedStatus: 400, check: msgIs(105, "Invalid field name: length.")},
+		{name: "a longer name is fine", method: "POST", path: "/classes/Item", headers: servertest.App(),
+			body: map[string]any{"lengthy": 5}, expectedStatus: 201},
+	})
+}
