@@ -115,6 +115,21 @@ func ValidKeyName(key string) bool {
 	return len(key) <= MaxKeyLength && IsName(key, false)
 }
 
+// ClosedRing returns a validated Polygon's coordinates with the ring
+// closed: the first point repeated at the end when the client left it
+// open, as Parse stores polygons. Writes and query values both pass through
+// it, so an open ring in an equality matches the stored closed one.
+func ClosedRing(coords []any) []any {
+	first, _ := coords[0].([]any)
+	last, _ := coords[len(coords)-1].([]any)
+	if len(first) == 2 && len(last) == 2 && first[0] == last[0] && first[1] == last[1] {
+		return coords
+	}
+	out := make([]any, len(coords), len(coords)+1)
+	copy(out, coords)
+	return append(out, []any{first[0], first[1]})
+}
+
 // ForbiddenFieldNames are names Parse refuses for a field although they are
 // well-formed: "length" makes a Parse object look like an array to the
 // JavaScript SDK and to Parse Server's own code.

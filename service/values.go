@@ -99,6 +99,9 @@ func normalizeSpecial(t any, m map[string]any) (any, error) {
 			out[k] = v
 		}
 	}
+	if name == "Polygon" {
+		out["coordinates"] = schema.ClosedRing(out["coordinates"].([]any))
+	}
 	return out, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -293,5 +294,25 @@ func TestGeoExplainHTTP(t *testing.T) {
 	res := srv.Do(t, "GET", "/classes/Spot?explain=true&limit=2&where="+url.QueryEscape(string(where)), nil, servertest.Master())
 	if res.Status != 200 || !strings.Contains(string(res.Body), "geo index loc") {
 		t.Errorf("explain: %d %s", res.Status, res.Body)
+	}
+}
+
+// TestPolygonRingsAreClosed: an open ring is stored closed (the first point
+// repeated), as Parse stores it, and an equality names it open or closed.
+func TestPolygonRingsAreClosed(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	open := []any{[]any{0.0, 0.0}, []any{0.0, 1.0}, []any{1.0, 1.0}}
+	closed := append(append([]any{}, open...), []any{0.0, 0.0})
+	id := mustCreate(t, srv, "Zone", map[string]any{"area": map[string]any{"__type": "Polygon", "coordinates": open}})
+	got := mustGet(t, srv, "Zone", id)["area"].(map[string]any)["coordinates"]
+	if !reflect.DeepEqual(got, closed) {
+		t.Fatalf("stored ring %v, want %v", got, closed)
+	}
+	for name, ring := range map[string][]any{"open": open, "closed": closed} {
+		where := map[string]any{"area": map[string]any{"__type": "Polygon", "coordinates": ring}}
+		res := srv.Do(t, "GET", qPath("Zone", map[string]any{"where": where}), nil, servertest.App())
+		if n := len(res.Map()["results"].([]any)); res.Status != 200 || n != 1 {
+			t.Errorf("equality with the %s ring: %d %s", name, res.Status, res.Body)
+		}
 	}
 }

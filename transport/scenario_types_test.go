@@ -25,7 +25,7 @@ func TestScenarioValueRoundTrip(t *testing.T) {
 		"ptr":     map[string]any{"__type": "Pointer", "className": "Target", "objectId": target},
 		"file":    map[string]any{"__type": "File", "name": "abc_pic.png", "url": "http://files.example/abc_pic.png"},
 		"geo":     map[string]any{"__type": "GeoPoint", "latitude": 40.5, "longitude": -73.25},
-		"poly":    map[string]any{"__type": "Polygon", "coordinates": []any{[]any{0.0, 0.0}, []any{0.0, 1.0}, []any{1.0, 1.0}, []any{1.0, 0.0}}},
+		"poly":    map[string]any{"__type": "Polygon", "coordinates": []any{[]any{0.0, 0.0}, []any{0.0, 1.0}, []any{1.0, 1.0}, []any{1.0, 0.0}, []any{0.0, 0.0}}},
 		"bytes":   map[string]any{"__type": "Bytes", "base64": "aGVsbG8="},
 		"obj":     map[string]any{"a": 1.0, "b": map[string]any{"c": []any{"x", nil, true}}, "d": map[string]any{"__type": "Date", "iso": "2020-05-06T07:08:09.010Z"}},
 		"arr":     []any{1.0, "two", map[string]any{"three": 3.0}, []any{4.0}, map[string]any{"__type": "Pointer", "className": "Target", "objectId": target}},

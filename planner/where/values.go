@@ -86,6 +86,9 @@ func normalizeSpecial(t any, m map[string]any) (any, bool) {
 		for k, e := range m {
 			out[k] = e
 		}
+		if name == "Polygon" {
+			out["coordinates"] = schema.ClosedRing(out["coordinates"].([]any))
+		}
 		return out, true
 	}
 	return nil, false
