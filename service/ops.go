@@ -1,6 +1,7 @@
 package service
 
 import (
+	"math"
 	"sort"
 	"strings"
 
@@ -123,39 +124,13 @@ func (d *draft) applyOp(key string, name any, op map[string]any) error {
 	case "Delete":
 		delete(d.obj, key)
 		return nil
-	case "Increment":
-		amount, ok := op["amount"].(float64)
-		if !ok {
-			return schema.Errorf(schema.CodeInvalidJSON, "incrementing must provide a number")
-		}
-		var cur float64
-		switch c := d.obj[key].(type) {
-		case nil:
-		case float64:
-			cur = c
-		default:
-			return d.mismatch(key, c, schema.TypeNumber)
-		}
-		d.obj[key] = cur + amount
-		d.fields[key] = schema.Field{Type: schema.TypeNumber}
-		d.echo[key] = cur + amount
-		return nil
-	case "Add", "AddUnique", "Remove":
-		items, err := opObjects(op, name.(string))
+	case "Increment", "Add", "AddUnique", "Remove":
+		next, implied, err := d.valueOp(key, name.(string), d.obj[key], op)
 		if err != nil {
 			return err
 		}
-		var cur []any
-		switch c := d.obj[key].(type) {
-		case nil:
-		case []any:
-			cur = c
-		default:
-			return d.mismatch(key, c, schema.TypeArray)
-		}
-		next := arrayOp(name.(string), cur, items)
 		d.obj[key] = next
-		d.fields[key] = schema.Field{Type: schema.TypeArray}
+		d.fields[key] = schema.Field{Type: implied}
 		d.echo[key] = next
 		return nil
 	case "AddRelation", "RemoveRelation":
@@ -177,6 +152,45 @@ func (d *draft) applyOp(key string, name any, op map[string]any) error {
 		return nil
 	}
 	return schema.Errorf(schema.CodeCommandUnavailable, "The %v operator is not supported yet.", name)
+}
+
+// valueOp applies an operator that computes a new value from the current
+// one (Increment; Add, AddUnique, Remove on arrays) and returns it with the
+// type it implies. key names the field in errors (a dotted path for a
+// nested key).
+func (d *draft) valueOp(key, name string, cur any, op map[string]any) (any, schema.Type, error) {
+	if name == "Increment" {
+		amount, ok := op["amount"].(float64)
+		if !ok {
+			return nil, "", schema.Errorf(schema.CodeInvalidJSON, "incrementing must provide a number")
+		}
+		var n float64
+		switch c := cur.(type) {
+		case nil:
+		case float64:
+			n = c
+		default:
+			return nil, "", d.mismatch(key, c, schema.TypeNumber)
+		}
+		sum := n + amount
+		if math.IsInf(sum, 0) {
+			return nil, "", schema.Errorf(schema.CodeIncorrectType, "incrementing %s.%s by %v overflows", d.class, key, amount)
+		}
+		return sum, schema.TypeNumber, nil
+	}
+	items, err := opObjects(op, name)
+	if err != nil {
+		return nil, "", err
+	}
+	var list []any
+	switch c := cur.(type) {
+	case nil:
+	case []any:
+		list = c
+	default:
+		return nil, "", d.mismatch(key, c, schema.TypeArray)
+	}
+	return arrayOp(name, list, items), schema.TypeArray, nil
 }
 
 // mismatch is the 111 for an operator whose implied type differs from the
@@ -265,8 +279,11 @@ func (d *draft) relationOp(key, name string, op map[string]any) error {
 	return nil
 }
 
-// applyNested handles "root.a.b" keys: plain values, Delete and Increment
-// inside an Object field.
+// applyNested handles "root.a.b" keys inside an Object field: plain
+// values, Delete, Increment and the array operators. Missing objects along
+// the path are created; a value on the path that is not an object is a
+// 111. The reply echoes an operator's result under the dotted key, which
+// the SDKs apply at that path.
 func (d *draft) applyNested(root, rest string, val any) error {
 	if !schema.ValidKeyName(root) {
 		return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", root)
@@ -277,38 +294,45 @@ func (d *draft) applyNested(root, rest string, val any) error {
 			return schema.Errorf(schema.CodeInvalidNestedKey, "Nested keys should not contain the '$' or '.' characters")
 		}
 	}
+	notObject := func(at string) error {
+		return schema.Errorf(schema.CodeIncorrectType, "%s.%s is not an Object: the key %s.%s cannot be set inside it", d.class, at, root, rest)
+	}
 	// Copy every map along the path: the originals may be read concurrently.
-	top, _ := d.obj[root].(map[string]any)
-	if _, exists := d.obj[root]; exists && top == nil {
-		return schema.Errorf(schema.CodeIncorrectType, "%s is not an Object field", root)
+	top, isMap := d.obj[root].(map[string]any)
+	if cur, exists := d.obj[root]; exists && cur != nil && !isMap {
+		return notObject(root)
 	}
 	top = schema.CopyObject(top)
 	d.obj[root] = top
 	d.fields[root] = schema.Field{Type: schema.TypeObject}
-	parent := top
+	parent, at := top, root
 	for _, p := range path[:len(path)-1] {
-		child, _ := parent[p].(map[string]any)
+		at += "." + p
+		child, isMap := parent[p].(map[string]any)
+		if cur, exists := parent[p]; exists && cur != nil && !isMap {
+			return notObject(at)
+		}
 		child = schema.CopyObject(child)
 		parent[p] = child
 		parent = child
 	}
-	leaf := path[len(path)-1]
+	leaf, full := path[len(path)-1], root+"."+rest
 	if op, ok := val.(map[string]any); ok {
-		switch op["__op"] {
+		switch name := op["__op"]; name {
 		case nil:
 		case "Delete":
 			delete(parent, leaf)
 			return nil
-		case "Increment":
-			amount, ok := op["amount"].(float64)
-			if !ok {
-				return schema.Errorf(schema.CodeInvalidJSON, "incrementing must provide a number")
+		case "Increment", "Add", "AddUnique", "Remove":
+			next, _, err := d.valueOp(full, name.(string), parent[leaf], op)
+			if err != nil {
+				return err
 			}
-			cur, _ := parent[leaf].(float64)
-			parent[leaf] = cur + amount
+			parent[leaf] = next
+			d.echo[full] = next
 			return nil
 		default:
-			return schema.Errorf(schema.CodeCommandUnavailable, "The %v operator is not supported on nested keys.", op["__op"])
+			return schema.Errorf(schema.CodeCommandUnavailable, "The %v operator is not supported on nested keys.", name)
 		}
 	}
 	v, err := normalizeValue(val, len(path)+1)

@@ -527,3 +527,17 @@ test('health needs no application id', async () => {
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), { status: 'ok' });
 });
+
+test('nested increment and array operators: the SDK object is right after save and after fetch', async () => {
+  const player = new Parse.Object('Player');
+  await player.save({ stats: { wins: 15, tags: ['a'], deep: { n: 1 } } });
+  player.increment('stats.wins', 5);
+  player.addUnique('stats.tags', 'b');
+  player.increment('stats.deep.n', 2);
+  await player.save();
+  assert.equal(player.get('stats').wins, 20);
+  assert.deepEqual(player.get('stats').tags, ['a', 'b']);
+  assert.equal(player.get('stats').deep.n, 3);
+  const fetched = await new Parse.Query('Player').get(player.id);
+  assert.deepEqual(fetched.get('stats'), { wins: 20, tags: ['a', 'b'], deep: { n: 3 } });
+});
