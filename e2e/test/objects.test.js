@@ -541,3 +541,34 @@ test('nested increment and array operators: the SDK object is right after save a
   const fetched = await new Parse.Query('Player').get(player.id);
   assert.deepEqual(fetched.get('stats'), { wins: 20, tags: ['a', 'b'], deep: { n: 3 } });
 });
+
+test('a relation queried from a parent that was never fetched, and a relation copied to another object', async () => {
+  const members = [new Parse.Object('Member', { n: 1 }), new Parse.Object('Member', { n: 2 })];
+  await Parse.Object.saveAll(members);
+  const team = new Parse.Object('Team');
+  team.relation('members').add(members);
+  await team.save();
+
+  const unfetched = Parse.Object.extend('Team').createWithoutData(team.id);
+  const found = await unfetched.relation('members').query().ascending('n').find();
+  assert.deepEqual(found.map((m) => m.className), ['Member', 'Member']);
+  assert.deepEqual(found.map((m) => m.get('n')), [1, 2]);
+
+  const copy = new Parse.Object('Team');
+  copy.set('members', team.relation('members'));
+  copy.set('name', 'copy');
+  await copy.save();
+  const again = await new Parse.Query('Team').get(copy.id);
+  assert.equal(again.get('name'), 'copy');
+  assert.equal(await again.relation('members').query().count(), 0); // a copied relation value adds no members
+
+  const clone = team.clone();
+  clone.set('name', 'clone');
+  await clone.save();
+  const cloned = await new Parse.Query('Team').get(clone.id);
+  assert.equal(cloned.get('name'), 'clone');
+
+  // A relation of an object not saved yet has no members (no $relatedTo error).
+  assert.deepEqual(await new Parse.Object('Team').relation('members').query().find(), []);
+  assert.deepEqual(await team.clone().relation('members').query().find(), []);
+});

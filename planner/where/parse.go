@@ -212,9 +212,23 @@ func (p *parser) relatedTo(v any) (*Node, error) {
 	}
 	obj, _ := m["object"].(map[string]any)
 	key, _ := m["key"].(string)
-	ref, ok := pointerRef(obj)
-	if !ok || key == "" {
+	if key == "" || obj == nil {
 		return nil, bad
+	}
+	ref, ok := pointerRef(obj)
+	if !ok {
+		class, _ := obj["className"].(string)
+		switch id, has := obj["objectId"]; {
+		case obj["__type"] != "Pointer" || class == "":
+			return nil, bad
+		case has && id != nil:
+			// An operator or a number where an id goes ({"$ne": null}) would
+			// reach every parent's members.
+			return nil, schema.Errorf(schema.CodeInvalidQuery, "$relatedTo needs a pointer whose objectId is a string")
+		}
+		// A parent not saved yet (the SDK's relation query on a new or
+		// cloned object) has no members: the query matches nothing.
+		ref = PointerRef{ClassName: class}
 	}
 	if err := p.tick(); err != nil {
 		return nil, err

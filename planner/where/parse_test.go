@@ -116,7 +116,9 @@ var parseErrors = []errorCase{
 	{`{"a":{"$select":{"key":"x","query":{"where":{}}}}}`, 102, "improper usage of $select"},
 	{`{"a":{"$select":{"key":5,"query":{"className":"B"}}}}`, 102, "improper usage of $select"},
 	{`{"a":{"$dontSelect":{"query":{"className":"B"}}}}`, 102, "improper usage of $dontSelect"},
-	{`{"$relatedTo":{"object":{"__type":"Pointer","className":"A"},"key":"k"}}`, 102, "improper usage of $relatedTo"},
+	{`{"$relatedTo":{"object":{"__type":"Pointer","className":"A","objectId":{"$ne":null}},"key":"k"}}`, 102, "$relatedTo needs a pointer whose objectId is a string"},
+	{`{"$relatedTo":{"object":{"__type":"Pointer","className":"A","objectId":5},"key":"k"}}`, 102, "$relatedTo needs a pointer whose objectId is a string"},
+	{`{"$relatedTo":{"object":{"__type":"Pointer","objectId":"x"},"key":"k"}}`, 102, "improper usage of $relatedTo"},
 	{`{"$relatedTo":{"object":{"__type":"Pointer","className":"A","objectId":"x"}}}`, 102, "improper usage of $relatedTo"},
 	{`{"$relatedTo":"x"}`, 102, "improper usage of $relatedTo"},
 	// $relativeTime.
