@@ -727,6 +727,8 @@ func (s *Service) applyFieldOptions(d *draft, body map[string]any) error {
 		f := cls.Fields[name]
 		if f.DefaultValue != nil {
 			d.obj[name] = f.DefaultValue
+			// The SDKs learn the saved object's fields from the reply.
+			d.echo[name] = f.DefaultValue
 			continue
 		}
 		return schema.Errorf(schema.CodeValidationError, "%s is required", name)

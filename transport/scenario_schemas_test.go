@@ -441,3 +441,22 @@ func TestScenarioSchemasReadOnlyMaster(t *testing.T) {
 		forbidden("purge", "DELETE", "/purge/Kept", nil, "purge"),
 	})
 }
+
+// TestDefaultValuesInTheCreateReply: a default applied on create is in the
+// reply, alone and in a batch, so the SDKs' saved objects know it.
+func TestDefaultValuesInTheCreateReply(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	m := servertest.Master()
+	runScenarios(t, srv, []scenario{
+		{name: "declare", method: "POST", path: "/schemas/Profile", headers: m, expectedStatus: 200,
+			body: map[string]any{"fields": map[string]any{"level": map[string]any{"type": "Number", "defaultValue": 1},
+				"since": map[string]any{"type": "Date", "defaultValue": map[string]any{"__type": "Date", "iso": "2024-01-02T03:04:05.000Z"}}}}},
+		{name: "create", method: "POST", path: "/classes/Profile", headers: servertest.App(), body: map[string]any{"nick": "a"},
+			expectedStatus: 201, check: checkAll(replyAt("level", "1"), replyAt("since", `{"__type":"Date","iso":"2024-01-02T03:04:05.000Z"}`))},
+		{name: "a value given wins", method: "POST", path: "/classes/Profile", headers: servertest.App(), body: map[string]any{"level": 5},
+			expectedStatus: 201, notExpectedContains: []string{`"level"`}},
+		{name: "batch", method: "POST", path: "/batch", headers: servertest.App(), expectedStatus: 200,
+			body: map[string]any{"requests": []any{map[string]any{"method": "POST", "path": "/parse/classes/Profile", "body": map[string]any{}}}},
+			expectedContains: []string{`"level":1`}},
+	})
+}

@@ -44,6 +44,9 @@ test('create a class with fields, options, a CLP and an index', async () => {
 test('defaults and required fields apply to saves', async () => {
   await new Parse.Schema('Profile').addString('nick', { required: true }).addNumber('level', { defaultValue: 1 }).save();
   const p = await new Parse.Object('Profile').save({ nick: 'ann' }, { useMasterKey: true });
+  assert.equal(p.get('level'), 1, 'the saved object knows its default');
+  const [inBatch] = await Parse.Object.saveAll([new Parse.Object('Profile', { nick: 'bo' })], { useMasterKey: true });
+  assert.equal(inBatch.get('level'), 1, 'a batch save knows its default too');
   const fresh = await fetchFresh('Profile', p.id, { useMasterKey: true });
   assert.equal(fresh.get('level'), 1);
   await expectParseError(new Parse.Object('Profile').save({ level: 3 }, { useMasterKey: true }), 142, /nick is required/);
