@@ -853,6 +853,12 @@ func clpProtectedFields(v any, fields map[string]schema.Field) (map[string]any, 
 		if !(who == "*" || who == "authenticated" || clpRole.MatchString(who) || clpUserField.MatchString(who) || clpUserID.MatchString(who)) {
 			return nil, schema.Errorf(schema.CodeInvalidJSON, "'%s' is not a valid key for class level permissions", who)
 		}
+		if field, ok := strings.CutPrefix(who, "userField:"); ok {
+			// The same rule as pointer permissions: a pointer to _User or an array.
+			if _, err := pointerPermissionFields([]any{field}, fields, "protectedFields"); err != nil {
+				return nil, err
+			}
+		}
 		list, ok := m[who].([]any)
 		if !ok {
 			return nil, schema.Errorf(schema.CodeInvalidJSON,
