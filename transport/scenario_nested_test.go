@@ -30,7 +30,7 @@ func TestNestedUpdateOperators(t *testing.T) {
 			}, expectedStatus: 200,
 			check: checkAll(replyKey("stats.tags", `["a","b"]`), replyKey("stats.added", `[1]`), replyKey("stats.gone", `[]`))},
 		{name: "deep set creates the objects on the way", method: "PUT", path: path, headers: app,
-			body: map[string]any{"profile.address.city": "Oslo", "profile.visits.count": map[string]any{"__op": "Increment", "amount": 1}},
+			body:           map[string]any{"profile.address.city": "Oslo", "profile.visits.count": map[string]any{"__op": "Increment", "amount": 1}},
 			expectedStatus: 200, check: replyKey("profile.visits.count", "1")},
 		{name: "delete inside", method: "PUT", path: path, headers: app,
 			body: map[string]any{"stats.keep": map[string]any{"__op": "Delete"}}, expectedStatus: 200},

@@ -456,7 +456,7 @@ func TestDefaultValuesInTheCreateReply(t *testing.T) {
 		{name: "a value given wins", method: "POST", path: "/classes/Profile", headers: servertest.App(), body: map[string]any{"level": 5},
 			expectedStatus: 201, notExpectedContains: []string{`"level"`}},
 		{name: "batch", method: "POST", path: "/batch", headers: servertest.App(), expectedStatus: 200,
-			body: map[string]any{"requests": []any{map[string]any{"method": "POST", "path": "/parse/classes/Profile", "body": map[string]any{}}}},
+			body:             map[string]any{"requests": []any{map[string]any{"method": "POST", "path": "/parse/classes/Profile", "body": map[string]any{}}}},
 			expectedContains: []string{`"level":1`}},
 	})
 }
