@@ -250,6 +250,16 @@ func (c *client) handle(data []byte) {
 
 func (c *client) connect(req *request) {
 	s := c.srv
+	if s.opts.AppID != "" && req.applicationID != s.opts.AppID {
+		// Another app's client can never be served here: say so and
+		// close, rather than accept a connection nothing will reach.
+		s.log.Info("livequery: connect with a wrong application id; closing", "remote", c.remote)
+		msg, _ := json.Marshal(map[string]any{"op": "error", "code": CodeKeyNotValid, "reconnect": false, "requestId": nil,
+			"error": "applicationId is not this server's application id"})
+		c.send(msg)
+		go c.closeAfterFlush(websocket.ClosePolicyViolation, "wrong application id")
+		return
+	}
 	master := s.isMaster(req.keys, c.ip)
 	if req.keys["masterKey"] != "" && !master {
 		s.log.Info("livequery: master key ignored", "remote", c.remote, "reason", "wrong key or address not in masterKeyIps")

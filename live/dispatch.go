@@ -82,7 +82,7 @@ func (s *Server) deliver(sub *subscription, c *Change, before, after schema.Obje
 	if ev == match.None {
 		return
 	}
-	if (ev == match.Update || ev == match.Create) && !match.WatchChanged(sub.watch, c.Original, c.Object) {
+	if !match.WatchAllows(ev, sub.watch, c.Original, c.Object) {
 		return
 	}
 	var object, original []byte

@@ -16,9 +16,9 @@ const CodeChangesLost = 100
 // CloseChangesLost is the close code that follows the error frame.
 const CloseChangesLost = websocket.CloseTryAgainLater
 
-// changesLostFlush bounds how long the error frame may wait in a client's
+// closeFlushWait bounds how long a last error frame may wait in a client's
 // send queue before the connection is closed anyway.
-const changesLostFlush = time.Second
+const closeFlushWait = time.Second
 
 // ChangesLost implements LossNotifier: every client with a subscription
 // on one of classes (on any class when classes is empty) gets an error
@@ -64,9 +64,9 @@ func (c *client) subscribedToAny(classes map[string]bool) bool {
 }
 
 // closeAfterFlush closes the connection once its send queue is empty, or
-// after changesLostFlush.
+// after closeFlushWait.
 func (c *client) closeAfterFlush(code int, reason string) {
-	deadline := time.Now().Add(changesLostFlush)
+	deadline := time.Now().Add(closeFlushWait)
 	for len(c.queue) > 0 && time.Now().Before(deadline) {
 		select {
 		case <-c.done:

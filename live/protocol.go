@@ -127,6 +127,11 @@ func parseRequest(data []byte) (*request, *protoError) {
 		return nil, &protoError{code: CodeUnknownOp, msg: "Get unknown operation"}
 	}
 	if err := validate(m, schema); err != nil {
+		// An error about a subscription names it, so the SDK fails that
+		// subscription instead of reconnecting to send it again.
+		if id, ok := m["requestId"].(float64); ok && op != "connect" {
+			err.requestID = json.Number(strconv.FormatFloat(id, 'g', -1, 64))
+		}
 		return nil, err
 	}
 	r := &request{op: op}

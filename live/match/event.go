@@ -47,22 +47,33 @@ func Decide(before, after, existed, deleted bool) Event {
 	return None
 }
 
-// WatchChanged reports whether a watched field differs between original
-// and object. With no watch list, or no original (a create), every change
-// counts. Update and create events are sent only when it holds; enter and
-// leave always are.
-func WatchChanged(watch []string, original, object schema.Object) bool {
-	if len(watch) == 0 || original == nil || object == nil {
+// WatchAllows decides whether a subscription with a watch list receives
+// ev: a create only when the new object sets a watched field; an update
+// or an enter only when a watched field changed; leave and delete always.
+// With no watch list every event is sent.
+func WatchAllows(ev Event, watch []string, original, object schema.Object) bool {
+	if len(watch) == 0 {
 		return true
 	}
-	for _, f := range watch {
-		a, okA := schema.Get(original, f)
-		b, okB := schema.Get(object, f)
-		if okA != okB || !reflect.DeepEqual(a, b) {
-			return true
+	switch ev {
+	case Create:
+		for _, f := range watch {
+			if v, ok := schema.Get(object, f); ok && v != nil {
+				return true
+			}
 		}
+		return false
+	case Update, Enter:
+		for _, f := range watch {
+			a, okA := schema.Get(original, f)
+			b, okB := schema.Get(object, f)
+			if okA != okB || !reflect.DeepEqual(a, b) {
+				return true
+			}
+		}
+		return false
 	}
-	return false
+	return true
 }
 
 // alwaysKept survive a keys projection, as in Parse Server.

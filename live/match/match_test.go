@@ -145,14 +145,28 @@ func TestDecide(t *testing.T) {
 func TestWatchAndProject(t *testing.T) {
 	a := obj(t, `{"objectId": "x", "score": 1, "name": "a", "pos": {"x": 1}}`)
 	b := obj(t, `{"objectId": "x", "score": 1, "name": "b", "pos": {"x": 1}}`)
-	if WatchChanged([]string{"score"}, a, b) || !WatchChanged([]string{"score", "name"}, a, b) || !WatchChanged(nil, a, b) {
-		t.Error("watch")
-	}
-	if !WatchChanged([]string{"score"}, nil, b) {
-		t.Error("a create always counts")
-	}
-	if WatchChanged([]string{"pos.x"}, a, b) {
-		t.Error("dotted watch")
+	noScore := obj(t, `{"objectId": "x", "name": "b"}`)
+	for _, c := range []struct {
+		name    string
+		ev      Event
+		watch   []string
+		a, b    schema.Object
+		allowed bool
+	}{
+		{"update, watched field unchanged", Update, []string{"score"}, a, b, false},
+		{"update, one watched field changed", Update, []string{"score", "name"}, a, b, true},
+		{"update, no watch list", Update, nil, a, b, true},
+		{"update, dotted watch unchanged", Update, []string{"pos.x"}, a, b, false},
+		{"create setting a watched field", Create, []string{"score"}, nil, b, true},
+		{"create without a watched field", Create, []string{"score"}, nil, noScore, false},
+		{"enter, watched field unchanged", Enter, []string{"score"}, a, b, false},
+		{"enter, watched field changed", Enter, []string{"name"}, a, b, true},
+		{"leave always", Leave, []string{"score"}, a, b, true},
+		{"delete always", Delete, []string{"score"}, a, nil, true},
+	} {
+		if got := WatchAllows(c.ev, c.watch, c.a, c.b); got != c.allowed {
+			t.Errorf("%s: WatchAllows = %v, want %v", c.name, got, c.allowed)
+		}
 	}
 	p := Project(obj(t, `{"className": "C", "objectId": "x", "createdAt": "t", "ACL": {}, "score": 1, "name": "n", "secret": 2}`),
 		[]string{"score", "missing"}, []string{"secret"})
