@@ -81,6 +81,8 @@ type Server struct {
 const (
 	DefaultMaxBodyBytes = 10 << 20
 	DefaultMaxJSONDepth = 64
+	// MaxHeaderBytes bounds the request line and headers, as Node does.
+	MaxHeaderBytes = 16 << 10
 )
 
 // New builds the REST front end over a service.
@@ -147,11 +149,14 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 		Handler: s.serve,
 		// A client may not hold a connection without finishing a request:
 		// it would keep shutdown waiting and is a slow-loris door.
-		ReadTimeout:           60 * time.Second,
-		WriteTimeout:          60 * time.Second,
-		IdleTimeout:           120 * time.Second,
-		Name:                  "quarry",
-		MaxRequestBodySize:    s.opts.MaxBodyBytes + 64<<10,
+		ReadTimeout:        60 * time.Second,
+		WriteTimeout:       60 * time.Second,
+		IdleTimeout:        120 * time.Second,
+		Name:               "quarry",
+		MaxRequestBodySize: s.opts.MaxBodyBytes + 64<<10,
+		// Node reads 16 KiB of request line and headers: a long where in
+		// the URL or a long (wrong) key must reach the handler.
+		ReadBufferSize:        MaxHeaderBytes,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		SecureErrorLogMessage: true,
@@ -162,9 +167,15 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 			s.cors(ctx)
 			status := fasthttp.StatusBadRequest
 			msg := "bad request"
-			if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+			var small *fasthttp.ErrSmallBuffer
+			switch {
+			case errors.Is(err, fasthttp.ErrBodyTooLarge):
 				status = fasthttp.StatusRequestEntityTooLarge
 				msg = "request entity too large"
+			case errors.As(err, &small):
+				writeJSON(ctx, fasthttp.StatusRequestHeaderFieldsTooLarge, map[string]any{"code": schema.CodeInvalidJSON,
+					"error": fmt.Sprintf("The request line and headers are larger than %d KiB.", MaxHeaderBytes>>10)})
+				return
 			}
 			writeJSON(ctx, status, map[string]any{"error": msg})
 		},
