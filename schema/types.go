@@ -92,7 +92,7 @@ func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 // BuiltinClasses are the underscore classes clients may address through
 // their own routes or /classes.
 var BuiltinClasses = map[string]bool{
-	"_User": true, "_Role": true, "_Installation": true, "_Session": true,
+	"_User": true, "_Role": true, "_Installation": true, "_Session": true, "_Audience": true,
 }
 
 // MaxKeyLength caps key names; the specification says longer names get no

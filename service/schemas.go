@@ -58,6 +58,12 @@ var BuiltinClassFields = map[string]map[string]schema.Field{
 		"users": {Type: schema.TypeRelation, TargetClass: "_User"},
 		"roles": {Type: schema.TypeRelation, TargetClass: "_Role"},
 	},
+	ClassAudience: {
+		"name":      {Type: schema.TypeString},
+		"query":     {Type: schema.TypeString},
+		"lastUsed":  {Type: schema.TypeDate},
+		"timesUsed": {Type: schema.TypeNumber},
+	},
 	"_Session": {
 		"user":           {Type: schema.TypePointer, TargetClass: "_User"},
 		"installationId": {Type: schema.TypeString},
@@ -83,6 +89,9 @@ func (s *Service) newClass(name string) *schema.Class {
 	c := schema.NewClass(name)
 	for k, f := range BuiltinClassFields[name] {
 		c.Fields[k] = f
+	}
+	if masterOnlyClasses[name] {
+		c.CLP = masterOnlyCLP()
 	}
 	if paths := s.configIndexes[name]; len(paths) > 0 {
 		c.Indexes = make(map[string]any, len(paths))

@@ -19,8 +19,6 @@ var notBuilt = map[string]string{
 	"cloud_code":               "Cloud code jobs are not available yet: Quarry does not run cloud code.",
 	"hooks":                    "Webhooks are not available yet.",
 	"push":                     "Push notifications are not available yet.",
-	"push_audiences":           "Push audiences are not available yet.",
-	"graphql-config":           "GraphQL is not available yet.",
 	"requestPasswordReset":     "Password reset emails are not available yet: Quarry has no email adapter.",
 	"verificationEmailRequest": "Verification emails are not available yet: Quarry has no email adapter.",
 	"challenge":                "Multi-factor challenges are not available yet.",

@@ -35,6 +35,8 @@ var routeFamilies = []func() []route{
 	analyticsRoutes,
 	serverInfoRoutes,
 	scriptLogRoutes,
+	audienceRoutes,
+	graphQLConfigRoutes,
 }
 
 func (s *Server) registerRoutes() {

@@ -70,7 +70,7 @@ func TestScenarioServerInfo(t *testing.T) {
 	features := `{"globalConfig":{"create":true,"read":true,"update":true,"delete":true},` +
 		`"hooks":{"create":false,"read":false,"update":false,"delete":false},"cloudCode":{"jobs":false},` +
 		`"logs":{"level":true,"size":true,"order":true,"until":true,"from":true},` +
-		`"push":{"immediatePush":false,"scheduledPush":false,"storedPushData":false,"pushAudiences":false,"localization":false},` +
+		`"push":{"immediatePush":false,"scheduledPush":false,"storedPushData":false,"pushAudiences":true,"localization":false},` +
 		`"schemas":{"addField":true,"removeField":true,"addClass":true,"removeClass":true,"clearAllDataFromClass":true,` +
 		`"exportClass":false,"editClassLevelPermissions":true,"editPointerPermissions":true},"settings":{"securityCheck":false}}`
 	runScenarios(t, srv, []scenario{

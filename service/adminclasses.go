@@ -1,0 +1,59 @@
+package service
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// ClassAudience holds push audiences (saved installation queries) that
+// Parse Dashboard manages through /push_audiences.
+const ClassAudience = "_Audience"
+
+// masterOnlyClasses are the built-in classes whose objects only the master
+// key reads or writes: they come into being with a CLP that grants nothing.
+var masterOnlyClasses = map[string]bool{ClassAudience: true}
+
+// masterOnlyCLP grants no operation to anyone but the master key.
+func masterOnlyCLP() map[string]any {
+	out := make(map[string]any, len(clpOperations)+1)
+	for _, op := range clpOperations {
+		out[op] = map[string]any{}
+	}
+	out["protectedFields"] = map[string]any{}
+	return out
+}
+
+// graphQLConfigMeta names the GraphQL configuration in the server settings.
+const graphQLConfigMeta = "graphQLConfig"
+
+// GraphQLConfig returns the stored GraphQL configuration ({} when none).
+func (s *Service) GraphQLConfig() (map[string]any, error) {
+	out := map[string]any{}
+	if b, ok := s.Meta(graphQLConfigMeta); ok {
+		if err := json.Unmarshal(b, &out); err != nil {
+			return nil, fmt.Errorf("stored GraphQL config: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// SetGraphQLConfig replaces the GraphQL configuration (master key only).
+func (s *Service) SetGraphQLConfig(a Auth, params map[string]any) error {
+	if !a.Master || a.ReadOnly {
+		return schema.Errorf(schema.CodeOperationForbidden, "the GraphQL config can only be changed with the master key")
+	}
+	for k := range params {
+		switch k {
+		case "enabledForClasses", "disabledForClasses", "classConfigs":
+		default:
+			return schema.Errorf(schema.CodeInvalidJSON, "graphql-config: unknown key %q (enabledForClasses, disabledForClasses and classConfigs are known)", k)
+		}
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return schema.Errorf(schema.CodeInvalidJSON, "graphql-config: %v", err)
+	}
+	return s.SetMeta(graphQLConfigMeta, b)
+}
