@@ -29,6 +29,6 @@ func TestLongHeaders(t *testing.T) {
 			headers: js, expectedStatus: 200, check: replyIs(`{"results":[]}`)},
 		{name: "beyond 16 KiB of headers", path: "/classes/Thing", expectedStatus: 431,
 			headers: map[string]string{"X-Parse-Application-Id": servertest.AppID, "X-Big": strings.Repeat("b", 20<<10)},
-			check: codeIs(107)},
+			check:   codeIs(107)},
 	})
 }
