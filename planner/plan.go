@@ -64,6 +64,11 @@ type Query struct {
 	// returns the filter of objects the caller may see and a where to AND
 	// with the query (pointer permissions). Nil means everything is visible.
 	Guard Guard
+	// RelatedVisible, when set, says whether the caller may list the
+	// members of an owner's relation field ($relatedTo): an owner the
+	// caller cannot read, or a field hidden from it, lists none. Nil
+	// allows every relation.
+	RelatedVisible func(ownerClass, key, ownerID string) bool
 }
 
 // Guard authorizes a read; see Query.Guard.

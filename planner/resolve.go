@@ -32,6 +32,9 @@ func (p *planner) resolve(class string, n *where.Node, depth int) (*where.Node, 
 	case where.KindRelatedTo:
 		rel := n.Related
 		owner, key, id := rel.Object.ClassName, rel.Key, rel.Object.ObjectID
+		if p.q.RelatedVisible != nil && !p.q.RelatedVisible(owner, key, id) {
+			return p.setNode("objectId", where.OpIn, newValueSet("", nil)), nil
+		}
 		size := p.src.RelatedCount(owner, key, id)
 		if size > p.subqueryCap() {
 			return nil, p.errSubqueryTooLarge()
@@ -240,7 +243,7 @@ func (p *planner) subquery(sub *where.Subquery, depth int) (string, []schema.Obj
 		}
 		cls = target
 	}
-	q := Query{Class: cls, Where: sub.Where, Limit: p.subqueryCap() + 1, Exempt: p.q.Exempt, Guard: p.q.Guard}
+	q := Query{Class: cls, Where: sub.Where, Limit: p.subqueryCap() + 1, Exempt: p.q.Exempt, Guard: p.q.Guard, RelatedVisible: p.q.RelatedVisible}
 	child := &planner{src: p.src, opts: p.opts, q: q, deadline: p.deadline}
 	plan, err := child.plan(depth + 1)
 	if err != nil {

@@ -169,6 +169,9 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		}
 		return s.queryVisible(g, cls), g.extra, nil
 	}
+	if !auth.Master && !auth.internal {
+		q.RelatedVisible = func(ownerClass, key, ownerID string) bool { return s.relatedVisible(auth, ownerClass, key, ownerID) }
+	}
 	for _, k := range p.Order {
 		q.Order = append(q.Order, planner.SortKey{Path: k.Path, Desc: k.Desc})
 	}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/quarrydata/quarry/index"
@@ -92,6 +93,32 @@ func (s *Service) queryVisible(g *readGuard, class string) func(schema.Object) b
 		return nil
 	}
 	return g.visible
+}
+
+// relatedVisible reports whether the caller may list the members of an
+// owner's relation field: it may get the owner (CLP and ACL) and the field
+// is not protected from it. Parse Server lists them to anyone; a caller
+// who cannot see the field must not learn who is in it.
+func (s *Service) relatedVisible(a Auth, ownerClass, key, ownerID string) bool {
+	c := s.data.Collection(ownerClass, false)
+	if c == nil {
+		return false
+	}
+	owner, ok := c.Get(ownerID)
+	if !ok {
+		return false
+	}
+	g, err := s.guardRead(a, ownerClass, opGet)
+	if err != nil || g.visible != nil && !g.visible(owner) {
+		return false
+	}
+	if g.extra != nil && !s.matchesWhere(ownerClass, g.extra, owner) {
+		return false
+	}
+	if g.protected != nil && slices.Contains(g.protected(owner), key) {
+		return false
+	}
+	return true
 }
 
 // notPublic flags objects whose ACL withholds public read.

@@ -2,6 +2,7 @@ package service
 
 import (
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/quarrydata/quarry/schema"
@@ -63,8 +64,10 @@ func (s *Service) presentWithRoom(class string, obj schema.Object, opts ReadOpti
 			}
 		}
 	}
+	var protected []string
 	if g != nil && g.protected != nil {
-		for _, f := range g.protected(obj) {
+		protected = g.protected(obj)
+		for _, f := range protected {
 			delete(out, f)
 		}
 	}
@@ -73,7 +76,9 @@ func (s *Service) presentWithRoom(class string, obj schema.Object, opts ReadOpti
 		delete(out, "authData")
 	}
 	for _, f := range s.relationFields(class) {
-		out[f.name] = map[string]any{"__type": "Relation", "className": f.target}
+		if !slices.Contains(protected, f.name) {
+			out[f.name] = map[string]any{"__type": "Relation", "className": f.target}
+		}
 	}
 	if len(opts.Keys) > 0 {
 		projectKeys(out, opts.Keys, alwaysReturned)
