@@ -180,12 +180,29 @@ type Options struct {
 	// 127.0.0.1:6060); empty turns it off.
 	PprofAddress string
 
+	// Idempotency is idempotencyOptions.
+	Idempotency IdempotencyOptions
+
 	// DevMode is true when no source gave appId: a development start with
 	// AppID DevAppID.
 	DevMode bool
 	// ConfigFile is the path of the JSON config file that was read, or "".
 	ConfigFile string
 }
+
+// IdempotencyOptions is the idempotencyOptions object: with Paths set, a
+// POST or PUT on a matching path whose request id was seen within TTL
+// seconds is refused with 159.
+type IdempotencyOptions struct {
+	// Paths are idempotencyOptions.paths: regular expressions matched
+	// against the whole path below the mount path.
+	Paths []string
+	// TTL is idempotencyOptions.ttl in seconds.
+	TTL int
+}
+
+// DefaultIdempotencyTTL is idempotencyOptions.ttl's default (Parse's).
+const DefaultIdempotencyTTL = 300
 
 // LiveQueryOptions is the liveQuery option object.
 type LiveQueryOptions struct {
@@ -280,7 +297,8 @@ func Defaults() *Options {
 		SlowQueryMs:                DefaultSlowQueryMs,
 		LiveQueryServer: LiveQueryServerOptions{WebsocketTimeout: DefaultWebsocketTimeout,
 			CacheTimeout: DefaultCacheTimeout, LogLevel: DefaultLiveQueryLogLevel},
-		LiveQuery: LiveQueryOptions{AllClasses: true},
-		DevMode:   true,
+		LiveQuery:   LiveQueryOptions{AllClasses: true},
+		Idempotency: IdempotencyOptions{TTL: DefaultIdempotencyTTL},
+		DevMode:     true,
 	}
 }

@@ -72,6 +72,9 @@ func TestEnvNames(t *testing.T) {
 		"slowQueryMs":                                   "QUARRY_SLOW_QUERY_MS",
 		"metricsIps":                                    "QUARRY_METRICS_IPS",
 		"pprofAddress":                                  "QUARRY_PPROF_ADDRESS",
+		"idempotencyOptions":                            "QUARRY_IDEMPOTENCY_OPTIONS PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS",
+		"idempotencyOptions.paths":                      "QUARRY_IDEMPOTENCY_OPTIONS_PATHS",
+		"idempotencyOptions.ttl":                        "QUARRY_IDEMPOTENCY_OPTIONS_TTL",
 	}
 	if len(wantEnv) != len(options) {
 		t.Errorf("table has %d options, test knows %d", len(options), len(wantEnv))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -130,6 +131,14 @@ func (l *loader) finish() {
 	}
 	if !slices.Contains(LogLevels, o.LogLevel) {
 		check("logLevel", fmt.Errorf("want one of %s, got %q", strings.Join(LogLevels, ", "), o.LogLevel))
+	}
+	for _, p := range o.Idempotency.Paths {
+		if _, err := regexp.Compile("^(?:" + p + ")$"); err != nil {
+			check("idempotencyOptions.paths", fmt.Errorf("%q is not a regular expression", p))
+		}
+	}
+	if o.Idempotency.TTL < 1 {
+		check("idempotencyOptions.ttl", fmt.Errorf("must be at least 1 second, got %d", o.Idempotency.TTL))
 	}
 	if o.RequestLogPercent < 0 || o.RequestLogPercent > 100 {
 		check("requestLogPercent", fmt.Errorf("must be between 0 and 100, got %d", o.RequestLogPercent))

@@ -126,6 +126,8 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
 		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, ScriptLog: ring,
 		RequestLogSample: float64(opts.RequestLogPercent) / 100,
+		IdempotencyPaths: opts.Idempotency.Paths,
+		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 	})
 	if err != nil {

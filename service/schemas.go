@@ -64,6 +64,10 @@ var BuiltinClassFields = map[string]map[string]schema.Field{
 		"lastUsed":  {Type: schema.TypeDate},
 		"timesUsed": {Type: schema.TypeNumber},
 	},
+	ClassIdempotency: {
+		"reqId":  {Type: schema.TypeString},
+		"expire": {Type: schema.TypeDate},
+	},
 	"_Session": {
 		"user":           {Type: schema.TypePointer, TargetClass: "_User"},
 		"installationId": {Type: schema.TypeString},

@@ -122,6 +122,9 @@ type Service struct {
 	metaMu sync.Mutex
 	meta   map[string][]byte // server settings kept with the data
 
+	// idemLocks serialize claims of one request id (striped by its hash).
+	idemLocks [64]sync.Mutex
+
 	// configIndexes are Options.Indexes by class (read-only after Open).
 	configIndexes map[string][]string
 }
@@ -207,6 +210,8 @@ var internalIndexes = map[string][]string{
 	classRole:    {"name"},
 	// installations by installationId and deviceToken (deduplication)
 	classInstallation: {"installationId", "deviceToken"},
+	// request ids by id, and by expiry for the sweep
+	ClassIdempotency: {"reqId", "expire"},
 }
 
 // Meta returns a server setting kept with the data.

@@ -34,6 +34,9 @@ type call struct {
 	// and metrics; set by findReply.
 	plan     string
 	examined int
+	// claimed is the request id claimed for idempotency, given back if
+	// the request fails.
+	claimed string
 }
 
 // rawRequest is a request's body and URL parameters in the order sent.

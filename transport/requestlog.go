@@ -44,6 +44,12 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
 	if c != nil && c.plan != "" {
 		s.opts.Metrics.Query(c.plan, c.examined)
 	}
+	if c != nil && c.claimed != "" && status >= 400 {
+		// The request did not take effect: its retry must be allowed.
+		if err := s.svc.ReleaseRequest(c.claimed); err != nil {
+			s.log.Error("idempotency: cannot forget a failed request's id", "err", err)
+		}
+	}
 	rl := &s.reqLog
 	slow := c != nil && c.plan != "" && rl.slow > 0 && took >= rl.slow
 	level, msg := slog.LevelInfo, "request"

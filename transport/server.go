@@ -56,6 +56,12 @@ type Options struct {
 	SlowQuery time.Duration
 	// ScriptLog holds the recent log entries GET /scriptlog serves.
 	ScriptLog *logring.Ring
+	// IdempotencyPaths and IdempotencyTTL are idempotencyOptions: POST and
+	// PUT requests on these paths (regular expressions below the mount
+	// path) are refused with 159 when their request id was seen within the
+	// TTL. No paths: off.
+	IdempotencyPaths []string
+	IdempotencyTTL   time.Duration
 	// WebSocket, when set, receives every WebSocket upgrade request, on any
 	// path (LiveQuery shares the HTTP server's port).
 	WebSocket fasthttp.RequestHandler
@@ -75,6 +81,7 @@ type Server struct {
 	// families are the first path segments of the routes (see family).
 	families map[string]bool
 	reqLog   requestLog
+	idem     *idempotency // nil when idempotencyOptions.paths is empty
 }
 
 // Default request limits.
@@ -126,6 +133,11 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	s.router.HandleMethodNotAllowed = false
 	s.router.NotFound = s.notFound
 	s.registerRoutes()
+	idem, err := newIdempotency(opts.IdempotencyPaths, opts.IdempotencyTTL)
+	if err != nil {
+		return nil, fmt.Errorf("idempotencyOptions.paths: %w", err)
+	}
+	s.idem = idem
 	return s, nil
 }
 
@@ -228,6 +240,14 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		c, err := s.envelope(ctx)
 		if err == nil && !sessionExempt[strings.TrimPrefix(path, s.opts.MountPath)] {
 			c.auth, err = s.svc.Authenticate(c.auth)
+		}
+		if err == nil {
+			if c.claimed = s.idem.requestID(ctx, strings.TrimPrefix(path, s.opts.MountPath)); c.claimed != "" {
+				err = s.svc.ClaimRequest(c.claimed, s.idem.ttl)
+				if err != nil {
+					c.claimed = ""
+				}
+			}
 		}
 		if err != nil {
 			s.writeError(ctx, err)
