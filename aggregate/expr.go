@@ -93,6 +93,9 @@ var dateParts = map[string]func(time.Time) int{
 	"$minute":      func(t time.Time) int { return t.Minute() },
 	"$second":      func(t time.Time) int { return t.Second() },
 	"$millisecond": func(t time.Time) int { return t.Nanosecond() / int(time.Millisecond) },
+	// $week: weeks start on Sunday; days before the year's first Sunday
+	// are week 0.
+	"$week": func(t time.Time) int { return (t.YearDay() + 6 - int(t.Weekday())) / 7 },
 }
 
 var pathSegment = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
@@ -106,6 +109,13 @@ func refPath(ref string) (string, error) {
 	}
 	if path == "_id" || strings.HasPrefix(path, "_id.") {
 		path = "objectId" + path[len("_id"):]
+	}
+	// Parse's storage names of the date fields, as apps ported from
+	// MongoDB pipelines write them.
+	for stored, field := range map[string]string{"_created_at": "createdAt", "_updated_at": "updatedAt"} {
+		if path == stored || strings.HasPrefix(path, stored+".") {
+			path = field + path[len(stored):]
+		}
 	}
 	for _, seg := range strings.Split(path, ".") {
 		if !pathSegment.MatchString(seg) {
@@ -156,6 +166,9 @@ func compileExpr(v any, depth int) (expr, error) {
 					return nil, err
 				}
 				return dateExpr{a, part}, nil
+			}
+			if spec, ok := valueOps[op]; ok {
+				return compileValueOp(op, spec, arg, depth)
 			}
 			return nil, errorf("Unsupported aggregate operator %s", op)
 		}

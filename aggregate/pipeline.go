@@ -304,7 +304,19 @@ func (r *runner) tick() error {
 
 // Run evaluates the pipeline over docs, which it never modifies; the
 // result may share documents (and values) with docs.
-func (p *Pipeline) Run(docs []schema.Object, opts RunOptions) ([]schema.Object, error) {
+func (p *Pipeline) Run(docs []schema.Object, opts RunOptions) (out []schema.Object, err error) {
+	// An operator meeting a value of the wrong type stops the whole run
+	// with a 102; expressions have no error result, so valueOp.eval
+	// raises it as an evalErr, caught here and nowhere else.
+	defer func() {
+		if v := recover(); v != nil {
+			e, ok := v.(evalErr)
+			if !ok {
+				panic(v)
+			}
+			out, err = nil, e.err
+		}
+	}()
 	if opts.MaxDocuments <= 0 {
 		opts.MaxDocuments = DefaultMaxDocuments
 	}
@@ -315,7 +327,6 @@ func (p *Pipeline) Run(docs []schema.Object, opts RunOptions) ([]schema.Object, 
 	if len(docs) > opts.MaxDocuments {
 		return nil, ErrTooManyDocuments
 	}
-	var err error
 	for _, st := range p.stages {
 		if docs, err = r.stage(st, docs); err != nil {
 			return nil, err

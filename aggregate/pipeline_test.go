@@ -156,7 +156,7 @@ func TestCompileErrors(t *testing.T) {
 		{`[{"$group":{"objectId":null,"_id":null}}]`, "$group takes objectId or _id as its key, not both"},
 		{`[{"$group":{"objectId":null,"n":{"$median":1}}}]`, "Unsupported $group accumulator $median"},
 		{`[{"$group":{"objectId":null,"n":{"$sum":1,"$avg":1}}}]`, "$group field n must be an object with one accumulator"},
-		{`[{"$project":{"x":{"$concat":["a"]}}}]`, "Unsupported aggregate operator $concat"},
+		{`[{"$project":{"x":{"$regexMatch":["a"]}}}]`, "Unsupported aggregate operator $regexMatch"},
 		{`[{"$project":{"x":"$$ROOT"}}]`, "Unsupported aggregate variable $$ROOT"},
 		{`[{"$project":{"a":1,"b":0}}]`, "$project cannot mix inclusion and exclusion (objectId aside)"},
 		{`[{"$project":{}}]`, "$project needs an object naming at least one field"},

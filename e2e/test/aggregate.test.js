@@ -70,7 +70,7 @@ test('unwind, count, sample', async () => {
 
 test('unknown stages and operators are refused', async () => {
   await expectParseError(q().aggregate([{ $lookup: { from: 'X' } }]), 102, /Invalid aggregate stage '\$lookup'/);
-  await expectParseError(q().aggregate([{ $project: { x: { $toUpper: '$item' } } }]), 102, /Unsupported aggregate operator \$toUpper/);
+  await expectParseError(q().aggregate([{ $project: { x: { $regexMatch: '$item' } } }]), 102, /Unsupported aggregate operator \$regexMatch/);
   await expectParseError(q().aggregate([{ $group: { objectId: '$item', x: { $stdDevPop: '$qty' } } }]), 102, /accumulator/);
   await expectParseError(q().aggregate([{ $group: { n: { $sum: 1 } } }]), 102, /Missing key objectId/);
 });
@@ -79,4 +79,22 @@ test('aggregate needs the master key', async () => {
   const res = await server.rest('GET', '/aggregate/Sale?distinct=item');
   assert.equal(res.status, 403);
   assert.deepEqual(res.body, { error: 'unauthorized: master key is required' });
+});
+
+test('string, arithmetic and date operators, in project, group keys and accumulators, and repeated stages', async () => {
+  const projected = await q().aggregate([
+    { $match: { qty: { $gte: 2 } } },
+    { $match: { region: { $ne: 'east' } } },
+    { $project: { label: { $toUpper: { $concat: ['$item', '-', { $substr: ['$region', 0, 1] }] } }, revenue: { $multiply: ['$price', '$qty'] } } },
+    { $sort: { label: 1 } },
+  ]);
+  assert.deepEqual(projected.map((r) => [r.label, r.revenue]), [['ABC-N', 20], ['ABC-S', 100], ['XYZ-N', 50]]);
+  const grouped = await q().aggregate([
+    { $group: { _id: { $toLower: '$item' }, revenue: { $sum: { $multiply: ['$price', '$qty'] } }, year: { $max: { $year: '$createdAt' } } } },
+    { $sort: { revenue: -1 } },
+    { $limit: 1 },
+  ]);
+  assert.equal(grouped[0].objectId, 'xyz');
+  assert.equal(grouped[0].revenue, 150);
+  assert.equal(grouped[0].year, new Date().getUTCFullYear());
 });
