@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,17 @@ type subscription struct {
 func (s *Server) serve(conn *websocket.Conn, remote string, ip netip.Addr) {
 	c := &client{srv: s, conn: conn, remote: remote, ip: ip, queue: make(chan []byte, s.opts.SendQueue),
 		done: make(chan struct{}), subs: map[string]*subscription{}}
+	// A bug while handling one client's message closes that client, never
+	// the server: this goroutine is fasthttp's hijack handler.
+	defer func() {
+		if v := recover(); v != nil {
+			s.stats.panics.Add(1)
+			s.log.Error("livequery: panic while serving a client; closing it", "remote", remote, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			c.close(websocket.CloseInternalServerErr, "internal server error")
+			c.dropSubscriptions()
+			s.unregister(c)
+		}
+	}()
 	if !s.register(c) {
 		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseShutdown, "server shutting down"), time.Now().Add(time.Second))
 		conn.Close()

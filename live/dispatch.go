@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -18,11 +20,25 @@ func (s *Server) dispatchLoop(ch chan Change) {
 	for {
 		select {
 		case c := <-ch:
-			buf = s.dispatch(c, buf[:0])
+			buf = s.safeDispatch(c, buf[:0])
 		case <-s.done:
 			return
 		}
 	}
+}
+
+// safeDispatch is dispatch with a bug in it contained: the change is
+// dropped for the subscribers it had not reached, the stack is logged, and
+// the dispatcher goes on with the next change.
+func (s *Server) safeDispatch(c Change, buf []*match.Group[*subscription]) (out []*match.Group[*subscription]) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.stats.panics.Add(1)
+			s.log.Error("livequery: panic while dispatching a change", "class", c.Class, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			out = buf[:0]
+		}
+	}()
+	return s.dispatch(c, buf)
 }
 
 // dispatch delivers one change: the index names the queries it could

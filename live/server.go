@@ -140,10 +140,11 @@ type Stats struct {
 	Delivered     uint64 // events queued for clients
 	Dropped       uint64 // messages dropped because a client's queue was full
 	SlowClosed    uint64 // clients disconnected for being too slow
+	Panics        uint64 // panics contained (a client closed, or a change dropped)
 }
 
 type counters struct {
-	changes, tested, delivered, dropped, slowClosed atomic.Uint64
+	changes, tested, delivered, dropped, slowClosed, panics atomic.Uint64
 }
 
 // New builds a server. Authority is required.
@@ -264,7 +265,7 @@ func (s *Server) Stats() Stats {
 	return Stats{
 		Clients: n, Subscriptions: ix.Members, Queries: ix.Groups,
 		Changes: s.stats.changes.Load(), Tested: s.stats.tested.Load(), Delivered: s.stats.delivered.Load(),
-		Dropped: s.stats.dropped.Load(), SlowClosed: s.stats.slowClosed.Load(),
+		Dropped: s.stats.dropped.Load(), SlowClosed: s.stats.slowClosed.Load(), Panics: s.stats.panics.Load(),
 	}
 }
 

@@ -32,7 +32,9 @@ func (openAuthority) FieldType(string, string) (schema.Type, bool) { return "", 
 // serveBare runs a Server on its own fasthttp listener.
 func serveBare(t *testing.T, opts Options) (*Server, string) {
 	t.Helper()
-	opts.Authority = openAuthority{}
+	if opts.Authority == nil {
+		opts.Authority = openAuthority{}
+	}
 	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
