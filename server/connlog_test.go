@@ -2,18 +2,16 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/quarrydata/quarry/config"
-	"github.com/quarrydata/quarry/server"
+	"github.com/quarrydata/quarry/server/servertest"
 )
 
 // lockedBuffer is a log sink the server writes from many goroutines.
@@ -38,30 +36,11 @@ const secretMasterKey = "master-key-that-must-never-be-logged"
 
 func startLogged(t *testing.T) (addr string, logs *lockedBuffer) {
 	t.Helper()
-	opts, _, err := config.Load([]string{"--appId", "app", "--masterKey", secretMasterKey, "--host", "127.0.0.1", "--port", "0",
-		"--databaseURI", filepath.Join(t.TempDir(), "quarry.db")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs = &lockedBuffer{}
-	srv, err := server.Open(opts, slog.New(slog.NewTextHandler(logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := srv.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server shutdown: %v", err)
-		}
+	srv := servertest.StartLogged(t, slog.New(slog.NewTextHandler(logs, nil)), func(o *config.Options) {
+		o.AppID, o.MasterKey = "app", secretMasterKey
 	})
-	return a.String(), logs
+	return strings.TrimSuffix(strings.TrimPrefix(srv.URL, "http://"), srv.Opts.MountPath), logs
 }
 
 // sendRaw writes raw bytes on a new connection and reads until the server

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -29,12 +30,19 @@ type Server struct {
 	URL string // base URL including the mount path
 
 	opts *config.Options
+	log  *slog.Logger
 	stop func() error // stops serving and closes the server
 }
 
 // Start runs a server until the test ends. edit may change the options
 // (defaults: on-disk buntdb in t.TempDir(), 127.0.0.1, free port).
 func Start(tb testing.TB, edit func(*config.Options)) *Server {
+	tb.Helper()
+	return StartLogged(tb, nil, edit)
+}
+
+// StartLogged is Start with the server's log going to log.
+func StartLogged(tb testing.TB, log *slog.Logger, edit func(*config.Options)) *Server {
 	tb.Helper()
 	opts, _, err := config.Load([]string{"--appId", AppID, "--masterKey", MasterKey, "--host", "127.0.0.1", "--port", "0",
 		"--databaseURI", filepath.Join(tb.TempDir(), "quarry.db"),
@@ -46,7 +54,7 @@ func Start(tb testing.TB, edit func(*config.Options)) *Server {
 	if edit != nil {
 		edit(opts)
 	}
-	s := &Server{opts: opts}
+	s := &Server{opts: opts, log: log}
 	s.serve(tb)
 	tb.Cleanup(func() {
 		if s.stop == nil {
@@ -61,7 +69,7 @@ func Start(tb testing.TB, edit func(*config.Options)) *Server {
 
 func (s *Server) serve(tb testing.TB) {
 	tb.Helper()
-	srv, err := server.Open(s.opts, nil)
+	srv, err := server.Open(s.opts, s.log)
 	if err != nil {
 		tb.Fatal(err)
 	}
