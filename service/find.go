@@ -102,6 +102,11 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if err := s.limits(&p); err != nil {
 		return FindResult{}, err
 	}
+	if p.Explain && !auth.Master {
+		// Refused before the query runs: a plan would tell a client what
+		// the indexes hold, and the run would cost the server for nothing.
+		return FindResult{}, schema.Errorf(schema.CodeOperationForbidden, "explain requires the master key")
+	}
 	if key := p.RedirectClassNameForKey; key != "" {
 		target := source{s}.RelationTarget(class, key)
 		if target == "" {
@@ -204,9 +209,6 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		out.ClassName = class
 	}
 	if p.Explain {
-		if !auth.Master {
-			return FindResult{}, schema.Errorf(schema.CodeOperationForbidden, "explain requires the master key")
-		}
 		out.Explain = plan.Explain(res)
 	}
 	return out, nil

@@ -3,6 +3,7 @@ package service
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -109,7 +110,9 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 		}
 		hash, err := bcrypt.GenerateFromPassword(bcryptInput(p), s.opts.PasswordHashCost)
 		if err != nil {
-			return schema.Errorf(codePasswordMissing, "password cannot be hashed: %v", err)
+			// bcrypt's own text stays in the server (bcryptInput already
+			// bounds the length, so this is not a client mistake).
+			return fmt.Errorf("hashing a password: %w", err)
 		}
 		d.obj["_hashed_password"] = string(hash)
 		delete(d.obj, "password")

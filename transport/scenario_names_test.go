@@ -3,6 +3,7 @@ package transport_test
 import (
 	"testing"
 
+	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -45,5 +46,20 @@ func TestOrderAliasesAndForbiddenNames(t *testing.T) {
 			body: map[string]any{"length": 5}, expectedStatus: 400, check: msgIs(105, "Invalid field name: length.")},
 		{name: "a longer name is fine", method: "POST", path: "/classes/Item", headers: servertest.App(),
 			body: map[string]any{"lengthy": 5}, expectedStatus: 201},
+	})
+}
+
+// TestExplainNeedsTheMasterKeyFirst: a client's explain is refused before
+// the query is planned or run (no 154, no work).
+func TestExplainNeedsTheMasterKeyFirst(t *testing.T) {
+	srv := servertest.Start(t, func(o *config.Options) { o.MaxScan = 2 })
+	for i := range 5 {
+		mustCreate(t, srv, "Big", map[string]any{"n": i})
+	}
+	runScenarios(t, srv, []scenario{
+		{name: "a client's explain of an over-budget query", path: `/classes/Big?explain=true&where={"n":{"$ne":1}}`,
+			headers: servertest.App(), expectedStatus: 400, check: msgIs(119, "explain requires the master key")},
+		{name: "the master key's", path: `/classes/Big?explain=true&where={"n":{"$ne":1}}`,
+			headers: servertest.Master(), expectedStatus: 200},
 	})
 }
