@@ -275,6 +275,9 @@ func (s *Service) CreateSchema(auth Auth, class string, body map[string]any) (ma
 		}
 		next.Fields[name] = f
 	}
+	if len(next.Fields) > MaxFieldsPerClass {
+		return nil, tooManyFields(class)
+	}
 	if err := checkGeoPoints(next.Fields); err != nil {
 		return nil, err
 	}
@@ -368,6 +371,9 @@ func (s *Service) UpdateSchema(auth Auth, class string, body map[string]any) (ma
 			}
 			next.Fields[name] = f
 		}
+	}
+	if len(next.Fields) > MaxFieldsPerClass {
+		return nil, tooManyFields(class)
 	}
 	if err := checkGeoPoints(next.Fields); err != nil {
 		return nil, err

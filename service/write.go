@@ -12,6 +12,15 @@ import (
 // MaxObjectBytes caps one stored object's encoded size (116 beyond it).
 const MaxObjectBytes = 16 << 20
 
+// MaxFieldsPerClass bounds a class's schema, the master key included: one
+// write with a hundred thousand keys must not make a hundred thousand
+// fields (Parse Server on PostgreSQL stops near 1,600 columns).
+const MaxFieldsPerClass = 1000
+
+func tooManyFields(class string) error {
+	return schema.Errorf(schema.CodeInvalidJSON, "Class %s cannot have more than %d fields.", class, MaxFieldsPerClass)
+}
+
 const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 // NewObjectID returns 10 random alphanumerics from crypto/rand.
@@ -344,6 +353,9 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 					cls = s.newClass(d.class)
 				} else if newSchemas[d.class] == nil {
 					cls = cls.Clone()
+				}
+				if len(cls.Fields) >= MaxFieldsPerClass {
+					return tooManyFields(d.class)
 				}
 				cls.Fields[key] = f
 				newSchemas[d.class] = cls

@@ -1,10 +1,13 @@
 package transport_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/server/servertest"
+	"github.com/quarrydata/quarry/service"
 )
 
 // TestOrderAliasesAndForbiddenNames: order accepts Parse's storage names of
@@ -61,5 +64,30 @@ func TestExplainNeedsTheMasterKeyFirst(t *testing.T) {
 			headers: servertest.App(), expectedStatus: 400, check: msgIs(119, "explain requires the master key")},
 		{name: "the master key's", path: `/classes/Big?explain=true&where={"n":{"$ne":1}}`,
 			headers: servertest.Master(), expectedStatus: 200},
+	})
+}
+
+// TestFieldsPerClassAreCapped: no write, master key included, makes a class
+// hold more than MaxFieldsPerClass fields; nothing of a refused write stays.
+func TestFieldsPerClassAreCapped(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	wide := func(from, n int) map[string]any {
+		body := map[string]any{}
+		for i := from; i < from+n; i++ {
+			body[fmt.Sprintf("f%d", i)] = i
+		}
+		return body
+	}
+	fixed := len(schema.DefaultFields)
+	runScenarios(t, srv, []scenario{
+		{name: "up to the cap", method: "POST", path: "/classes/Wide", headers: servertest.Master(),
+			body: wide(0, service.MaxFieldsPerClass-fixed), expectedStatus: 201},
+		{name: "one more", method: "POST", path: "/classes/Wide", headers: servertest.Master(),
+			body: wide(5000, 1), expectedStatus: 400, check: msgIs(107, fmt.Sprintf("Class Wide cannot have more than %d fields.", service.MaxFieldsPerClass))},
+		{name: "a hundred thousand at once", method: "POST", path: "/classes/Wider", headers: servertest.Master(),
+			body: wide(0, 100_000), expectedStatus: 400, check: codeIs(107)},
+		{name: "nothing of it stayed", path: "/schemas/Wider", headers: servertest.Master(), expectedStatus: 400, check: codeIs(103)},
+		{name: "nor through the schemas API", method: "PUT", path: "/schemas/Wide", headers: servertest.Master(),
+			body: map[string]any{"fields": map[string]any{"extra": map[string]any{"type": "String"}}}, expectedStatus: 400, check: codeIs(107)},
 	})
 }
