@@ -399,6 +399,17 @@ func (c *client) subscribe(req *request) {
 		c.mu.Unlock()
 		return
 	}
+	if len(c.subs) >= s.opts.MaxSubscriptionsPerClient {
+		c.mu.Unlock()
+		fail(schema.CodeOperationForbidden, "This connection holds %d subscriptions, the most allowed", s.opts.MaxSubscriptionsPerClient)
+		return
+	}
+	if s.subscriptions.Add(1) > int64(s.opts.MaxSubscriptions) {
+		s.subscriptions.Add(-1)
+		c.mu.Unlock()
+		fail(schema.CodeOperationForbidden, "The LiveQuery server holds %d subscriptions, the most allowed", s.opts.MaxSubscriptions)
+		return
+	}
 	c.subs[sub.requestID] = sub
 	sub.group = s.index.Add(q, sub)
 	c.mu.Unlock()
@@ -430,6 +441,7 @@ func (c *client) removeSubscription(requestID string) bool {
 	}
 	delete(c.subs, requestID)
 	c.srv.index.Remove(sub.group, sub)
+	c.srv.subscriptions.Add(-1)
 	return true
 }
 
@@ -441,6 +453,7 @@ func (c *client) dropSubscriptions() {
 	for id, sub := range c.subs {
 		c.srv.index.Remove(sub.group, sub)
 		delete(c.subs, id)
+		c.srv.subscriptions.Add(-1)
 	}
 }
 

@@ -47,10 +47,12 @@ type Feed interface {
 }
 
 // Defaults of the options (Parse Server's, except cacheTimeout, which
-// follows the specification).
+// follows the specification, and the subscription limits, Quarry's).
 const (
-	DefaultWebsocketTimeout = 10 * time.Second
-	DefaultCacheTimeout     = 30 * 24 * time.Hour
+	DefaultMaxSubscriptionsPerClient = 1000
+	DefaultMaxSubscriptions          = 200_000
+	DefaultWebsocketTimeout          = 10 * time.Second
+	DefaultCacheTimeout              = 30 * 24 * time.Hour
 	// DefaultSendQueue is the number of messages a client's send queue
 	// holds before events for it are dropped.
 	DefaultSendQueue = 1024
@@ -102,8 +104,13 @@ type Options struct {
 	// changes of one object always go through the same one, in order.
 	Dispatchers int
 	Authority   Authority
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// MaxSubscriptionsPerClient and MaxSubscriptions bound what one
+	// connection and the whole server hold (memory): a subscribe past them
+	// is refused with 119. 0 means the defaults.
+	MaxSubscriptionsPerClient int
+	MaxSubscriptions          int
+	Logger                    *slog.Logger
+	Now                       func() time.Time
 }
 
 // Server is a LiveQuery server: it accepts WebSocket connections (Handler)
@@ -126,6 +133,7 @@ type Server struct {
 	conns   sync.WaitGroup
 
 	stats         counters
+	subscriptions atomic.Int64 // held by all clients (MaxSubscriptions)
 	masterIP      []netip.Prefix
 	lastLookupErr atomic.Int64 // unix nanos of the last logged lookup failure
 }
@@ -160,6 +168,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.SendQueue <= 0 {
 		opts.SendQueue = DefaultSendQueue
+	}
+	if opts.MaxSubscriptionsPerClient <= 0 {
+		opts.MaxSubscriptionsPerClient = DefaultMaxSubscriptionsPerClient
+	}
+	if opts.MaxSubscriptions <= 0 {
+		opts.MaxSubscriptions = DefaultMaxSubscriptions
 	}
 	if opts.Dispatchers <= 0 {
 		opts.Dispatchers = runtime.GOMAXPROCS(0)
