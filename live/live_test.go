@@ -237,7 +237,7 @@ func TestBadInputKeepsTheConnection(t *testing.T) {
 		contains  string
 		requestID any
 	}{
-		{`{not json`, 1, "Invalid JSON", nil},
+		{`{not json`, 1, "Invalid JSON at byte 2", nil},
 		{`[1, 2]`, 1, "Invalid type: array (expected object)", nil},
 		{`{"requestId": 1}`, 1, "Missing required property: op", nil},
 		{`{"op": "fly"}`, 3, "unknown operation", nil},

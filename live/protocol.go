@@ -2,6 +2,7 @@ package live
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -108,7 +109,12 @@ func init() { messageSchemas["update"] = messageSchemas["subscribe"] }
 func parseRequest(data []byte) (*request, *protoError) {
 	var raw any
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, badMessage("Invalid JSON: %s", shorten(err.Error()))
+		// Say where, in our words: the decoder's own text is not for clients.
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, badMessage("Invalid JSON at byte %d", se.Offset)
+		}
+		return nil, badMessage("Invalid JSON")
 	}
 	m, ok := raw.(map[string]any)
 	if !ok {
@@ -258,13 +264,6 @@ func jsonType(v any) string {
 		return "array"
 	}
 	return "object"
-}
-
-func shorten(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "…"
-	}
-	return s
 }
 
 // Server → client messages. Events are assembled from pre-encoded parts
