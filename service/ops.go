@@ -21,6 +21,8 @@ type draft struct {
 	echo     map[string]any
 	// passwordChanged marks a _User write that set a new password.
 	passwordChanged bool
+	// hashedPassword is the body's password already hashed (WriteOp).
+	hashedPassword string
 }
 
 type joinChange struct {

@@ -112,9 +112,6 @@ type Service struct {
 	seed  maphash.Seed
 
 	roles roleCache
-	// userMu serializes writes that claim a username or email, so that
-	// concurrent sign-ups with one name cannot both win.
-	userMu sync.Mutex
 	// installMu serializes installation saves, whose deduplication by
 	// installationId and deviceToken reads before it writes.
 	installMu sync.Mutex

@@ -108,13 +108,11 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 		if !isStr || p == "" {
 			return schema.Errorf(codePasswordMissing, "password is required")
 		}
-		hash, err := bcrypt.GenerateFromPassword(bcryptInput(p), s.opts.PasswordHashCost)
-		if err != nil {
-			// bcrypt's own text stays in the server (bcryptInput already
-			// bounds the length, so this is not a client mistake).
-			return fmt.Errorf("hashing a password: %w", err)
+		hash := d.hashedPassword // hashed by write, before any lock
+		if hash == "" {
+			return fmt.Errorf("service: the password of %s/%s was not hashed before the write", d.class, d.id)
 		}
-		d.obj["_hashed_password"] = string(hash)
+		d.obj["_hashed_password"] = hash
 		delete(d.obj, "password")
 		delete(d.fields, "password")
 		d.passwordChanged = true

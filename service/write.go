@@ -4,6 +4,9 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
@@ -109,6 +112,10 @@ type WriteOp struct {
 	Class  string
 	ID     string
 	Body   map[string]any
+
+	// hashedPassword is the bcrypt hash of Body's password, computed by
+	// write before it takes any lock.
+	hashedPassword string
 }
 
 // WriteResult is the outcome of one WriteOp.
@@ -122,6 +129,16 @@ type WriteResult struct {
 // all are committed together, or the first error is returned and nothing
 // is written. Non-atomic batches call it once per op.
 func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, error) {
+	// bcrypt takes tens of milliseconds: never under a lock.
+	for i, op := range ops {
+		if p, ok := op.Body["password"].(string); ok && p != "" && op.Class == classUser && op.Method != MethodDelete {
+			hash, err := bcrypt.GenerateFromPassword(bcryptInput(p), s.opts.PasswordHashCost)
+			if err != nil {
+				return nil, fmt.Errorf("hashing a password: %w", err)
+			}
+			ops[i].hashedPassword = string(hash)
+		}
+	}
 	results, users, err := s.writeLocked(auth, ops, atomic)
 	if err != nil {
 		return nil, err
@@ -163,14 +180,11 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 		}
 		keys = append(keys, ops[i].Class+"\x00"+ops[i].ID)
 	}
+	// A unique username, email or role name is checked and claimed under
+	// the lock of its (lower-cased) value, so two writes claiming one value
+	// run one after the other and unrelated sign-ups run in parallel.
 	for _, op := range ops {
-		if op.Class == classUser || op.Class == classRole {
-			// Unique usernames, emails and role names are checked and
-			// claimed under one lock.
-			s.userMu.Lock()
-			defer s.userMu.Unlock()
-			break
-		}
+		keys = append(keys, uniqueValueKeys(op)...)
 	}
 	unlock := s.lockObjects(keys)
 	defer unlock()
@@ -224,6 +238,24 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	return results, users, nil
 }
 
+// uniqueValueKeys are the lock keys of the unique values op sets.
+func uniqueValueKeys(op WriteOp) []string {
+	var keys []string
+	switch op.Class {
+	case classUser:
+		for _, field := range []string{"username", "email"} {
+			if v, ok := op.Body[field].(string); ok {
+				keys = append(keys, "\x01"+field+"\x00"+strings.ToLower(v))
+			}
+		}
+	case classRole:
+		if v, ok := op.Body["name"].(string); ok {
+			keys = append(keys, "\x01role\x00"+v)
+		}
+	}
+	return keys
+}
+
 func annotate(err error, i int) error {
 	if pe, ok := schema.AsError(err); ok {
 		return &schema.Error{Code: pe.Code, Message: fmt.Sprintf("batch item %d: %s", i, pe.Message)}
@@ -244,6 +276,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 			}
 		}
 		d := newDraft(op.Class, op.ID, nil)
+		d.hashedPassword = op.hashedPassword
 		if err := d.apply(op.Body, true); err != nil {
 			return nil, err
 		}
@@ -285,6 +318,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 		}
 		return d, nil
 	}
+	d.hashedPassword = op.hashedPassword
 	if err := d.apply(op.Body, false); err != nil {
 		return nil, err
 	}
