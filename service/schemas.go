@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
@@ -326,7 +327,7 @@ func (s *Service) UpdateSchema(auth Auth, class string, body map[string]any) (ma
 	if deleting {
 		// Dropping a field's data rewrites objects: no write may run
 		// meanwhile, or it could bring the field back half-deleted.
-		unlock := s.lockAllObjects()
+		unlock := s.lockClass(class)
 		defer unlock()
 	}
 	s.schemaMu.Lock()
@@ -432,7 +433,7 @@ func (s *Service) DeleteSchema(auth Auth, class string) error {
 	if !isPublicClass(class) {
 		return invalidClassName(class)
 	}
-	unlock := s.lockAllObjects()
+	unlock := s.lockClass(class)
 	defer unlock()
 	s.schemaMu.Lock()
 	defer s.schemaMu.Unlock()
@@ -461,7 +462,7 @@ func (s *Service) Purge(auth Auth, class string) error {
 	if !isPublicClass(class) {
 		return invalidClassName(class)
 	}
-	unlock := s.lockAllObjects()
+	unlock := s.lockClass(class)
 	defer unlock()
 	if s.Class(class) == nil {
 		return classMissing(class)
@@ -507,15 +508,42 @@ func (s *Service) Purge(auth Auth, class string) error {
 	return nil
 }
 
-// lockAllObjects takes every object stripe, in the order lockObjects uses,
-// so no object write runs until the returned function is called.
-func (s *Service) lockAllObjects() func() {
-	for i := range s.locks {
-		s.locks[i].Lock()
+// lockClass stops every write to class until the returned function is
+// called (purge, field drops, schema deletion): writes hold their classes'
+// locks shared, so writes to other classes go on meanwhile.
+func (s *Service) lockClass(class string) func() {
+	mu := s.classLock(class)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// classLock is the lock of one class, made on first use.
+func (s *Service) classLock(class string) *sync.RWMutex {
+	if mu, ok := s.classLocks.Load(class); ok {
+		return mu.(*sync.RWMutex)
+	}
+	mu, _ := s.classLocks.LoadOrStore(class, &sync.RWMutex{})
+	return mu.(*sync.RWMutex)
+}
+
+// shareClasses holds the locks of the classes ops write, shared, in name
+// order (so that two writers never wait on each other in a cycle).
+func (s *Service) shareClasses(ops []WriteOp) func() {
+	classes := make([]string, 0, 1)
+	for _, op := range ops {
+		if !slices.Contains(classes, op.Class) {
+			classes = append(classes, op.Class)
+		}
+	}
+	slices.Sort(classes)
+	locks := make([]*sync.RWMutex, len(classes))
+	for i, c := range classes {
+		locks[i] = s.classLock(c)
+		locks[i].RLock()
 	}
 	return func() {
-		for i := len(s.locks) - 1; i >= 0; i-- {
-			s.locks[i].Unlock()
+		for i := len(locks) - 1; i >= 0; i-- {
+			locks[i].RUnlock()
 		}
 	}
 }

@@ -109,7 +109,10 @@ type Service struct {
 	relFields sync.Map
 
 	locks [256]sync.Mutex // striped object locks for read-modify-write
-	seed  maphash.Seed
+	// classLocks (class name -> *sync.RWMutex) are held shared by writes
+	// and exclusively by purge and field drops (lockClass).
+	classLocks sync.Map
+	seed       maphash.Seed
 
 	roles roleCache
 	// installMu serializes installation saves, whose deduplication by

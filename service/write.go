@@ -186,6 +186,8 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	for _, op := range ops {
 		keys = append(keys, uniqueValueKeys(op)...)
 	}
+	unshare := s.shareClasses(ops)
+	defer unshare()
 	unlock := s.lockObjects(keys)
 	defer unlock()
 
