@@ -3,12 +3,15 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quarrydata/quarry/schema"
@@ -23,6 +26,8 @@ type RemoteOptions struct {
 	Client    *http.Client // nil: a client with a 10 s timeout
 	// SchemaTTL is how long a class's field types are kept (1 minute).
 	SchemaTTL time.Duration
+	// Logger receives failures to reach the REST server (nil: none).
+	Logger *slog.Logger
 }
 
 // Limits of RemoteAuthority's role walk (as the service's).
@@ -52,6 +57,16 @@ type remoteAuthority struct {
 	opts    RemoteOptions
 	mu      sync.Mutex
 	schemas map[string]remoteSchema
+	lastErr atomic.Int64 // unix nanos of the last logged failure
+}
+
+// lookupFailed logs a failure to ask the REST server, at most once every
+// ten seconds.
+func (a *remoteAuthority) lookupFailed(what string, err error) {
+	now := time.Now().UnixNano()
+	if last := a.lastErr.Load(); now-last > int64(10*time.Second) && a.lastErr.CompareAndSwap(last, now) && a.opts.Logger != nil {
+		a.opts.Logger.Warn("livequery: cannot ask the REST server; will ask again", "what", what, "err", err)
+	}
 }
 
 type remoteSchema struct {
@@ -181,10 +196,26 @@ func (a *remoteAuthority) FieldType(class, field string) (schema.Type, bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := a.get(ctx, "/schemas/"+url.PathEscape(class), nil, "", &reply)
 		cancel()
-		if err == nil {
+		var pe *schema.Error
+		switch {
+		case err == nil:
 			for k, f := range reply.Fields {
 				sc.fields[k] = f.Type
 			}
+		case errors.As(err, &pe) && pe.Code == schema.CodeInvalidClassName:
+			// The class does not exist yet: no fields, remembered.
+		default:
+			// A failure to find out is not remembered as "no fields": the
+			// next lookup asks again (meanwhile the old answer, if any).
+			a.lookupFailed("schema of "+class, err)
+			a.mu.Lock()
+			old, had := a.schemas[class]
+			a.mu.Unlock()
+			if !had {
+				return "", false
+			}
+			t, ok := old.fields[field]
+			return t, ok
 		}
 		a.mu.Lock()
 		a.schemas[class] = sc

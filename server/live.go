@@ -156,7 +156,7 @@ func OpenLiveQuery(opts *config.Options, log *slog.Logger) (*LiveQueryServer, er
 	if len(missing) > 0 {
 		return nil, errors.New("a standalone LiveQuery server needs\n  " + strings.Join(missing, "\n  "))
 	}
-	auth := live.RemoteAuthority(live.RemoteOptions{ServerURL: serverURL, AppID: firstOf(lq.AppID, opts.AppID), MasterKey: masterKey})
+	auth := live.RemoteAuthority(live.RemoteOptions{ServerURL: serverURL, AppID: firstOf(lq.AppID, opts.AppID), MasterKey: masterKey, Logger: log})
 	o := liveOptions(opts, auth, log)
 	o.MasterKey = masterKey
 	srv, err := live.New(o)
