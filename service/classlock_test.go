@@ -1,26 +1,16 @@
 package service_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/quarrydata/quarry/service"
-	"github.com/quarrydata/quarry/store"
 )
 
 // TestPurgeLocksOnlyItsClass: while a class is held as a purge holds it,
 // writes to another class go through; the held class's writes wait.
 func TestPurgeLocksOnlyItsClass(t *testing.T) {
-	a, err := store.Open(filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	s, err := service.Open(a, service.Options{AllowClientClassCreation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openTestService(t, service.Options{AllowClientClassCreation: true})
 	unlock := service.LockClass(s, "B")
 	other := make(chan error, 1)
 	go func() {

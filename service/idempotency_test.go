@@ -2,34 +2,24 @@ package service_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
-	"github.com/quarrydata/quarry/store"
 )
 
 // TestRequestIDsExpire: a claimed id is refused with 159 until its TTL
 // passes (on the injected clock), and expired entries are swept by later
 // claims so the class stays near its live size.
 func TestRequestIDsExpire(t *testing.T) {
-	a, err := store.Open(filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s, err := service.Open(a, service.Options{Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openTestService(t, service.Options{Now: func() time.Time { return now }})
 	ttl := 5 * time.Minute
 	if err := s.ClaimRequest("a", ttl); err != nil {
 		t.Fatal(err)
 	}
-	err = s.ClaimRequest("a", ttl)
+	err := s.ClaimRequest("a", ttl)
 	if pe, ok := schema.AsError(err); !ok || pe.Code != service.CodeDuplicateRequest || pe.Message != "Duplicate request" {
 		t.Fatalf("second claim: %v, want 159 Duplicate request", err)
 	}

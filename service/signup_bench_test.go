@@ -2,29 +2,19 @@ package service_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/quarrydata/quarry/service"
-	"github.com/quarrydata/quarry/store"
 )
 
 // Benchmark_SignUp_Concurrent16: 16 clients signing up at once with the
 // default bcrypt cost on an on-disk store. Hashing runs before any lock,
 // so sign-ups/s grows with the cores: compare -cpu 1,2.
 func Benchmark_SignUp_Concurrent16(b *testing.B) {
-	a, err := store.Open(filepath.Join(b.TempDir(), "q.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	s, err := service.Open(a, service.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := openTestService(b, service.Options{})
 	const clients = 16
 	b.SetParallelism((clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	var n atomic.Int64
