@@ -157,13 +157,18 @@ func keptMasterKey(svc *service.Service) (string, error) {
 	return key, nil
 }
 
-// Listen binds the configured host and port (port 0 picks a free one).
+// Listen binds the configured host and port (port 0 picks a free one),
+// unless Starting.Ready handed a bound port over, and the profiler's.
 func (s *Server) Listen() (net.Addr, error) {
-	ln, err := listen(s.Opts.Host, s.Opts.Port)
-	if err != nil {
-		return nil, err
+	ln := s.ln
+	if ln == nil {
+		var err error
+		if ln, err = listen(s.Opts.Host, s.Opts.Port); err != nil {
+			return nil, err
+		}
 	}
-	if s.Opts.PprofAddress != "" {
+	if s.Opts.PprofAddress != "" && s.pprofLn == nil {
+		var err error
 		if s.pprofLn, err = listenPprof(s.Opts.PprofAddress); err != nil {
 			ln.Close()
 			return nil, fmt.Errorf("pprofAddress: %w", err)

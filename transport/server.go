@@ -230,6 +230,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		s.opts.Metrics.Handler()(ctx)
 		return
 	}
+	if path == "/health/live" || path == s.opts.MountPath+"/health/live" {
+		// Liveness never depends on the store (see server.Starting).
+		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
+		return
+	}
 	if path == "/health" || path == s.opts.MountPath+"/health" {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
 		return

@@ -33,7 +33,7 @@ type app interface {
 }
 
 func run(args []string) int {
-	open := func(o *config.Options, log *slog.Logger) (app, error) { return server.Open(o, log) }
+	open := openREST
 	if len(args) > 0 && args[0] == "livequery" {
 		args = args[1:]
 		open = func(o *config.Options, log *slog.Logger) (app, error) { return server.OpenLiveQuery(o, log) }
@@ -83,6 +83,25 @@ func newLogger(opts *config.Options) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(os.Stderr, ho))
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, ho))
+}
+
+// openREST binds the port first and answers there while the data loads
+// (/health: 503 "initialized"), then opens the server on it.
+func openREST(o *config.Options, log *slog.Logger) (app, error) {
+	st, err := server.ListenEarly(o)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.Open(o, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := st.Ready(srv); err != nil {
+		srv.Close()
+		return nil, err
+	}
+	return srv, nil
 }
 
 func logLevel(opts *config.Options) slog.Level {
