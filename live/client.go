@@ -35,10 +35,11 @@ type client struct {
 	done   chan struct{}
 	once   sync.Once
 
-	pong      atomic.Bool
-	tooSlow   atomic.Bool  // being disconnected for it
-	dropped   atomic.Int64 // messages dropped since the queue last emptied
-	dropSince atomic.Int64 // unix nanos of the first of them
+	pong       atomic.Bool
+	closeAfter atomic.Pointer[closeFrame] // set by closeAfterFlush
+	tooSlow    atomic.Bool                // being disconnected for it
+	dropped    atomic.Int64               // messages dropped since the queue last emptied
+	dropSince  atomic.Int64               // unix nanos of the first of them
 
 	// Set by connect, read by dispatchers.
 	mu             sync.Mutex
@@ -144,6 +145,11 @@ func (c *client) writeLoop() {
 	for {
 		select {
 		case msg := <-c.queue:
+			if msg == nil { // closeAfterFlush: everything before it is written
+				f := c.closeAfter.Load()
+				c.close(f.code, f.reason)
+				return
+			}
 			c.conn.SetWriteDeadline(time.Now().Add(WriteTimeout))
 			if err := c.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
 				c.close(websocket.CloseAbnormalClosure, "")
@@ -269,7 +275,7 @@ func (c *client) connect(req *request) {
 		msg, _ := json.Marshal(map[string]any{"op": "error", "code": CodeKeyNotValid, "reconnect": false, "requestId": nil,
 			"error": "applicationId is not this server's application id"})
 		c.send(msg)
-		go c.closeAfterFlush(websocket.ClosePolicyViolation, "wrong application id")
+		c.closeAfterFlush(websocket.ClosePolicyViolation, "wrong application id")
 		return
 	}
 	master := s.isMaster(req.keys, c.ip)

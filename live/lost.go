@@ -2,7 +2,6 @@ package live
 
 import (
 	"encoding/json"
-	"time"
 
 	"github.com/fasthttp/websocket"
 )
@@ -15,10 +14,6 @@ const CodeChangesLost = 100
 
 // CloseChangesLost is the close code that follows the error frame.
 const CloseChangesLost = websocket.CloseTryAgainLater
-
-// closeFlushWait bounds how long a last error frame may wait in a client's
-// send queue before the connection is closed anyway.
-const closeFlushWait = time.Second
 
 // ChangesLost implements LossNotifier: every client with a subscription
 // on one of classes (on any class when classes is empty) gets an error
@@ -43,7 +38,7 @@ func (s *Server) ChangesLost(classes []string) {
 		}
 		told++
 		c.send(msg)
-		go c.closeAfterFlush(CloseChangesLost, "changes lost; reconnect")
+		c.closeAfterFlush(CloseChangesLost, "changes lost; reconnect")
 	}
 	if told > 0 {
 		s.log.Warn("livequery: clients asked to reconnect after lost changes", "clients", told, "classes", classes)
@@ -63,18 +58,18 @@ func (c *client) subscribedToAny(classes map[string]bool) bool {
 	return false
 }
 
-// closeAfterFlush closes the connection once its send queue is empty, or
-// after closeFlushWait.
+// closeAfterFlush closes the connection after the messages queued so far
+// are written: a nil message in the queue tells the writer to close. When
+// the queue is full the connection is closed at once.
 func (c *client) closeAfterFlush(code int, reason string) {
-	deadline := time.Now().Add(closeFlushWait)
-	for len(c.queue) > 0 && time.Now().Before(deadline) {
-		select {
-		case <-c.done:
-			return
-		case <-time.After(5 * time.Millisecond):
-		}
+	c.closeAfter.Store(&closeFrame{code: code, reason: reason})
+	if !c.send(nil) {
+		c.close(code, reason)
 	}
-	// The writer may still be writing the last message it took.
-	time.Sleep(5 * time.Millisecond)
-	c.close(code, reason)
+}
+
+// closeFrame is the close status the writer sends at a nil message.
+type closeFrame struct {
+	code   int
+	reason string
 }
