@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -470,21 +469,21 @@ type child struct {
 // start runs quarry on db and waits until it answers /health.
 func start(t *testing.T, db string) *child {
 	t.Helper()
-	port := freePort(t)
 	logf, err := os.CreateTemp(t.TempDir(), "quarry-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer logf.Close()
+	// Port 0: the child picks a free port itself and names it in its
+	// banner, so no other process can take the port in between.
 	cmd := exec.Command(quarryBin, "--appId", appID, "--masterKey", masterKey, "--host", "127.0.0.1",
-		"--port", strconv.Itoa(port), "--mountPath", mountPath, "--databaseURI", db)
+		"--port", "0", "--mountPath", mountPath, "--databaseURI", db)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	c := &child{
 		cmd:    cmd,
-		url:    "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) + mountPath,
 		log:    logf.Name(),
 		client: newClient(4),
 		done:   make(chan struct{}),
@@ -499,9 +498,17 @@ func start(t *testing.T, db string) *child {
 			t.Fatalf("quarry exited during start-up: %v\n%s", c.err, c.output())
 		default:
 		}
-		status, _, err := do(c.client, "GET", c.url+"/health", "")
-		if err == nil && status == http.StatusOK {
-			return c
+		if c.url == "" {
+			if m := bannerURL.FindStringSubmatch(c.output()); m != nil {
+				c.url = "http://127.0.0.1:" + m[1] + mountPath
+			}
+		}
+		var status int
+		if c.url != "" {
+			status, _, err = do(c.client, "GET", c.url+"/health", "")
+			if err == nil && status == http.StatusOK {
+				return c
+			}
 		}
 		if time.Now().After(deadline) {
 			c.kill()
@@ -510,6 +517,9 @@ func start(t *testing.T, db string) *child {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// bannerURL finds the port in the start-up banner's serverURL line.
+var bannerURL = regexp.MustCompile(`serverURL:\s+http://[^:/]+:(\d+)`)
 
 // kill sends SIGKILL and reaps the process; a no-op once it has exited.
 func (c *child) kill() {
@@ -547,18 +557,6 @@ func (c *child) output() string {
 		return err.Error()
 	}
 	return string(b)
-}
-
-// freePort asks the kernel for a free loopback port. Another process could
-// take it before quarry binds it; start then fails loudly, it never hangs.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // newClient keeps up to conns connections alive. net/http never replays a
