@@ -84,6 +84,9 @@ func (st *Starting) Close() error {
 }
 
 func (st *Starting) stop() error {
+	// Close first: if the Serve goroutine has not reached Accept yet, a
+	// Shutdown alone would find no listener to stop and Serve would run on.
+	st.ln.Close()
 	err := st.hs.Shutdown()
 	<-st.done
 	// The accept deadline that stopped the starting server must not stop
@@ -111,6 +114,9 @@ func (p *pausable) Close() error {
 // Accept reports the deadline Close set as a closed listener, so the
 // starting server's accept loop ends instead of retrying.
 func (p *pausable) Accept() (net.Conn, error) {
+	if p.closed.Load() {
+		return nil, net.ErrClosed
+	}
 	c, err := p.TCPListener.Accept()
 	if err != nil && p.closed.Load() {
 		return nil, net.ErrClosed

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server"
@@ -68,5 +69,39 @@ func TestHealthWhileLoading(t *testing.T) {
 	}
 	if code, body, _ := get(t, base+"/health/live"); code != 200 {
 		t.Errorf("liveness once ready: %d %s", code, body)
+	}
+}
+
+// TestReadyAtOnce: a server ready before the starting answers even began
+// (a small data file on a busy machine) still gets its port, with nothing
+// left hanging.
+func TestReadyAtOnce(t *testing.T) {
+	for i := range 50 {
+		opts, _, err := config.Load([]string{"--appId", "app", "--masterKey", "mk", "--host", "127.0.0.1", "--port", "0",
+			"--databaseURI", filepath.Join(t.TempDir(), "q.db")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := server.Open(opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Ready straight after ListenEarly: the starting server's goroutine
+		// has most likely not begun to accept yet.
+		st, err := server.ListenEarly(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready := make(chan error, 1)
+		go func() { ready <- st.Ready(srv) }()
+		select {
+		case err := <-ready:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: Ready hung", i)
+		}
+		srv.Close()
 	}
 }
