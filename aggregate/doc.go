@@ -4,7 +4,7 @@
 // objectId (MongoDB's _id is accepted too) and stage names may omit the $.
 //
 // It is pure: no I/O, no globals; it imports only schema, matcher and
-// planner/where. The service hands a pipeline's leading $match, $sort,
+// where. The service hands a pipeline's leading $match, $sort,
 // $skip and $limit (see Pipeline.Prefix) to the planner, so indexes serve
 // them, and runs the rest here.
 package aggregate

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/quarrydata/quarry/matcher"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 func benchMatch(b *testing.B, w map[string]any, obj schema.Object) {

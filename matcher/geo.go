@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/quarrydata/quarry/geo"
-	"github.com/quarrydata/quarry/planner/where"
+	"github.com/quarrydata/quarry/where"
 )
 
 // The geo operators are decided by package geo's exact tests, the same
@@ -17,7 +17,7 @@ func geoTest(op *where.Op) (func(v any) bool, error) {
 		if op.Point == nil {
 			return nil, errors.New("geo operand missing")
 		}
-		pt := point(*op.Point)
+		pt := *op.Point
 		return func(v any) bool {
 			pg, ok := geo.PolygonFromValue(v)
 			return ok && pg.ContainsPoint(pt)
@@ -50,22 +50,18 @@ func RegionOf(op *where.Op) (geo.Region, bool) {
 	switch op.Code {
 	case where.OpNearSphere:
 		if op.Near != nil && op.Near.HasMax {
-			return geo.Cap{Center: point(op.Near.Point), Radius: op.Near.MaxDistance}, true
+			return geo.Cap{Center: op.Near.Point, Radius: op.Near.MaxDistance}, true
 		}
 	case where.OpWithinSphere:
 		if op.Sphere != nil {
-			return geo.Cap{Center: point(op.Sphere.Center), Radius: op.Sphere.Radius}, true
+			return geo.Cap{Center: op.Sphere.Center, Radius: op.Sphere.Radius}, true
 		}
 	case where.OpWithinBox:
 		if op.Box != nil {
-			return geo.NewBox(point(op.Box.SouthWest), point(op.Box.NorthEast)), true
+			return geo.NewBox(op.Box.SouthWest, op.Box.NorthEast), true
 		}
 	case where.OpWithinPolygon:
-		pts := make([]geo.Point, len(op.Polygon))
-		for i, p := range op.Polygon {
-			pts[i] = point(p)
-		}
-		if pg, err := geo.NewPolygon(pts); err == nil {
+		if pg, err := geo.NewPolygon(op.Polygon); err == nil {
 			return pg, true
 		}
 	}
@@ -90,17 +86,12 @@ func LimitNearSphere(n *where.Node, max float64) {
 	})
 }
 
-func point(p where.GeoPoint) geo.Point { return geo.Point{Lat: p.Latitude, Lng: p.Longitude} }
-
 // Distance is the great-circle distance between two points in radians
 // (geo.Distance, the one every geo test and the $nearSphere order use).
 // Multiply by geo.EarthRadiusKilometers or geo.EarthRadiusMiles for a
 // length.
-func Distance(a, b where.GeoPoint) float64 { return geo.Distance(point(a), point(b)) }
+func Distance(a, b geo.Point) float64 { return geo.Distance(a, b) }
 
 // GeoPointOf reads a GeoPoint value ({__type: "GeoPoint", latitude,
 // longitude}); out-of-range coordinates are not a GeoPoint.
-func GeoPointOf(v any) (where.GeoPoint, bool) {
-	p, ok := geo.PointFromValue(v)
-	return where.GeoPoint{Latitude: p.Lat, Longitude: p.Lng}, ok
-}
+func GeoPointOf(v any) (geo.Point, bool) { return geo.PointFromValue(v) }

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // ErrNoResolver is returned by Compile for a tree with subqueries,

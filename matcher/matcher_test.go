@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	geopkg "github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/matcher"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 var testNow = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -246,15 +247,15 @@ func TestCompileResolver(t *testing.T) {
 
 func TestDistance(t *testing.T) {
 	// One degree of latitude is 111.19 km on a 6371 km sphere.
-	d := matcher.Distance(where.GeoPoint{}, where.GeoPoint{Latitude: 1}) * where.EarthRadiusKilometers
+	d := matcher.Distance(geopkg.Point{}, geopkg.Point{Lat: 1}) * where.EarthRadiusKilometers
 	if d < 111.19 || d > 111.20 {
 		t.Errorf("1 degree = %v km", d)
 	}
 	// Antipodes are pi radians apart.
-	if d := matcher.Distance(where.GeoPoint{Latitude: 10, Longitude: 20}, where.GeoPoint{Latitude: -10, Longitude: -160}); d < 3.14159 || d > 3.1416 {
+	if d := matcher.Distance(geopkg.Point{Lat: 10, Lng: 20}, geopkg.Point{Lat: -10, Lng: -160}); d < 3.14159 || d > 3.1416 {
 		t.Errorf("antipodes = %v", d)
 	}
-	if p, ok := matcher.GeoPointOf(decode(t, geo("1", "2"))["loc"]); !ok || p.Latitude != 1 || p.Longitude != 2 {
+	if p, ok := matcher.GeoPointOf(decode(t, geo("1", "2"))["loc"]); !ok || p.Lat != 1 || p.Lng != 2 {
 		t.Errorf("GeoPointOf = %v %v", p, ok)
 	}
 }

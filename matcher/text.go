@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/quarrydata/quarry/planner/where"
+	"github.com/quarrydata/quarry/where"
 )
 
 // $text follows MongoDB's $search syntax without a text index's language

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // equalAny is MongoDB equality: the value equals q, or the value is an

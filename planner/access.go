@@ -5,8 +5,8 @@ import (
 
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/matcher"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // chooseAccess picks the cheapest candidate source for a resolved tree.

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/quarrydata/quarry/matcher"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // The data-driven planner tests: each case in planner/testdata/*.txt names

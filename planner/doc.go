@@ -1,4 +1,4 @@
-// Package planner turns a parsed where (planner/where) plus order, skip and
+// Package planner turns a parsed where (where) plus order, skip and
 // limit into a plan over the in-memory indexes: index range and point
 // scans, id lookups for $relatedTo and objectId, unions for $in and $or,
 // semi-joins for $inQuery and $select, then the compiled matcher as the

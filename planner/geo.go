@@ -10,8 +10,8 @@ import (
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/matcher"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // Geo access: GeoPoint constraints scan the leaf-id ranges of an S2
@@ -79,7 +79,7 @@ func (p *planner) geoAccessFor(path string, op *where.Op) *access {
 		if kind != index.GeoShapes || op.Point == nil {
 			return nil
 		}
-		g := &geoAccess{kind: kind, point: geo.Point{Lat: op.Point.Latitude, Lng: op.Point.Longitude}}
+		g := &geoAccess{kind: kind, point: *op.Point}
 		est := 0
 		_ = gc.ScanGeoContaining(path, g.point, p.deadline, func(schema.Object) bool {
 			est++
@@ -429,7 +429,7 @@ func nearOf(root *where.Node) *nearSort {
 		}
 		for _, op := range n.Ops {
 			if n.Kind == where.KindField && op.Code == where.OpNearSphere && op.Near != nil {
-				found = &nearSort{path: n.Path, center: geo.Point{Lat: op.Near.Point.Latitude, Lng: op.Near.Point.Longitude}}
+				found = &nearSort{path: n.Path, center: op.Near.Point}
 			}
 		}
 		return found == nil

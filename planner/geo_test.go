@@ -10,8 +10,8 @@ import (
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/matcher"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // The geo differential test: random points (anywhere, at the poles, on
@@ -165,7 +165,7 @@ func geoBruteForce(t *testing.T, objs []schema.Object, q Query, src *memSource, 
 	tree.Walk(func(n *where.Node) bool {
 		for _, op := range n.Ops {
 			if op.Code == where.OpNearSphere {
-				center = &geo.Point{Lat: op.Near.Point.Latitude, Lng: op.Near.Point.Longitude}
+				center = &op.Near.Point
 			}
 		}
 		return true
@@ -367,7 +367,7 @@ func TestGeoNearestTouchesFewCells(t *testing.T) {
 func TestNearSphereLimit(t *testing.T) {
 	if where.EarthRadiusMiles != geo.EarthRadiusMiles || where.EarthRadiusKilometers != geo.EarthRadiusKilometers ||
 		where.DefaultNearSphereMaxDistance != geo.DefaultNearSphereMaxDistance {
-		t.Fatal("planner/where and geo disagree on the Earth's radii")
+		t.Fatal("where and geo disagree on the Earth's radii")
 	}
 	src := newMemSource()
 	for i, miles := range []float64{10, 99, 101, 500} {

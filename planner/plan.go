@@ -7,8 +7,8 @@ import (
 
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/matcher"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // Collection is what the planner needs from one class's objects.

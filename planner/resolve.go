@@ -4,8 +4,8 @@ import (
 	"sort"
 
 	"github.com/quarrydata/quarry/index"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // resolve runs every subquery and relation lookup once and rewrites the

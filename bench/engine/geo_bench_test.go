@@ -13,10 +13,10 @@ import (
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/matcher"
 	"github.com/quarrydata/quarry/planner"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
+	"github.com/quarrydata/quarry/where"
 )
 
 // The geo benchmarks: 1,000,000 GeoPoints spread uniformly over a

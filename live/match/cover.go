@@ -6,7 +6,7 @@ import (
 
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/matcher"
-	"github.com/quarrydata/quarry/planner/where"
+	"github.com/quarrydata/quarry/where"
 )
 
 // Limits of the subscription index.

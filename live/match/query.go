@@ -8,8 +8,8 @@ import (
 
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/matcher"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // Options tell Compile about the subscribed class.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // testNow is the clock of every test, so $relativeTime is reproducible.
@@ -211,14 +211,14 @@ var parseTrees = []struct{ where, tree string }{
 	{`{"p":{"$notInQuery":{"className":"B","where":{}}}}`, `and($notInQuery(p B {}))`},
 	{`{"h":{"$select":{"key":"city","query":{"className":"B","where":{"n":1}}}}}`, `and($select(h B.city {"n":1}))`},
 	{`{"h":{"$dontSelect":{"key":"a.b","query":{"className":"B"}}}}`, `and($dontSelect(h B.a.b {}))`},
-	{`{"loc":{"$nearSphere":` + gp + `}}`, `and(field(loc $nearSphere {"Point":{"Latitude":10,"Longitude":20},"MaxDistance":0,"HasMax":false}))`},
-	{`{"loc":{"$nearSphere":` + gp + `,"$maxDistanceInKilometers":6371}}`, `and(field(loc $nearSphere {"Point":{"Latitude":10,"Longitude":20},"MaxDistance":1,"HasMax":true}))`},
-	{`{"loc":{"$nearSphere":` + gp + `,"$maxDistanceInMiles":3958.8,"$maxDistance":2}}`, `and(field(loc $nearSphere {"Point":{"Latitude":10,"Longitude":20},"MaxDistance":1,"HasMax":true}))`},
-	{`{"loc":{"$within":{"$box":[{"__type":"GeoPoint","latitude":-90,"longitude":-180},{"__type":"GeoPoint","latitude":90,"longitude":180}]}}}`, `and(field(loc $within.$box {"SouthWest":{"Latitude":-90,"Longitude":-180},"NorthEast":{"Latitude":90,"Longitude":180}}))`},
-	{`{"loc":{"$geoWithin":{"$polygon":[[1,2],` + gp + `,[3,4]]}}}`, `and(field(loc $geoWithin.$polygon [{"Latitude":2,"Longitude":1},{"Latitude":10,"Longitude":20},{"Latitude":4,"Longitude":3}]))`},
-	{`{"loc":{"$geoWithin":{"$polygon":{"__type":"Polygon","coordinates":[[1,2],[3,4],[5,6]]}}}}`, `and(field(loc $geoWithin.$polygon [{"Latitude":1,"Longitude":2},{"Latitude":3,"Longitude":4},{"Latitude":5,"Longitude":6}]))`},
-	{`{"loc":{"$geoWithin":{"$centerSphere":[[20,10],0.5]}}}`, `and(field(loc $geoWithin.$centerSphere {"Center":{"Latitude":10,"Longitude":20},"Radius":0.5}))`},
-	{`{"area":{"$geoIntersects":{"$point":` + gp + `}}}`, `and(field(area $geoIntersects.$point {"Latitude":10,"Longitude":20}))`},
+	{`{"loc":{"$nearSphere":` + gp + `}}`, `and(field(loc $nearSphere {"Point":{"Lat":10,"Lng":20},"MaxDistance":0,"HasMax":false}))`},
+	{`{"loc":{"$nearSphere":` + gp + `,"$maxDistanceInKilometers":6371}}`, `and(field(loc $nearSphere {"Point":{"Lat":10,"Lng":20},"MaxDistance":1,"HasMax":true}))`},
+	{`{"loc":{"$nearSphere":` + gp + `,"$maxDistanceInMiles":3958.8,"$maxDistance":2}}`, `and(field(loc $nearSphere {"Point":{"Lat":10,"Lng":20},"MaxDistance":1,"HasMax":true}))`},
+	{`{"loc":{"$within":{"$box":[{"__type":"GeoPoint","latitude":-90,"longitude":-180},{"__type":"GeoPoint","latitude":90,"longitude":180}]}}}`, `and(field(loc $within.$box {"SouthWest":{"Lat":-90,"Lng":-180},"NorthEast":{"Lat":90,"Lng":180}}))`},
+	{`{"loc":{"$geoWithin":{"$polygon":[[1,2],` + gp + `,[3,4]]}}}`, `and(field(loc $geoWithin.$polygon [{"Lat":2,"Lng":1},{"Lat":10,"Lng":20},{"Lat":4,"Lng":3}]))`},
+	{`{"loc":{"$geoWithin":{"$polygon":{"__type":"Polygon","coordinates":[[1,2],[3,4],[5,6]]}}}}`, `and(field(loc $geoWithin.$polygon [{"Lat":1,"Lng":2},{"Lat":3,"Lng":4},{"Lat":5,"Lng":6}]))`},
+	{`{"loc":{"$geoWithin":{"$centerSphere":[[20,10],0.5]}}}`, `and(field(loc $geoWithin.$centerSphere {"Center":{"Lat":10,"Lng":20},"Radius":0.5}))`},
+	{`{"area":{"$geoIntersects":{"$point":` + gp + `}}}`, `and(field(area $geoIntersects.$point {"Lat":10,"Lng":20}))`},
 	{`{"_rperm":{"$in":["*"]},"authData.facebook.id":"1"}`, `and(field(_rperm $in ["*"]), field(authData.facebook.id $eq "1"))`},
 	// $relativeTime, evaluated against testNow (2024-01-01T00:00:00Z).
 	{`{"d":{"$lt":{"$relativeTime":"in 2 days"}}}`, `and(field(d $lt {"__type":"Date","iso":"2024-01-03T00:00:00.000Z"}))`},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -176,11 +177,11 @@ type Op struct {
 	Box *Box
 	// Polygon holds the vertices of $geoWithin.$polygon (at least 3; the
 	// path is closed implicitly).
-	Polygon []GeoPoint
+	Polygon []geo.Point
 	// Sphere is the operand of $geoWithin.$centerSphere.
 	Sphere *Sphere
 	// Point is the operand of $geoIntersects.$point.
-	Point *GeoPoint
+	Point *geo.Point
 	// Relative is the $relativeTime text Value was computed from, kept for
 	// explain output; empty otherwise.
 	Relative string
@@ -235,14 +236,9 @@ type Text struct {
 	DiacriticSensitive bool   // $diacriticSensitive
 }
 
-// GeoPoint is a point in degrees.
-type GeoPoint struct {
-	Latitude, Longitude float64 // degrees
-}
-
 // Near is $nearSphere with its optional maximum distance.
 type Near struct {
-	Point GeoPoint // the center distances are measured from
+	Point geo.Point // the center distances are measured from
 	// MaxDistance is in radians of a great circle; it applies only when
 	// HasMax is set (0 is a valid maximum: the point itself).
 	MaxDistance float64
@@ -253,13 +249,13 @@ type Near struct {
 // northeast corner west of the southwest one crosses the antimeridian, and
 // corners reversed on both axes are swapped back.
 type Box struct {
-	SouthWest, NorthEast GeoPoint // the corners as sent
+	SouthWest, NorthEast geo.Point // the corners as sent
 }
 
 // Sphere is $geoWithin.$centerSphere: a cap of Radius radians around Center.
 type Sphere struct {
-	Center GeoPoint // the cap's center
-	Radius float64  // radians of a great circle
+	Center geo.Point // the cap's center
+	Radius float64   // radians of a great circle
 }
 
 // Walk calls fn for n and, while fn returns true, for its descendants in

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/quarrydata/quarry/matcher"
-	"github.com/quarrydata/quarry/planner/where"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/where"
 )
 
 // FuzzParseWhere checks that Parse never panics and fails only with Parse
@@ -15,7 +15,7 @@ import (
 // on objects built from the where's own values (so paths and types line up
 // often enough to reach every operator).
 //
-//	go test ./planner/where -run '^$' -fuzz FuzzParseWhere -fuzztime 30s
+//	go test ./where -run '^$' -fuzz FuzzParseWhere -fuzztime 30s
 func FuzzParseWhere(f *testing.F) {
 	for _, tc := range parseErrors {
 		f.Add(tc.where)

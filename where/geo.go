@@ -3,6 +3,7 @@ package where
 import (
 	"math"
 
+	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -101,8 +102,8 @@ func (p *parser) geo(k string, v any, m map[string]any) (Op, error) {
 // polygon reads $polygon: a Polygon value ([lat, lng] pairs, as Parse
 // stores polygons) or an array of GeoPoints or [lng, lat] pairs (GeoJSON
 // order, as MongoDB takes them).
-func polygon(v any) ([]GeoPoint, error) {
-	var pts []GeoPoint
+func polygon(v any) ([]geo.Point, error) {
+	var pts []geo.Point
 	switch x := v.(type) {
 	case map[string]any:
 		coords, ok := x["coordinates"].([]any)
@@ -163,10 +164,10 @@ func centerSphere(v any) (*Sphere, error) {
 }
 
 // geoPointAny reads a GeoPoint value or a [lng, lat] pair.
-func geoPointAny(v any, bad string) (GeoPoint, error) {
+func geoPointAny(v any, bad string) (geo.Point, error) {
 	if pair, ok := v.([]any); ok {
 		if len(pair) != 2 {
-			return GeoPoint{}, invalidJSON(bad)
+			return geo.Point{}, invalidJSON(bad)
 		}
 		return latLng(pair[1], pair[0], bad)
 	}
@@ -174,10 +175,10 @@ func geoPointAny(v any, bad string) (GeoPoint, error) {
 }
 
 // geoPointObject reads {__type: "GeoPoint", latitude, longitude}.
-func geoPointObject(v any, bad string) (GeoPoint, error) {
+func geoPointObject(v any, bad string) (geo.Point, error) {
 	m, ok := v.(map[string]any)
 	if !ok || m["__type"] != "GeoPoint" {
-		return GeoPoint{}, invalidJSON(bad)
+		return geo.Point{}, invalidJSON(bad)
 	}
 	return latLng(m["latitude"], m["longitude"], bad)
 }
@@ -185,19 +186,19 @@ func geoPointObject(v any, bad string) (GeoPoint, error) {
 // latLng checks coordinates with Parse's inclusive bounds: query shapes
 // may touch the poles and the antimeridian even though stored GeoPoints
 // may not.
-func latLng(lat, lng any, bad string) (GeoPoint, error) {
+func latLng(lat, lng any, bad string) (geo.Point, error) {
 	la, ok1 := number(lat)
 	lo, ok2 := number(lng)
 	if !ok1 || !ok2 {
-		return GeoPoint{}, invalidJSON(bad)
+		return geo.Point{}, invalidJSON(bad)
 	}
 	if la < -90 || la > 90 {
-		return GeoPoint{}, schema.Errorf(schema.CodeInvalidJSON, "GeoPoint latitude out of bounds: %v", la)
+		return geo.Point{}, schema.Errorf(schema.CodeInvalidJSON, "GeoPoint latitude out of bounds: %v", la)
 	}
 	if lo < -180 || lo > 180 {
-		return GeoPoint{}, schema.Errorf(schema.CodeInvalidJSON, "GeoPoint longitude out of bounds: %v", lo)
+		return geo.Point{}, schema.Errorf(schema.CodeInvalidJSON, "GeoPoint longitude out of bounds: %v", lo)
 	}
-	return GeoPoint{Latitude: la, Longitude: lo}, nil
+	return geo.Point{Lat: la, Lng: lo}, nil
 }
 
 func invalidJSON(msg string) error {
