@@ -143,6 +143,9 @@ func (l *loader) finish() {
 	if o.RequestLogPercent < 0 || o.RequestLogPercent > 100 {
 		check("requestLogPercent", fmt.Errorf("must be between 0 and 100, got %d", o.RequestLogPercent))
 	}
+	if o.MetricsPort < 0 || o.MetricsPort > 65535 || o.MetricsPort != 0 && o.MetricsPort == o.Port {
+		check("metricsPort", fmt.Errorf("must be a port between 1 and 65535 other than port (or 0 to serve /metrics on the main port), got %d", o.MetricsPort))
+	}
 	if o.SlowQueryMs < 0 {
 		check("slowQueryMs", fmt.Errorf("must be 0 or more, got %d", o.SlowQueryMs))
 	}

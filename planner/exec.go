@@ -723,17 +723,29 @@ func (pl *Plan) Explain(res Result) map[string]any {
 		"examined": res.Examined,
 		"matched":  res.Count,
 	}
+	out["sort"] = pl.sortText()
+	return out
+}
+
+// sortText says how the plan orders its results.
+func (pl *Plan) sortText() string {
 	switch {
 	case len(pl.q.Order) == 0 && pl.near != nil:
-		out["sort"] = "by distance (top-k heap)"
+		return "by distance (top-k heap)"
 	case len(pl.q.Order) == 0 && (pl.streaming() || pl.idOrdered(pl.access)):
-		out["sort"] = "objectId (access order)"
+		return "objectId (access order)"
 	case len(pl.q.Order) == 0:
-		out["sort"] = "objectId (top-k heap)"
+		return "objectId (top-k heap)"
 	case pl.orderIndex:
-		out["sort"] = "index " + pl.q.Order[0].Path
-	default:
-		out["sort"] = "top-k heap"
+		return "index " + pl.q.Order[0].Path
 	}
-	return out
+	return "top-k heap"
+}
+
+// Summary is the plan in one line for a slow-query log: the class, the
+// access with its reason and estimate, and the sort. It names fields and
+// indexes but never a value of the query, so it can be logged.
+func (pl *Plan) Summary() string {
+	return fmt.Sprintf("class %s: %s (%s; estimate %d), sort %s",
+		pl.q.Class, pl.access.String(), pl.access.why, pl.access.estimate, pl.sortText())
 }

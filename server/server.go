@@ -45,6 +45,7 @@ type Server struct {
 	// start): only then does the banner show it.
 	keyGenerated bool
 	pprofLn      net.Listener // pprofAddress, bound by Listen
+	metricsLn    net.Listener // metricsPort, bound by Listen
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -124,7 +125,7 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		DotNetKey: opts.DotNetKey, MasterKeyIPs: opts.MasterKeyIPs, MountPath: opts.MountPath,
 		ServerURL: opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
 		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
-		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, ScriptLog: ring,
+		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, MetricsElsewhere: opts.MetricsPort != 0, ScriptLog: ring,
 		RequestLogSample: float64(opts.RequestLogPercent) / 100,
 		IdempotencyPaths: opts.Idempotency.Paths,
 		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
@@ -174,6 +175,16 @@ func (s *Server) Listen() (net.Addr, error) {
 			return nil, fmt.Errorf("pprofAddress: %w", err)
 		}
 	}
+	if s.Opts.MetricsPort != 0 && s.metricsLn == nil {
+		var err error
+		if s.metricsLn, err = listen(s.Opts.Host, s.Opts.MetricsPort); err != nil {
+			ln.Close()
+			if s.pprofLn != nil {
+				s.pprofLn.Close()
+			}
+			return nil, fmt.Errorf("metricsPort: %w", err)
+		}
+	}
 	s.ln = ln
 	return ln.Addr(), nil
 }
@@ -188,6 +199,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.pprofLn != nil {
 		servePprof(ctx, s.pprofLn, s.log)
+	}
+	if s.metricsLn != nil {
+		go func() {
+			if err := serveUntil(ctx, &fasthttp.Server{Handler: s.REST.MetricsHandler(), Name: "quarry-metrics",
+				ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}, s.metricsLn, s.log); err != nil {
+				s.log.Error("metrics listener stopped", "err", err)
+			}
+		}()
+		s.log.Info("metrics listening", "address", "http://"+s.metricsLn.Addr().String()+"/metrics")
 	}
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
@@ -206,6 +226,9 @@ func (s *Server) Close() error {
 	}
 	if s.pprofLn != nil {
 		s.pprofLn.Close()
+	}
+	if s.metricsLn != nil {
+		s.metricsLn.Close()
 	}
 	s.live.close()
 	return s.store.Close()
@@ -252,4 +275,13 @@ func nearSphereMax(miles int) float64 {
 		return -1
 	}
 	return geo.MilesToRadians(float64(miles))
+}
+
+// MetricsAddr is where metricsPort's listener is bound, nil without one
+// (valid after Listen).
+func (s *Server) MetricsAddr() net.Addr {
+	if s.metricsLn == nil {
+		return nil
+	}
+	return s.metricsLn.Addr()
 }

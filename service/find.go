@@ -72,6 +72,18 @@ type FindResult struct {
 	// objects it looked at, for metrics and request logs.
 	Plan     string
 	Examined int
+	// plan is kept so a slow query's log line can describe it; describing
+	// costs only when asked (PlanSummary).
+	plan *planner.Plan
+}
+
+// PlanSummary describes the query's plan in one line without any value of
+// the query (planner.Plan.Summary), or "" when no plan ran.
+func (r *FindResult) PlanSummary() string {
+	if r.plan == nil {
+		return ""
+	}
+	return r.plan.Summary()
 }
 
 // MaxSkip bounds skip so a client cannot make the server walk a huge
@@ -189,7 +201,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		return FindResult{}, err
 	}
 	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count,
-		Plan: plan.Kind(), Examined: res.Examined}
+		Plan: plan.Kind(), Examined: res.Examined, plan: plan}
 	g := guards[class]
 	// Include writes the expanded objects into the results, and a get's
 	// one object is the caller's to change (a user reading themselves gets
