@@ -75,7 +75,9 @@ type Options struct {
 	// dropped and created again, and listed in its schema.
 	Indexes []string
 	Hooks   Hooks
-	// OnChange receives every committed change, in commit order per object.
+	// OnChange receives every committed change, in commit order per object,
+	// after the write released its locks: a slow consumer delays the
+	// delivering write, never another write's locks.
 	OnChange func(Change)
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
@@ -115,15 +117,20 @@ type Service struct {
 	seed       maphash.Seed
 
 	roles roleCache
-	// installMu serializes installation saves, whose deduplication by
-	// installationId and deviceToken reads before it writes.
-	installMu sync.Mutex
+	// installLocks serialize installation saves that share an
+	// installationId or a deviceToken (striped by the value), because
+	// their deduplication reads before it writes (installations.go).
+	installLocks [64]sync.Mutex
 
 	metaMu sync.Mutex
 	meta   map[string][]byte // server settings kept with the data
 
 	// idemLocks serialize claims of one request id (striped by its hash).
 	idemLocks [64]sync.Mutex
+
+	// changes carries committed changes to OnChange after the locks are
+	// released, in commit order (announce.go).
+	changes changeQueue
 
 	// configIndexes are Options.Indexes by class (read-only after Open).
 	configIndexes map[string][]string

@@ -116,6 +116,10 @@ type WriteOp struct {
 	// hashedPassword is the bcrypt hash of Body's password, computed by
 	// write before it takes any lock.
 	hashedPassword string
+	// asServer runs the op with the master key whoever the caller is: the
+	// server's own part of a write, such as the stale installations an
+	// installation save removes in the same commit.
+	asServer bool
 }
 
 // WriteResult is the outcome of one WriteOp.
@@ -139,10 +143,11 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 			ops[i].hashedPassword = string(hash)
 		}
 	}
-	results, users, err := s.writeLocked(auth, ops, atomic)
+	results, drafts, users, err := s.writeLocked(auth, ops, atomic)
 	if err != nil {
 		return nil, err
 	}
+	s.announce(drafts)
 	// Cascades run after the locks are released: they write other objects.
 	for _, u := range users {
 		// A deleted user's sessions die with them, and every session
@@ -172,7 +177,7 @@ type userCascade struct {
 	deleted bool
 }
 
-func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, []userCascade, error) {
+func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, []*draft, []userCascade, error) {
 	keys := make([]string, 0, len(ops))
 	for i := range ops {
 		if ops[i].Method == MethodCreate {
@@ -198,12 +203,16 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	drafts := make([]*draft, 0, len(ops))
 	results := make([]WriteResult, len(ops))
 	for i, op := range ops {
-		d, err := s.prepare(auth, op, now, overlay, deleted)
+		opAuth := auth
+		if op.asServer {
+			opAuth = Auth{Master: true}
+		}
+		d, err := s.prepare(opAuth, op, now, overlay, deleted)
 		if err != nil {
-			if atomic && len(ops) > 1 {
-				return nil, nil, annotate(err, i)
+			if atomic && clientOps(ops) > 1 {
+				return nil, nil, nil, annotate(err, i)
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		drafts = append(drafts, d)
 		k := op.Class + "\x00" + d.id
@@ -225,7 +234,7 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 		}
 	}
 	if err := s.commit(auth, drafts); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var users []userCascade
 	for i, d := range drafts {
@@ -237,7 +246,7 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 			users = append(users, userCascade{id: d.id, result: i})
 		}
 	}
-	return results, users, nil
+	return results, drafts, users, nil
 }
 
 // uniqueValueKeys are the lock keys of the unique values op sets.
@@ -256,6 +265,17 @@ func uniqueValueKeys(op WriteOp) []string {
 		}
 	}
 	return keys
+}
+
+// clientOps counts the ops the client asked for (not the server's own).
+func clientOps(ops []WriteOp) int {
+	n := 0
+	for _, op := range ops {
+		if !op.asServer {
+			n++
+		}
+	}
+	return n
 }
 
 func annotate(err error, i int) error {
@@ -464,8 +484,14 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 			break
 		}
 	}
-	for _, d := range drafts {
-		s.announce(d)
+	if s.opts.OnChange != nil {
+		// Queued under the objects' locks, so the queue keeps commit order
+		// per object; delivered after unlocking (announce).
+		changes := make([]Change, len(drafts))
+		for i, d := range drafts {
+			changes[i] = Change{Class: d.class, Original: d.original, Object: d.obj}
+		}
+		s.changes.add(changes...)
 	}
 	return nil
 }
@@ -521,15 +547,20 @@ func (s *Service) forgetOwnedJoins(d *draft) {
 	}
 }
 
-func (s *Service) announce(d *draft) {
+// announce runs after a write released every lock it held: the after
+// triggers of its own changes, then the delivery of queued changes to
+// OnChange (its own and any that other writers queued meanwhile).
+func (s *Service) announce(drafts []*draft) {
 	if h := s.opts.Hooks; h != nil {
-		if d.obj == nil {
-			h.AfterDelete(d.class, d.original)
-		} else {
-			h.AfterSave(d.class, d.original, d.obj)
+		for _, d := range drafts {
+			if d.obj == nil {
+				h.AfterDelete(d.class, d.original)
+			} else {
+				h.AfterSave(d.class, d.original, d.obj)
+			}
 		}
 	}
 	if s.opts.OnChange != nil {
-		s.opts.OnChange(Change{Class: d.class, Original: d.original, Object: d.obj})
+		s.changes.drain(s.opts.OnChange, s.opts.Warn)
 	}
 }
