@@ -89,13 +89,6 @@ func IsName(s string, dots bool) bool {
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
-// BuiltinClasses are the underscore classes clients may address through
-// their own routes or /classes.
-var BuiltinClasses = map[string]bool{
-	"_User": true, "_Role": true, "_Installation": true, "_Session": true, "_Audience": true,
-	"_Idempotency": true,
-}
-
 // MaxKeyLength caps key names; the specification says longer names get no
 // index, Quarry refuses them outright so nothing is silently unindexed.
 const MaxKeyLength = 1024
@@ -103,7 +96,7 @@ const MaxKeyLength = 1024
 // ValidClassName reports whether a developer may use name as a class. Custom
 // classes must start with a letter; the built-in underscore classes pass.
 func ValidClassName(name string) bool {
-	return BuiltinClasses[name] || (len(name) <= 255 && IsName(name, false))
+	return builtinClasses[name] || (len(name) <= 255 && IsName(name, false))
 }
 
 // ClassNameError is the 103 failure for a class name.
@@ -130,14 +123,6 @@ func ClosedRing(coords []any) []any {
 	copy(out, coords)
 	return append(out, []any{first[0], first[1]})
 }
-
-// ForbiddenFieldNames are names Parse refuses for a field although they are
-// well-formed: "length" makes a Parse object look like an array to the
-// JavaScript SDK and to Parse Server's own code.
-var ForbiddenFieldNames = map[string]bool{"length": true}
-
-// ReservedKeys are top-level keys the server owns.
-var ReservedKeys = map[string]bool{"objectId": true, "createdAt": true, "updatedAt": true}
 
 // TypeOf infers the field type of a JSON value. ok is false for null, which
 // never fixes a type. A malformed special value gives a 111 error.

@@ -50,7 +50,7 @@ func ParseOrder(s string) ([]SortKey, error) {
 			k.Path = alias
 		}
 		root, _, _ := strings.Cut(k.Path, ".")
-		if !schema.ValidKeyName(root) && !schema.ReservedKeys[root] && root != "$score" {
+		if !schema.ValidKeyName(root) && !schema.IsReservedKey(root) && root != "$score" {
 			return nil, schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", root)
 		}
 		keys = append(keys, k)
@@ -192,11 +192,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	for _, k := range p.Order {
 		q.Order = append(q.Order, planner.SortKey{Path: k.Path, Desc: k.Desc})
 	}
-	plan, err := planner.Compile(source{s}, q, s.planOptions())
-	if err != nil {
-		return FindResult{}, err
-	}
-	res, err := plan.Run()
+	plan, res, err := s.runPlan(q, false)
 	if err != nil {
 		return FindResult{}, err
 	}

@@ -424,7 +424,7 @@ func (s *Service) checkSelectKeys(a Auth, where map[string]any) error {
 				continue // malformed: the where parser reports it
 			}
 			root, _, _ := strings.Cut(key, ".")
-			if !schema.ValidKeyName(root) && !schema.ReservedKeys[root] {
+			if !schema.ValidKeyName(root) && !schema.IsReservedKey(root) {
 				return schema.Errorf(schema.CodeInvalidKeyName, "Invalid key name: %s", key)
 			}
 			if root == "authData" && !authDataIDKey.MatchString(key) {

@@ -413,7 +413,7 @@ func (s *Service) ensureBuiltinSchema(class string) error {
 		if c == nil {
 			return false
 		}
-		for k := range BuiltinClassFields[class] {
+		for k := range schema.BuiltinFields(class) {
 			if _, ok := c.Fields[k]; !ok {
 				return false
 			}
@@ -434,7 +434,7 @@ func (s *Service) ensureBuiltinSchema(class string) error {
 		next = s.newClass(class)
 	} else {
 		next = cur.Clone()
-		for k, f := range BuiltinClassFields[class] {
+		for k, f := range schema.BuiltinFields(class) {
 			if _, ok := next.Fields[k]; !ok {
 				next.Fields[k] = f
 			}

@@ -61,7 +61,7 @@ func (s *Service) checkWritable(auth Auth, class string, creating bool) error {
 		return schema.ClassNameError(class)
 	}
 	// Built-in classes are the server's, never "client class creation".
-	if creating && !auth.Master && !s.opts.AllowClientClassCreation && s.Class(class) == nil && !schema.BuiltinClasses[class] {
+	if creating && !auth.Master && !s.opts.AllowClientClassCreation && s.Class(class) == nil && !schema.IsBuiltinClass(class) {
 		return schema.Errorf(schema.CodeOperationForbidden,
 			"This user is not allowed to access non-existent class: %s", class)
 	}
