@@ -82,16 +82,27 @@ func TestRedisTwoInstancesInProcess(t *testing.T) {
 	if ra.Status != 201 || rb.Status != 201 {
 		t.Fatalf("writes: %d %s / %d %s", ra.Status, ra.Body, rb.Status, rb.Body)
 	}
+	// Sentinels: a second change of each object, on the instance that
+	// holds it, follows its create everywhere; a create delivered twice
+	// would take a place among these four events.
+	for _, w := range []struct {
+		on  *servertest.Server
+		res servertest.Response
+	}{{a, ra}, {b, rb}} {
+		if r := w.on.Do(t, "PUT", "/classes/Message/"+w.res.Map()["objectId"].(string), map[string]any{"mark": "end"}, h); r.Status != 200 {
+			t.Fatalf("sentinel write: %d %s", r.Status, r.Body)
+		}
+	}
 	for name, c := range map[string]*wsClient{"A": onA, "B": onB} {
 		got := map[string]bool{}
-		for i := 0; i < 2; i++ {
-			obj, _ := c.event("create", 1)
-			got[fmt.Sprint(obj["from"])] = true
+		for _, ev := range c.expectEvents("create 1", "create 1", "update 1", "update 1") {
+			if ev["op"] == "create" {
+				got[fmt.Sprint(ev["object"].(map[string]any)["from"])] = true
+			}
 		}
 		if !got["a"] || !got["b"] {
 			t.Errorf("subscriber on %s got %v", name, got)
 		}
-		c.quiet(150 * time.Millisecond)
 	}
 }
 
@@ -342,11 +353,21 @@ func TestRedisTwoProcesses(t *testing.T) {
 	aclOf := func(user map[string]any) map[string]any {
 		return map[string]any{user["objectId"].(string): map[string]any{"read": true}}
 	}
-	restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "bob's", "ACL": aclOf(bob)}, h)
-	restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "alice's", "ACL": aclOf(alice)}, h)
+	bobs := restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "bob's", "ACL": aclOf(bob)}, h)
+	alices := restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "alice's", "ACL": aclOf(alice)}, h)
 	if obj, _ := asAlice.event("create", 1); obj["text"] != "alice's" {
 		t.Errorf("standalone got %v, want only alice's private object", obj)
 	}
-	onB.quiet(100 * time.Millisecond) // B's client has no session: neither private object
-	asAlice.quiet(0)
+	// Sentinels: both objects made public. B's client (no session) heard
+	// of neither, so both enter; alice heard only of hers.
+	public := map[string]any{"ACL": map[string]any{"*": map[string]any{"read": true}}}
+	for _, o := range []map[string]any{bobs, alices} {
+		restCall(t, "PUT", a.url()+"/classes/Message/"+o["objectId"].(string), public, appHeaders(app, master))
+	}
+	onB.expectEvents("enter 1", "enter 1")
+	for _, ev := range asAlice.expectEvents("enter 1", "update 1") {
+		if want := map[any]string{"enter": "bob's", "update": "alice's"}[ev["op"]]; ev["object"].(map[string]any)["text"] != want {
+			t.Errorf("standalone got %v", ev)
+		}
+	}
 }
