@@ -124,10 +124,7 @@ func TestRedisChannelLayout(t *testing.T) {
 	r.Publish(live.Change{Class: "Message", Object: obj, Deleted: true})
 	r.ForgetSessions("u1")
 	r.ForgetSessions("")
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) && sink.count() < 4 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, "two changes and two forgets", sink.wake(), func() bool { return sink.count() >= 4 })
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	if len(sink.changes) != 2 || len(sink.forgot) != 2 {
@@ -149,6 +146,7 @@ func TestRedisChannelLayout(t *testing.T) {
 }
 
 type recorder struct {
+	pulse
 	mu      sync.Mutex
 	changes []live.Change
 	forgot  []string
@@ -158,12 +156,36 @@ func (r *recorder) Publish(c live.Change) {
 	r.mu.Lock()
 	r.changes = append(r.changes, c)
 	r.mu.Unlock()
+	r.notify()
 }
 
 func (r *recorder) ForgetSessions(id string) {
 	r.mu.Lock()
 	r.forgot = append(r.forgot, id)
 	r.mu.Unlock()
+	r.notify()
+}
+
+// pulse wakes the one goroutine waiting for its owner to change (see
+// waitUntil); the zero pulse is ready.
+type pulse struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (p *pulse) wake() <-chan struct{} {
+	p.once.Do(func() { p.ch = make(chan struct{}, 1) })
+	return p.ch
+}
+
+// notify is called after each change; a wake-up not yet taken stands for
+// all the changes since.
+func (p *pulse) notify() {
+	p.wake()
+	select {
+	case p.ch <- struct{}{}:
+	default:
+	}
 }
 
 func (r *recorder) count() int {
@@ -180,14 +202,17 @@ type process struct {
 }
 
 type syncBuffer struct {
+	pulse
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+	n, err := s.b.Write(p)
+	s.mu.Unlock()
+	s.notify()
+	return n, err
 }
 
 func (s *syncBuffer) String() string {
@@ -285,6 +310,7 @@ func run(t *testing.T, args ...string) *process {
 		if time.Now().After(deadline) {
 			t.Fatalf("quarry did not start:\n%s", p.out)
 		}
+		// A real process is starting: nothing tells us when it listens.
 		time.Sleep(50 * time.Millisecond)
 	}
 }
