@@ -114,10 +114,16 @@ func TestACLAndRolesPerClient(t *testing.T) {
 	a.anon.expectEvents("enter 1", "enter 1")
 	a.bob.expectEvents("update 1", "update 1")
 	a.master.expectEvents("update 1", "update 1")
+}
 
-	// Logging out ends alice's events: she is told once (209), then
-	// receives nothing, public objects included. Her sentinel is a
-	// subscription of a new session on the same connection.
+// Logging out ends alice's events: she is told once (209), then receives
+// nothing, public objects included. Her sentinel is a subscription of a
+// new session on the same connection.
+func TestLogoutStopsEvents(t *testing.T) {
+	s := startLive(t, "Doc")
+	_, aliceToken := signUp(t, s, "alice")
+	_, bobToken := signUp(t, s, "bob")
+	a := listen(t, s, "Doc", map[string]any{}, aliceToken, bobToken)
 	call(t, s, "POST", "/logout", map[string]any{}, asUser(aliceToken))
 	call(t, s, "POST", "/classes/Doc", map[string]any{"n": 5}, servertest.App())
 	if e := a.alice.expectError(209, ""); e["requestId"] != float64(1) || e["reconnect"] != false {
