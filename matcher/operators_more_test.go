@@ -100,6 +100,13 @@ var regexCases = []opCase{
 	{"null", `{"s":{"$regex":".*"}}`, `{"s":null}`, false},
 	{"missing", `{"s":{"$regex":".*"}}`, `{}`, false},
 	{"unicode", `{"s":{"$regex":"^é"}}`, `{"s":"été"}`, true},
+	{"x keeps a space in a class", `{"s":{"$regex":"a[ ]b","$options":"x"}}`, `{"s":"a b"}`, true},
+	{"x keeps # in a class", `{"s":{"$regex":"a[#]b","$options":"x"}}`, `{"s":"a#b"}`, true},
+	{"quote without \\E runs to the end", `{"s":{"$regex":"\\Qa.*"}}`, `{"s":"xa.*"}`, true},
+	{"$ at the very end", `{"s":{"$regex":"b$"}}`, `{"s":"a\nb"}`, true},
+	// PCRE's $ also matches before a final newline; RE2's does not (the
+	// difference where/regex.go documents).
+	{"$ before a final newline", `{"s":{"$regex":"b$"}}`, `{"s":"ab\n"}`, false},
 }
 
 // textCases: $text on strings and string arrays only.

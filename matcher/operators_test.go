@@ -68,6 +68,8 @@ var eqCases = []opCase{
 	{"createdAt date vs stored string", `{"createdAt":` + d0102 + `}`, `{"createdAt":"2024-01-02T00:00:00.000Z"}`, true},
 	{"createdAt iso vs stored string", `{"createdAt":"2024-01-02T00:00:00Z"}`, `{"createdAt":"2024-01-02T00:00:00.000Z"}`, true},
 	{"updatedAt iso differs", `{"updatedAt":"2024-01-02T00:00:00.000Z"}`, `{"updatedAt":"2024-01-02T00:00:00.001Z"}`, false},
+	{"createdAt text that is no date", `{"createdAt":"yesterday"}`, `{"createdAt":"2024-01-02T00:00:00.000Z"}`, false},
+	{"$ne createdAt iso", `{"createdAt":{"$ne":"2024-01-02T00:00:00Z"}}`, `{"createdAt":"2024-01-02T00:00:00.000Z"}`, false},
 	{"updatedAt date vs stored date", `{"updatedAt":` + d0101 + `}`, `{"updatedAt":` + d0101 + `}`, true},
 	{"pointer equal", `{"p":` + ptrA1 + `}`, `{"p":` + ptrA1 + `}`, true},
 	{"pointer vs expanded object", `{"p":` + ptrA1 + `}`, `{"p":` + objA1 + `}`, true},
