@@ -156,6 +156,32 @@ func TypeOf(v any) (f Field, ok bool, err error) {
 	return Field{}, false, Errorf(CodeIncorrectType, "unsupported value")
 }
 
+// CanonicalSpecial is the stored form of a validated File, GeoPoint,
+// Polygon, Bytes or Relation value: only the keys that define it (a File
+// keeps its name and url), a Polygon's ring closed. Writes store it and
+// query values are compared in it, so the two cannot drift apart.
+func CanonicalSpecial(typ string, m map[string]any) map[string]any {
+	out := map[string]any{"__type": typ}
+	keys := []string{"latitude", "longitude", "coordinates", "base64", "className"}
+	if typ == "File" {
+		keys = []string{"name", "url"}
+	}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			if typ == "File" && k == "url" {
+				if _, isString := v.(string); !isString {
+					continue
+				}
+			}
+			out[k] = v
+		}
+	}
+	if typ == "Polygon" {
+		out["coordinates"] = ClosedRing(out["coordinates"].([]any))
+	}
+	return out
+}
+
 // ValidateSpecial checks the shape of a value carrying __type.
 func ValidateSpecial(typ string, m map[string]any) error {
 	bad := func() error { return Errorf(CodeIncorrectType, "This is not a valid %s", typ) }
