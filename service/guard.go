@@ -165,41 +165,7 @@ func pointsToAny(obj schema.Object, fields []string, userID string) bool {
 // checkQueryable refuses a where that constrains a field the caller may
 // not see (it would reveal the field through the results).
 func checkQueryable(class string, where map[string]any, protected []string) error {
-	if len(protected) == 0 {
-		return nil
-	}
-	return eachWhereField(where, func(k string, _ any) error {
-		root, _, _ := strings.Cut(k, ".")
-		for _, p := range protected {
-			if p == root {
-				return schema.Errorf(schema.CodeOperationForbidden, "This user is not allowed to query %s on class %s", root, class)
-			}
-		}
-		return nil
-	})
-}
-
-// eachWhereField calls fn with every field key of a where and its
-// constraint, descending into $or, $and and $nor, until fn fails.
-func eachWhereField(where map[string]any, fn func(key string, constraint any) error) error {
-	for k, v := range where {
-		switch k {
-		case "$or", "$and", "$nor":
-			arr, _ := v.([]any)
-			for _, b := range arr {
-				if m, ok := b.(map[string]any); ok {
-					if err := eachWhereField(m, fn); err != nil {
-						return err
-					}
-				}
-			}
-			continue
-		}
-		if err := fn(k, v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return access.CheckQueryable(class, where, protected)
 }
 
 // authDataIDKey is the one authData path a client may name: a provider's id.
@@ -210,7 +176,7 @@ var authDataIDKey = regexp.MustCompile(`^authData\.[a-zA-Z0-9_]+\.id$`)
 // a provider's id, or a protected field. The subquery's results never
 // leave the server, but which outer objects match would reveal the values.
 func (s *Service) checkSelectKeys(a Auth, where map[string]any) error {
-	return eachWhereField(where, func(_ string, v any) error {
+	return access.EachWhereField(where, func(_ string, v any) error {
 		ops, _ := v.(map[string]any)
 		for _, name := range []string{"$select", "$dontSelect"} {
 			sel, _ := ops[name].(map[string]any)
