@@ -127,16 +127,22 @@ func isUserRef(v any, userID string) bool {
 // addField), looser than Scope.Allows, as it has always been.
 func PointsToUser(obj schema.Object, fields []string, userID string) bool {
 	for _, f := range fields {
-		switch v := obj[f].(type) {
-		case map[string]any:
-			if pointsTo(v, ClassUser, userID) {
+		if fieldPointsTo(obj, f, userID) {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldPointsTo is PointsToUser for one field.
+func fieldPointsTo(obj schema.Object, field, userID string) bool {
+	switch v := obj[field].(type) {
+	case map[string]any:
+		return pointsTo(v, ClassUser, userID)
+	case []any:
+		for _, e := range v {
+			if pointsTo(e, ClassUser, userID) {
 				return true
-			}
-		case []any:
-			for _, e := range v {
-				if pointsTo(e, ClassUser, userID) {
-					return true
-				}
 			}
 		}
 	}

@@ -75,7 +75,7 @@ func (ps protectedSets) forCaller(c Caller) [][]string {
 func (ps protectedSets) fields(static [][]string, userID string, obj schema.Object) []string {
 	applicable := static
 	for _, f := range ps.userFields {
-		if PointsToUser(obj, []string{f}, userID) {
+		if fieldPointsTo(obj, f, userID) {
 			applicable = append(applicable[:len(applicable):len(applicable)], ps.sets["userField:"+f])
 		}
 	}

@@ -66,11 +66,9 @@ func (s *Service) policy(class string) *access.Policy {
 // been checked, visible filters objects by ACL and by the class's own
 // rules, extra holds the pointer-permission constraint to AND with the
 // query (scope tests it on one object), and protected names the fields to
-// strip from each object.
+// strip from each object. A master guard is zero: it filters nothing.
 type readGuard struct {
-	// userID is the caller ("" for public callers); master guards are zero.
-	userID    string
-	limited   bool // not master: authData and such are filtered
+	reader    *access.Reader // nil for the master key
 	visible   func(schema.Object) bool
 	extra     map[string]any
 	scope     access.Scope
@@ -87,11 +85,17 @@ func (s *Service) guardRead(a Auth, class, op string) (*readGuard, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &readGuard{userID: a.UserID, limited: true, visible: r.CanRead, scope: r.Scope(), extra: r.Scope().Where()}
+	g := &readGuard{reader: r, visible: r.CanRead, scope: r.Scope(), extra: r.Scope().Where()}
 	if r.HasProtected() {
 		g.protected = r.Protected
 	}
 	return g, nil
+}
+
+// hidesAuthData reports whether obj is another user's _User record, whose
+// authData the guard's caller may not see. A nil guard hides nothing.
+func (g *readGuard) hidesAuthData(obj schema.Object) bool {
+	return g != nil && g.reader != nil && g.reader.HidesAuthData(obj)
 }
 
 // queryVisible is a guard's object filter for one query (find, include).
