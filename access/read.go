@@ -5,8 +5,8 @@ import (
 )
 
 // Reader is what one caller may read of one class for one operation,
-// after the class-level permission let them in. A nil *Reader is never
-// returned; a master Reader filters nothing.
+// after the class-level permission let them in. A master Reader filters
+// nothing. Readers are cheap, immutable and safe for concurrent use.
 type Reader struct {
 	p      *Policy
 	c      Caller
