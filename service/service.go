@@ -109,6 +109,9 @@ type Service struct {
 	// relFields caches each class's shown Relation fields per schema
 	// version (see relationFields): class name -> *relationFieldsEntry.
 	relFields sync.Map
+	// policies caches each class's compiled access policy per schema
+	// version (see policy): class name -> *policyEntry.
+	policies sync.Map
 
 	locks [256]sync.Mutex // striped object locks for read-modify-write
 	// classLocks (class name -> *sync.RWMutex) are held shared by writes
