@@ -1,6 +1,7 @@
 package index
 
 import (
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -142,7 +143,15 @@ func (gx *geoIndex) build(objects map[string]*record) {
 			gx.levels[geo.CellLevel(e.cell)]++
 		}
 	}
-	sort.Slice(entries, func(i, j int) bool { return lessGeo(entries[i], entries[j]) })
+	slices.SortFunc(entries, func(a, b geoEntry) int {
+		switch {
+		case lessGeo(a, b):
+			return -1
+		case lessGeo(b, a):
+			return 1
+		}
+		return 0
+	})
 	for _, e := range entries {
 		gx.tree.Load(e)
 	}
@@ -164,7 +173,9 @@ func (c *Collection) EnsureGeoIndex(path string, kind GeoKind) error {
 		return nil
 	}
 	gx := newGeoIndex(path, kind)
-	gx.build(c.objects)
+	if !c.deferred {
+		gx.build(c.objects)
+	}
 	if c.geo == nil {
 		c.geo = map[string]*geoIndex{}
 	}

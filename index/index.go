@@ -57,6 +57,8 @@ type DB struct {
 	// standing are the paths indexed whenever a class's collection exists
 	// (SetStandingIndexes), also after it is dropped and created again.
 	standing map[string][]string
+	// loading defers index building while a store loads (BeginLoad).
+	loading bool
 }
 
 // New returns an empty DB.
@@ -87,6 +89,7 @@ func (db *DB) Collection(class string, create bool) *Collection {
 	if c = db.classes[class]; c == nil {
 		c = newCollection(class)
 		c.flag = db.flag
+		c.deferred = db.loading
 		for _, p := range db.standing[class] {
 			c.ensureStanding(p)
 		}
@@ -154,6 +157,10 @@ type Collection struct {
 	// flag and flagged: the objects the DB's flag predicate holds for.
 	flag    func(schema.Object) bool
 	flagged int
+
+	// deferred: Put only stores objects, and declared indexes wait to be
+	// built all at once by DB.FinishLoad.
+	deferred bool
 }
 
 func newCollection(name string) *Collection {
@@ -196,11 +203,13 @@ func (c *Collection) Put(obj schema.Object) {
 			c.flagged++
 		}
 	}
-	for _, ix := range c.list {
-		ix.replace(old, rec)
-	}
-	for _, gx := range c.geoList {
-		gx.replace(old, rec)
+	if !c.deferred {
+		for _, ix := range c.list {
+			ix.replace(old, rec)
+		}
+		for _, gx := range c.geoList {
+			gx.replace(old, rec)
+		}
 	}
 	c.mu.Unlock()
 }
@@ -295,7 +304,9 @@ func (c *Collection) EnsureIndex(path string) error {
 		return nil
 	}
 	ix := newIndex(path, true)
-	ix.build(c.objects)
+	if !c.deferred {
+		ix.build(c.objects)
+	}
 	c.indexes[path] = ix
 	c.list = append(c.list, ix)
 	return nil
@@ -549,7 +560,7 @@ func (ix *index) build(objects map[string]*record) {
 			ix.arrays++
 		}
 	}
-	sort.Slice(entries, func(i, j int) bool { return lessEntry(entries[i], entries[j]) })
+	slices.SortFunc(entries, compareEntries)
 	var run []entry // the loaded entries of the current key
 	for i, e := range entries {
 		if i > 0 && !lessEntry(entries[i-1], e) {

@@ -8,7 +8,6 @@
 package service
 
 import (
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"sort"
@@ -156,33 +155,8 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	}
 	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic), seed: maphash.MakeSeed(), meta: map[string][]byte{},
 		configIndexes: map[string][]string{}}
-	err := adapter.Load(func(r store.Record) error {
-		switch r.Kind {
-		case store.KindSchema:
-			var c schema.Class
-			if err := json.Unmarshal(r.Value, &c); err != nil {
-				return fmt.Errorf("%w: the schema of class %s is not valid JSON", store.ErrDamaged, r.Class)
-			}
-			s.schemas.Store(c.Name, &c)
-		case store.KindObject:
-			var obj schema.Object
-			if err := json.Unmarshal(r.Value, &obj); err != nil {
-				return fmt.Errorf("%w: object %s/%s is not valid JSON", store.ErrDamaged, r.Class, r.Key)
-			}
-			s.data.Collection(r.Class, true).Put(obj)
-		case store.KindMeta:
-			s.meta[r.Key] = r.Value
-		case store.KindJoin:
-			key, owningClass, ok1 := cutJoinClass(r.Class)
-			owningID, relatedID, ok2 := cutJoinKey(r.Key)
-			if !ok1 || !ok2 {
-				return fmt.Errorf("%w: malformed relation record %q %q", store.ErrDamaged, r.Class, r.Key)
-			}
-			s.data.SetRelation(owningClass, key, owningID, relatedID, true)
-		}
-		return nil
-	})
-	if err != nil {
+	s.data.BeginLoad()
+	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("loading store: %w", err)
 	}
 	for class, fields := range internalIndexes {
@@ -209,6 +183,7 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	if err := s.buildDeclaredIndexes(); err != nil {
 		return nil, fmt.Errorf("building indexes: %w", err)
 	}
+	s.data.FinishLoad()
 	return s, nil
 }
 

@@ -1,0 +1,88 @@
+package restart
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/store"
+)
+
+// objects is the size of the class the benchmark loads; the figure
+// is for -objects 1000000 (a file of about 300 MB).
+var objects = flag.Int("objects", 100_000, "objects in the loaded class")
+
+// seed writes n small objects (a number, two strings, a GeoPoint, distinct
+// timestamps) straight through the store in large commits.
+func seed(b *testing.B, path string, n int) {
+	a, err := store.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := service.Open(a, service.Options{AllowClientClassCreation: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// One write through the service fixes the class and its field types.
+	if _, err := s.Create(service.Auth{Master: true}, "Item", map[string]any{"n": 1.0, "tag": "t", "cat": "c",
+		"loc": map[string]any{"__type": "GeoPoint", "latitude": 1.0, "longitude": 2.0}}); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var recs []store.Record
+	for i := range n {
+		at := start.Add(time.Duration(i) * time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+		obj := map[string]any{"objectId": fmt.Sprintf("o%09d", i), "n": float64(i), "tag": fmt.Sprintf("t%d", i%1000),
+			"cat": fmt.Sprintf("c%d", i%50), "createdAt": at, "updatedAt": at,
+			"loc": map[string]any{"__type": "GeoPoint", "latitude": float64(i%170)/2 - 42, "longitude": float64(i%350)/2 - 87}}
+		v, err := json.Marshal(obj)
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs = append(recs, store.Record{Kind: store.KindObject, Class: "Item", Key: obj["objectId"].(string), Value: v})
+		if len(recs) == 5000 || i == n-1 {
+			if err := a.Commit(recs); err != nil {
+				b.Fatal(err)
+			}
+			recs = recs[:0]
+		}
+	}
+	if err := a.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkOpen_Persisted loads a class of -objects objects with two
+// declared indexes and a geo index, as a restart does. It reports seconds
+// per million objects and the heap the loaded data holds.
+func BenchmarkOpen_Persisted(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "q.db")
+	seed(b, path, *objects)
+	b.ResetTimer()
+	for range b.N {
+		a, err := store.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := service.Open(a, service.Options{Indexes: []string{"Item.n", "Item.tag"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		b.ReportMetric(float64(ms.HeapAlloc)/float64(*objects), "heap-B/object")
+		runtime.KeepAlive(s)
+		if err := a.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/float64(*objects)*1e6, "s/Mobjects")
+}

@@ -1,0 +1,99 @@
+package service
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/store"
+)
+
+// loadBatch is how many object records one decoding worker takes at once.
+const loadBatch = 512
+
+// load reads everything the store holds into memory. Objects are decoded
+// from JSON by one worker per processor (the largest cost of a start), the
+// other records in store order; the index DB is in its deferred mode
+// (index.DB.BeginLoad), so a Put only stores the object.
+func (s *Service) load() error {
+	work := make(chan []store.Record, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	var failMu sync.Mutex
+	var failed error
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := range work {
+				if err := s.loadObjects(batch); err != nil {
+					failMu.Lock()
+					failed = cmpErr(failed, err)
+					failMu.Unlock()
+				}
+			}
+		}()
+	}
+	var batch []store.Record
+	err := s.store.Load(func(r store.Record) error {
+		if r.Kind == store.KindObject {
+			if batch = append(batch, r); len(batch) == loadBatch {
+				work <- batch
+				batch = nil
+			}
+			return nil
+		}
+		return s.loadRecord(r)
+	})
+	if len(batch) > 0 {
+		work <- batch
+	}
+	close(work)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return failed
+}
+
+// cmpErr keeps the first error.
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+func (s *Service) loadObjects(batch []store.Record) error {
+	for _, r := range batch {
+		var obj schema.Object
+		if err := json.Unmarshal(r.Value, &obj); err != nil {
+			return fmt.Errorf("%w: object %s/%s is not valid JSON", store.ErrDamaged, r.Class, r.Key)
+		}
+		s.data.Collection(r.Class, true).Put(obj)
+	}
+	return nil
+}
+
+// loadRecord loads a schema, setting or relation record.
+func (s *Service) loadRecord(r store.Record) error {
+	switch r.Kind {
+	case store.KindSchema:
+		var c schema.Class
+		if err := json.Unmarshal(r.Value, &c); err != nil {
+			return fmt.Errorf("%w: the schema of class %s is not valid JSON", store.ErrDamaged, r.Class)
+		}
+		s.schemas.Store(c.Name, &c)
+	case store.KindMeta:
+		s.meta[r.Key] = r.Value
+	case store.KindJoin:
+		key, owningClass, ok1 := cutJoinClass(r.Class)
+		owningID, relatedID, ok2 := cutJoinKey(r.Key)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("%w: malformed relation record %q %q", store.ErrDamaged, r.Class, r.Key)
+		}
+		s.data.SetRelation(owningClass, key, owningID, relatedID, true)
+	}
+	return nil
+}
