@@ -93,7 +93,7 @@ func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 // their own routes or /classes.
 var BuiltinClasses = map[string]bool{
 	"_User": true, "_Role": true, "_Installation": true, "_Session": true, "_Audience": true,
-	"_Idempotency": true,
+	"_Idempotency": true, "_JobStatus": true,
 }
 
 // MaxKeyLength caps key names; the specification says longer names get no

@@ -17,6 +17,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/live"
@@ -56,6 +57,12 @@ const masterKeyMeta = "masterKey"
 // Open builds a server from options: it opens the store, loads it, and
 // generates (once) and keeps a master key when none is configured.
 func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
+	return OpenWithCloud(opts, log, nil)
+}
+
+// OpenWithCloud is Open with cloud code defined in Go: reg's functions,
+// jobs and triggers run beside those of the cloud option's main.js.
+func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -70,7 +77,15 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 	// LiveQuery's publisher is known once the service is open; no write
 	// happens before.
 	var publish func(service.Change)
+	if reg == nil && opts.Cloud != "" {
+		reg = cloud.New(log, time.Duration(opts.CloudCodeTimeout)*time.Millisecond)
+	}
+	var hooks service.Hooks
+	if reg != nil {
+		hooks = reg
+	}
 	svc, err := service.Open(adapter, service.Options{
+		Hooks:                    hooks,
 		DefaultLimit:             opts.DefaultLimit,
 		MaxLimit:                 opts.MaxLimit,
 		BatchSize:                opts.BatchSize,
@@ -96,6 +111,10 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 			return nil, fmt.Errorf("%w in %s. Nothing was changed; restore the file from a backup, "+
 				"or move it aside to start with an empty database", err, opts.DatabaseURI)
 		}
+		return nil, err
+	}
+	if err := startCloud(reg, svc, opts, log); err != nil {
+		adapter.Close()
 		return nil, err
 	}
 	keyGenerated := opts.MasterKey == ""
@@ -129,6 +148,7 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		IdempotencyPaths: opts.Idempotency.Paths,
 		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
+		CloudCode:        reg != nil,
 	})
 	if err != nil {
 		lq.close()

@@ -123,6 +123,9 @@ type WriteResult struct {
 	Create CreateResult
 	Update map[string]any
 	Err    error
+
+	// original and object are the committed change, for after triggers.
+	original, object schema.Object
 }
 
 // write runs ops as one atomic, durable unit: either every op is valid and
@@ -139,10 +142,15 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 			ops[i].hashedPassword = string(hash)
 		}
 	}
+	triggers, err := s.beforeTriggers(auth, ops) // cloud code (hooks.go)
+	if err != nil {
+		return nil, err
+	}
 	results, users, err := s.writeLocked(auth, ops, atomic)
 	if err != nil {
 		return nil, err
 	}
+	s.afterTriggers(auth, triggers, ops, results) // cloud code (hooks.go)
 	// Cascades run after the locks are released: they write other objects.
 	for _, u := range users {
 		// A deleted user's sessions die with them, and every session
@@ -229,6 +237,7 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	}
 	var users []userCascade
 	for i, d := range drafts {
+		results[i].original, results[i].object = d.original, d.obj
 		switch {
 		case d.class != classUser:
 		case d.obj == nil:
@@ -291,7 +300,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 		if err := s.applyFieldOptions(d, op.Body); err != nil {
 			return nil, err
 		}
-		return d, s.runBeforeSave(d)
+		return d, nil
 	}
 	k := op.Class + "\x00" + op.ID
 	cur, ok := overlay[k]
@@ -313,11 +322,6 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 	d := newDraft(op.Class, op.ID, cur)
 	if op.Method == MethodDelete {
 		d.obj = nil
-		if h := s.opts.Hooks; h != nil {
-			if err := h.BeforeDelete(op.Class, cur); err != nil {
-				return nil, err
-			}
-		}
 		return d, nil
 	}
 	d.hashedPassword = op.hashedPassword
@@ -331,14 +335,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 	if err := s.applyFieldOptions(d, op.Body); err != nil {
 		return nil, err
 	}
-	return d, s.runBeforeSave(d)
-}
-
-func (s *Service) runBeforeSave(d *draft) error {
-	if h := s.opts.Hooks; h != nil {
-		return h.BeforeSave(d.class, d.original, d.obj)
-	}
-	return nil
+	return d, nil
 }
 
 // commit makes drafts durable in one store commit, then updates memory and
@@ -522,13 +519,6 @@ func (s *Service) forgetOwnedJoins(d *draft) {
 }
 
 func (s *Service) announce(d *draft) {
-	if h := s.opts.Hooks; h != nil {
-		if d.obj == nil {
-			h.AfterDelete(d.class, d.original)
-		} else {
-			h.AfterSave(d.class, d.original, d.obj)
-		}
-	}
 	if s.opts.OnChange != nil {
 		s.opts.OnChange(Change{Class: d.class, Original: d.original, Object: d.obj})
 	}
