@@ -45,7 +45,8 @@ type Server struct {
 	// keyGenerated is set when Quarry made the master key (the development
 	// start): only then does the banner show it.
 	keyGenerated bool
-	pprofLn      net.Listener // pprofAddress, bound by Listen
+	pprofLn      net.Listener   // pprofAddress, bound by Listen
+	scripts      *cloud.Scripts // the cloud option's JavaScript; nil without
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -113,7 +114,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		}
 		return nil, err
 	}
-	if err := startCloud(reg, svc, opts, log); err != nil {
+	scripts, err := startCloud(reg, svc, opts, log)
+	if err != nil {
 		adapter.Close()
 		return nil, err
 	}
@@ -121,6 +123,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if keyGenerated {
 		key, err := keptMasterKey(svc)
 		if err != nil {
+			scripts.Close()
 			adapter.Close()
 			return nil, err
 		}
@@ -130,6 +133,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	var upgrade fasthttp.RequestHandler
 	if len(opts.LiveQuery.ClassNames) > 0 || opts.LiveQuery.AllClasses {
 		if lq, err = openLive(opts, svc, log); err != nil {
+			scripts.Close()
 			adapter.Close()
 			return nil, fmt.Errorf("liveQuery: %w", err)
 		}
@@ -152,10 +156,12 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	})
 	if err != nil {
 		lq.close()
+		scripts.Close()
 		adapter.Close()
 		return nil, err
 	}
-	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated}
+	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
+		scripts: scripts}
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -213,6 +219,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
 	// LiveQuery closes them, then Redis, before the store goes.
 	s.live.close()
+	s.scripts.Close()
 	if err := s.store.Close(); err != nil {
 		serveErr = errors.Join(serveErr, err)
 	}
@@ -228,6 +235,7 @@ func (s *Server) Close() error {
 		s.pprofLn.Close()
 	}
 	s.live.close()
+	s.scripts.Close()
 	return s.store.Close()
 }
 

@@ -55,7 +55,11 @@ func (s *Service) StartJob(auth Auth, name string, params map[string]any) (strin
 		}})
 		end := map[string]any{"status": JobSucceeded, "finishedAt": schema.Date(schema.FormatTime(s.opts.Now()))}
 		if err != nil {
-			end["status"], end["message"] = JobFailed, err.Error()
+			msg := err.Error()
+			if pe, ok := schema.AsError(err); ok {
+				msg = pe.Message
+			}
+			end["status"], end["message"] = JobFailed, msg
 		}
 		s.setJobStatus(id, end)
 	}()
