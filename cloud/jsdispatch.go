@@ -23,7 +23,13 @@ func (s *Scripts) define(kind, name string, v *Validator) {
 			payload := callerJSON(&req.Caller)
 			payload["params"], payload["functionName"] = req.Params, name
 			out, err := s.invoke(ctx, kind, key, payload, nil)
-			return out["result"], err
+			if err != nil {
+				return nil, err
+			}
+			if res, ok := out["result"]; ok {
+				return res, nil
+			}
+			return service.NoResult, nil
 		}, vs...)
 	case "job":
 		s.reg.Job(name, func(ctx context.Context, req *JobRequest) error {

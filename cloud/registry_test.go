@@ -239,6 +239,10 @@ func TestJobs(t *testing.T) {
 	run(t, srv, []scenario{
 		{name: "needs master", method: "POST", path: "/jobs/count", status: 403},
 		{name: "unknown", method: "POST", path: "/jobs/nope", headers: servertest.Master(), status: 400, has: []string{`"code":141`}},
+		{name: "job named in the body", method: "POST", path: "/jobs", body: map[string]any{"jobName": "nope"}, headers: servertest.Master(),
+			status: 400, has: []string{`"code":141`, "Invalid job."}},
+		{name: "status is master-only", method: "POST", path: "/classes/_JobStatus", body: map[string]any{"status": "x"}, status: 400,
+			has: []string{`"code":119`}},
 	})
 	for _, c := range []struct{ job, status, message string }{
 		{"count", service.JobSucceeded, "counted 3"},
@@ -254,7 +258,7 @@ func TestJobs(t *testing.T) {
 		if st["status"] != c.status || st["message"] != c.message || st["jobName"] != c.job || st["source"] != "api" || st["finishedAt"] == nil {
 			t.Errorf("job %s status %v", c.job, st)
 		}
-		if pub := srv.Do(t, "GET", "/classes/_JobStatus/"+id, nil, servertest.App()); pub.Status != 404 {
+		if pub := srv.Do(t, "GET", "/classes/_JobStatus/"+id, nil, servertest.App()); pub.Status != 400 || !strings.Contains(string(pub.Body), `"code":119`) {
 			t.Errorf("job status readable without the master key: %d %s", pub.Status, pub.Body)
 		}
 	}

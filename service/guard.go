@@ -185,6 +185,10 @@ func (s *Service) checkCLP(a Auth, class, op string) ([]string, error) {
 		return nil, nil
 	}
 	cls := s.Class(class)
+	if cls == nil && masterOnlyClasses[class] {
+		// Not created yet, it is master-only all the same (cloud: _JobStatus).
+		cls = &schema.Class{CLP: masterOnlyCLP()}
+	}
 	if cls == nil || cls.CLP == nil {
 		return nil, nil
 	}

@@ -27,6 +27,12 @@ type Hooks interface {
 	RunJob(req *JobRequest) error
 }
 
+// NoResult is the result of a function that returned nothing (undefined
+// in JavaScript): the reply is then {} rather than {"result": null}.
+var NoResult any = noResult{}
+
+type noResult struct{}
+
 // TriggerKind names a trigger.
 type TriggerKind int
 

@@ -14,13 +14,30 @@ func functionRoutes() []route {
 	return []route{
 		{method: "POST", pattern: "/functions/{name}", fn: runFunction},
 		{method: "POST", pattern: "/jobs/{name}", fn: startJob},
+		// Parse Dashboard names the job in the body: {jobName, …}.
+		{method: "POST", pattern: "/jobs", fn: startJob},
 	}
 }
 
+// cloudParams are a call's body with its URL parameters merged in.
+func cloudParams(c *call) map[string]any {
+	params := make(map[string]any, len(c.body)+len(c.query))
+	for k, v := range c.query {
+		params[k] = v
+	}
+	for k, v := range c.body {
+		params[k] = v
+	}
+	return params
+}
+
 func runFunction(s *Server, c *call) (any, error) {
-	res, err := s.svc.RunFunction(c.auth, c.params["name"], c.body)
+	res, err := s.svc.RunFunction(c.auth, c.params["name"], cloudParams(c))
 	if err != nil {
 		return nil, err
+	}
+	if res == service.NoResult {
+		return map[string]any{}, nil
 	}
 	return map[string]any{"result": res}, nil
 }
@@ -29,7 +46,11 @@ func startJob(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	id, err := s.svc.StartJob(c.auth, c.params["name"], c.body)
+	name := c.params["name"]
+	if name == "" {
+		name, _ = c.body["jobName"].(string)
+	}
+	id, err := s.svc.StartJob(c.auth, name, cloudParams(c))
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,10 @@ Parse.Cloud.define('object', () => {
   return { thing: o, list: [o.toPointer()] };
 });
 
+Parse.Cloud.define('nothing', () => {});
+
+Parse.Cloud.define('echo', (request) => request.params);
+
 Parse.Cloud.define('coded', () => {
   throw new Parse.Error(Parse.Error.DUPLICATE_VALUE, 'already there');
 });
