@@ -24,6 +24,9 @@ func TestJavaScriptFunctions(t *testing.T) {
 	srv := startJS(t)
 	signup := srv.Do(t, "POST", "/users", map[string]any{"username": "ada", "password": "p"}, servertest.App())
 	user := withHeader(servertest.App(), "X-Parse-Session-Token", signup.Map()["sessionToken"].(string))
+	if !strings.Contains(string(signup.Body), `"nickname":"new-ada"`) {
+		t.Errorf("sign-up reply %s lacks the beforeSave's change", signup.Body)
+	}
 	run(t, srv, []scenario{
 		{name: "require", method: "POST", path: "/functions/hello", body: map[string]any{"name": "bob"}, status: 200,
 			has: []string{`{"result":"hello bob"}`}},
@@ -50,6 +53,10 @@ func TestJavaScriptFunctions(t *testing.T) {
 			has: []string{`"result":"M"`}},
 		{name: "require user", method: "POST", path: "/functions/members", status: 400, has: []string{`"code":142`}},
 		{name: "require user ok", method: "POST", path: "/functions/members", headers: user, status: 200},
+		{name: "session token option", method: "POST", path: "/functions/mine", headers: user, status: 200,
+			has: []string{`"asUser":1`, `"asPublic":0`, `"asMaster":1`}},
+		{name: "beforeSave on _User at sign-up", method: "GET", path: "/users/me", headers: user, status: 200,
+			has: []string{`"nickname":"new-ada"`}},
 		{name: "unknown", method: "POST", path: "/functions/nope", status: 400, has: []string{`"code":141`}},
 	})
 }
