@@ -1,10 +1,13 @@
 package cloud_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
@@ -140,5 +143,47 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("LoadJS: %v, want an error naming %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestJavaScriptPoolUnderLoad runs many triggers and functions at once on
+// a pool of one runtime that may grow to two: every call completes, none
+// waits on itself, and the runaway one does not hold the others back.
+func TestJavaScriptPoolUnderLoad(t *testing.T) {
+	reg := cloud.New(quiet, 2*time.Second)
+	scripts, err := cloud.LoadJS(reg, cloud.JSOptions{Main: filepath.Join("testdata", "app", "main.js"), Size: 1, MaxSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scripts.Close()
+	srv := servertest.StartCloud(t, quiet, reg, nil)
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan string, 2*n)
+	for i := 0; i < n; i++ {
+		wg.Add(2)
+		go func(i int) {
+			defer wg.Done()
+			res := srv.Do(t, "POST", "/classes/Note", map[string]any{"title": fmt.Sprintf("note %d", i)}, servertest.App())
+			if res.Status != 201 || !strings.Contains(string(res.Body), fmt.Sprintf(`"title":"NOTE %d"`, i)) {
+				errs <- fmt.Sprintf("create %d: %d %s", i, res.Status, res.Body)
+			}
+		}(i)
+		go func(i int) {
+			defer wg.Done()
+			res := srv.Do(t, "POST", "/functions/later", map[string]any{"n": i}, servertest.App())
+			if res.Status != 200 || !strings.Contains(string(res.Body), fmt.Sprintf(`{"result":%d}`, 2*i)) {
+				errs <- fmt.Sprintf("later %d: %d %s", i, res.Status, res.Body)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	logs := srv.Do(t, "GET", "/classes/AuditLog?count=1&limit=0", nil, servertest.Master()).Map()
+	if logs["count"] != float64(n) {
+		t.Errorf("afterSave wrote %v audit entries, want %d", logs["count"], n)
 	}
 }
