@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"context"
+	"sort"
 
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
@@ -23,6 +24,18 @@ func (r *Registry) HasJob(name string) bool {
 	_, ok := r.jobs[name]
 	r.mu.RUnlock()
 	return ok
+}
+
+// JobNames lists the defined jobs, sorted.
+func (r *Registry) JobNames() []string {
+	r.mu.RLock()
+	out := make([]string, 0, len(r.jobs))
+	for name := range r.jobs {
+		out = append(out, name)
+	}
+	r.mu.RUnlock()
+	sort.Strings(out)
+	return out
 }
 
 func (r *Registry) lookupTrigger(kind service.TriggerKind, class string) (trigger, bool) {

@@ -241,6 +241,10 @@ func TestJobs(t *testing.T) {
 		{name: "unknown", method: "POST", path: "/jobs/nope", headers: servertest.Master(), status: 400, has: []string{`"code":141`}},
 		{name: "job named in the body", method: "POST", path: "/jobs", body: map[string]any{"jobName": "nope"}, headers: servertest.Master(),
 			status: 400, has: []string{`"code":141`, "Invalid job."}},
+		{name: "job names", method: "GET", path: "/cloud_code/jobs/data", headers: servertest.Master(), status: 200,
+			has: []string{`{"in_use":[],"jobs":["broken","count"]}`}},
+		{name: "job names need master", method: "GET", path: "/cloud_code/jobs/data", status: 403},
+		{name: "no schedules", method: "GET", path: "/cloud_code/jobs", headers: servertest.Master(), status: 200, has: []string{`[]`}},
 		{name: "status is master-only", method: "POST", path: "/classes/_JobStatus", body: map[string]any{"status": "x"}, status: 400,
 			has: []string{`"code":119`}},
 	})

@@ -82,5 +82,16 @@ func (s *Service) setJobStatus(id string, body map[string]any) {
 	}
 }
 
+// JobNames lists the defined jobs (Parse Dashboard's Jobs page).
+func (s *Service) JobNames(auth Auth) ([]string, error) {
+	if !auth.Master {
+		return nil, schema.Errorf(schema.CodeOperationForbidden, "Jobs may be listed with the master key only.")
+	}
+	if s.opts.Hooks == nil {
+		return []string{}, nil
+	}
+	return s.opts.Hooks.JobNames(), nil
+}
+
 // WaitJobs waits for the jobs under way to end (tests, shutdown).
 func (s *Service) WaitJobs() { s.jobs.Wait() }

@@ -23,6 +23,8 @@ type Hooks interface {
 	RunFunction(auth Auth, name string, params map[string]any) (any, error)
 	// HasJob reports whether a job called name is defined.
 	HasJob(name string) bool
+	// JobNames lists the defined jobs, sorted.
+	JobNames() []string
 	// RunJob runs a job to its end (in the caller's goroutine).
 	RunJob(req *JobRequest) error
 }

@@ -26,7 +26,7 @@ func TestUnknownAndNotBuiltRoutesAnswerJSON(t *testing.T) {
 		{"DELETE", "/files/pic.png", false, master, 400, 108, "Files are not available yet"},
 		{"POST", "/functions/hello", false, app, 400, 141, `Invalid function: \"hello\"`},
 		{"POST", "/jobs/nightly", false, master, 400, 141, "Invalid job."},
-		{"GET", "/cloud_code/jobs", false, master, 400, 108, "Listing cloud code jobs is not available yet"},
+		{"POST", "/cloud_code/jobs", false, master, 400, 108, "Scheduling cloud code jobs is not available yet"},
 		{"GET", "/hooks/functions", false, master, 400, 108, "Webhooks are not available yet"},
 		{"POST", "/push", false, master, 400, 108, "Push notifications are not available yet"},
 		{"POST", "/requestPasswordReset", false, app, 400, 108, "no email adapter"},
