@@ -15,6 +15,7 @@ require (
 	github.com/tidwall/gjson v1.14.3
 	github.com/valyala/fasthttp v1.58.0
 	golang.org/x/crypto v0.58.0
+	golang.org/x/sync v0.25.0
 )
 
 require (

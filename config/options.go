@@ -183,6 +183,9 @@ type Options struct {
 	// MetricsIPs is metricsIps: the addresses (IPs or CIDR ranges) allowed
 	// to read /metrics; empty allows every address.
 	MetricsIPs []string
+	// MetricsPort is metricsPort: when set, /metrics is served on this
+	// port of Host (still behind MetricsIPs) and not on the main port.
+	MetricsPort int
 	// PprofAddress is pprofAddress: where Go's profiler listens (e.g.
 	// 127.0.0.1:6060); empty turns it off.
 	PprofAddress string

@@ -72,6 +72,7 @@ func TestEnvNames(t *testing.T) {
 		"requestLogPercent":                             "QUARRY_REQUEST_LOG_PERCENT",
 		"slowQueryMs":                                   "QUARRY_SLOW_QUERY_MS",
 		"metricsIps":                                    "QUARRY_METRICS_IPS",
+		"metricsPort":                                   "QUARRY_METRICS_PORT",
 		"pprofAddress":                                  "QUARRY_PPROF_ADDRESS",
 		"idempotencyOptions":                            "QUARRY_IDEMPOTENCY_OPTIONS PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS",
 		"idempotencyOptions.paths":                      "QUARRY_IDEMPOTENCY_OPTIONS_PATHS",

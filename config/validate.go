@@ -146,6 +146,9 @@ func (l *loader) finish() {
 	if o.CloudCodeTimeout < 1 {
 		check("cloudCodeTimeout", fmt.Errorf("must be at least 1 ms, got %d", o.CloudCodeTimeout))
 	}
+	if o.MetricsPort < 0 || o.MetricsPort > 65535 || o.MetricsPort != 0 && o.MetricsPort == o.Port {
+		check("metricsPort", fmt.Errorf("must be a port between 1 and 65535 other than port (or 0 to serve /metrics on the main port), got %d", o.MetricsPort))
+	}
 	if o.SlowQueryMs < 0 {
 		check("slowQueryMs", fmt.Errorf("must be 0 or more, got %d", o.SlowQueryMs))
 	}

@@ -3,8 +3,11 @@ package live
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
@@ -69,24 +72,37 @@ func (a serviceAuthority) FieldType(class, field string) (schema.Type, bool) {
 // are evicted.
 const MaxCachedSessions = 100_000
 
+// lookupFailureTTL is how long a failure to resolve a session (the
+// authority could not answer, as when a standalone server's REST server is
+// down) is remembered: events for the session are skipped meanwhile
+// instead of asking again for every event and subscriber.
+const lookupFailureTTL = 2 * time.Second
+
 // sessions caches Authenticate for cacheTimeout (the option of that name).
 // Writes to _Session and _Role drop entries (ForgetUser, ForgetAll), and a
 // session's own expiry is checked at every use, so a revoked or expired
 // session stops receiving and a new role applies without reconnecting.
+// Concurrent misses of one token share one lookup (singleflight).
 type sessions struct {
 	auth Authority
 	ttl  time.Duration
 	now  func() time.Time
 
+	flight singleflight.Group
+
 	mu      sync.Mutex
 	entries map[string]*sessionEntry
 	byUser  map[string]map[string]bool
+	// generation counts forgets: a lookup that started before a forget
+	// must not store what it found (it may predate a role change).
+	generation uint64
 }
 
 type sessionEntry struct {
 	id      Identity
-	err     error // a 209: invalid tokens are remembered too
+	err     error // a 209 (invalid tokens are remembered) or a failure to find out
 	fetched time.Time
+	ttl     time.Duration
 }
 
 func newSessions(auth Authority, ttl time.Duration, now func() time.Time) *sessions {
@@ -95,41 +111,31 @@ func newSessions(auth Authority, ttl time.Duration, now func() time.Time) *sessi
 
 var errSessionExpired = schema.Errorf(schema.CodeInvalidSessionToken, "Session token is expired.")
 
+// cached reports whether token's answer is cached and fresh.
+func (s *sessions) cached(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[token]
+	return e != nil && s.now().Sub(e.fetched) < e.ttl
+}
+
 // get resolves token through the cache.
 func (s *sessions) get(ctx context.Context, token string) (Identity, error) {
 	now := s.now()
 	s.mu.Lock()
 	e := s.entries[token]
-	if e != nil && now.Sub(e.fetched) >= s.ttl {
+	if e != nil && now.Sub(e.fetched) >= e.ttl {
 		s.dropLocked(token, e)
 		e = nil
 	}
+	gen := s.generation
 	s.mu.Unlock()
 	if e == nil {
-		id, err := s.auth.Authenticate(ctx, token)
-		var pe *schema.Error
-		if err != nil && !(errors.As(err, &pe) && pe.Code == schema.CodeInvalidSessionToken) {
-			return Identity{}, err // a failure to find out is not remembered
-		}
-		e = &sessionEntry{id: id, err: err, fetched: now}
-		s.mu.Lock()
-		if old := s.entries[token]; old != nil {
-			s.dropLocked(token, old)
-		}
-		if len(s.entries) >= MaxCachedSessions {
-			for t, old := range s.entries {
-				s.dropLocked(t, old)
-				break
-			}
-		}
-		s.entries[token] = e
-		if id.UserID != "" {
-			if s.byUser[id.UserID] == nil {
-				s.byUser[id.UserID] = map[string]bool{}
-			}
-			s.byUser[id.UserID][token] = true
-		}
-		s.mu.Unlock()
+		// Keyed by generation too: a caller that comes after a forget
+		// never shares a lookup that began before it.
+		key := strconv.FormatUint(gen, 10) + "\x00" + token
+		v, _, _ := s.flight.Do(key, func() (any, error) { return s.lookup(ctx, token, gen), nil })
+		e = v.(*sessionEntry)
 	}
 	if e.err != nil {
 		return Identity{}, e.err
@@ -138,6 +144,39 @@ func (s *sessions) get(ctx context.Context, token string) (Identity, error) {
 		return Identity{}, errSessionExpired
 	}
 	return e.id, nil
+}
+
+// lookup asks the authority and caches the answer: an identity or a 209
+// for the cache timeout, a failure to find out for lookupFailureTTL.
+func (s *sessions) lookup(ctx context.Context, token string, gen uint64) *sessionEntry {
+	id, err := s.auth.Authenticate(ctx, token)
+	e := &sessionEntry{id: id, err: err, fetched: s.now(), ttl: s.ttl}
+	var pe *schema.Error
+	if err != nil && !(errors.As(err, &pe) && pe.Code == schema.CodeInvalidSessionToken) {
+		e.ttl = min(lookupFailureTTL, s.ttl)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if gen != s.generation {
+		return e // forgotten meanwhile: answer this lookup, remember nothing
+	}
+	if old := s.entries[token]; old != nil {
+		s.dropLocked(token, old)
+	}
+	if len(s.entries) >= MaxCachedSessions {
+		for t, old := range s.entries {
+			s.dropLocked(t, old)
+			break
+		}
+	}
+	s.entries[token] = e
+	if id.UserID != "" {
+		if s.byUser[id.UserID] == nil {
+			s.byUser[id.UserID] = map[string]bool{}
+		}
+		s.byUser[id.UserID][token] = true
+	}
+	return e
 }
 
 func (s *sessions) dropLocked(token string, e *sessionEntry) {
@@ -154,6 +193,7 @@ func (s *sessions) dropLocked(token string, e *sessionEntry) {
 func (s *sessions) forgetUser(userID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.generation++
 	if userID == "" {
 		s.entries = map[string]*sessionEntry{}
 		s.byUser = map[string]map[string]bool{}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/quarrydata/quarry/live/match"
@@ -56,17 +57,67 @@ func (s *Server) dispatch(c Change, buf []*match.Group[*subscription]) []*match.
 	groups := s.index.Candidates(c.Class, before, after, buf)
 	s.stats.tested.Add(uint64(2 * len(groups)))
 	enc := encoder{change: &c}
+	var matched []matchedGroup
 	for _, g := range groups {
 		q := g.Query()
-		inBefore, inAfter := q.Match(before), q.Match(after)
-		if !inBefore && !inAfter {
-			continue
+		if m := (matchedGroup{g, q.Match(before), q.Match(after)}); m.inBefore || m.inAfter {
+			matched = append(matched, m)
 		}
-		for _, sub := range g.Members() {
-			s.deliver(sub, &c, before, after, inBefore, inAfter, &enc)
+	}
+	s.resolveSessions(matched)
+	for _, m := range matched {
+		for _, sub := range m.group.Members() {
+			s.deliver(sub, &c, before, after, m.inBefore, m.inAfter, &enc)
 		}
 	}
 	return groups
+}
+
+// matchedGroup is a query that matches the original or the new object.
+type matchedGroup struct {
+	group             *match.Group[*subscription]
+	inBefore, inAfter bool
+}
+
+// maxParallelLookups bounds the session lookups one change runs at once.
+const maxParallelLookups = 8
+
+// resolveSessions looks up, in parallel, the sessions of the subscribers
+// of matched queries that the cache does not hold, so that delivery then
+// finds them all cached: after a role change a standalone server asks its
+// REST server for each session concurrently instead of one after another
+// inside the per-subscriber loop.
+func (s *Server) resolveSessions(matched []matchedGroup) {
+	var missing []string
+	var seen map[string]bool
+	for _, m := range matched {
+		for _, sub := range m.group.Members() {
+			if sub.master || sub.token == "" || seen[sub.token] {
+				continue
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[sub.token] = true
+			if !s.sessions.cached(sub.token) {
+				missing = append(missing, sub.token)
+			}
+		}
+	}
+	if len(missing) < 2 {
+		return // one lookup gains nothing from a goroutine
+	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxParallelLookups)
+	for _, token := range missing {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			_, _ = s.sessions.get(context.Background(), token) // the answer is cached for deliver
+		}()
+	}
+	wg.Wait()
 }
 
 // deliver decides and queues the event of one change for one

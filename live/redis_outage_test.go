@@ -66,6 +66,7 @@ func (r *privateRedis) start() {
 		if time.Now().After(deadline) {
 			r.t.Fatalf("redis-server on port %d did not start: %v", r.port, err)
 		}
+		// A real redis-server is starting: nothing tells us when it listens.
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -89,6 +90,7 @@ func (r *lossRecorder) ChangesLost(classes []string) {
 	r.lossMu.Lock()
 	r.losses = append(r.losses, classes)
 	r.lossMu.Unlock()
+	r.notify()
 }
 
 func (r *lossRecorder) lossCount() int {
@@ -97,18 +99,20 @@ func (r *lossRecorder) lossCount() int {
 	return len(r.losses)
 }
 
-// waitUntil polls cond until it holds, failing after waitFor.
-func waitUntil(t *testing.T, what string, cond func() bool, context ...func() string) {
+// waitUntil tests cond each time wake fires (a pulse's) until it holds,
+// failing after waitFor.
+func waitUntil(t *testing.T, what string, wake <-chan struct{}, cond func() bool, context ...func() string) {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
+	deadline := time.After(waitFor)
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-wake:
+		case <-deadline:
 			for _, c := range context {
 				t.Log(c())
 			}
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -142,6 +146,8 @@ func newOutage(t *testing.T, queue int) *outage {
 	live.SetRetryWait(o.pub, func(int) bool {
 		failed.Do(func() { close(o.failing) })
 		<-o.gate
+		// redis-server has just restarted: a pooled connection may still
+		// fail; a short pause keeps such retries from spinning.
 		time.Sleep(10 * time.Millisecond)
 		return true
 	})
@@ -174,7 +180,7 @@ func (o *outage) cut(t *testing.T, from, to int) {
 		t.Fatal("the publisher never noticed that Redis is down")
 	}
 	o.redis.start()
-	waitUntil(t, "the subscriber to subscribe again", func() bool { return o.rec.lossCount() > 0 })
+	waitUntil(t, "the subscriber to subscribe again", o.rec.wake(), func() bool { return o.rec.lossCount() > 0 })
 	close(o.gate)
 }
 
@@ -184,9 +190,9 @@ func (o *outage) cut(t *testing.T, from, to int) {
 func TestRedisOutageLosesNothingQueued(t *testing.T) {
 	o := newOutage(t, 0)
 	o.publish(0, 50)
-	waitUntil(t, "the first 50 changes", func() bool { return o.rec.count() == 50 })
+	waitUntil(t, "the first 50 changes", o.rec.wake(), func() bool { return o.rec.count() == 50 })
 	o.cut(t, 50, 150)
-	waitUntil(t, "all 150 changes", func() bool { return o.rec.count() == 150 }, o.logs.String)
+	waitUntil(t, "all 150 changes", o.rec.wake(), func() bool { return o.rec.count() == 150 }, o.logs.String)
 	o.rec.mu.Lock()
 	for i, c := range o.rec.changes {
 		if id := c.Object["objectId"]; id != fmt.Sprint(i) {
@@ -200,7 +206,7 @@ func TestRedisOutageLosesNothingQueued(t *testing.T) {
 	if l := o.rec.losses[0]; len(l) != 0 {
 		t.Errorf("the subscriber's own outage reported classes %v, want every class", l)
 	}
-	waitUntil(t, "the recovery log line", func() bool { return strings.Contains(o.logs.String(), "reachable again") }, o.logs.String)
+	waitUntil(t, "the recovery log line", o.logs.wake(), func() bool { return strings.Contains(o.logs.String(), "reachable again") }, o.logs.String)
 	logs := o.logs.String()
 	if n := strings.Count(logs, "redis unreachable"); n != 1 {
 		t.Errorf("the outage was logged %d times, want once:\n%s", n, logs)
@@ -215,18 +221,18 @@ func TestRedisOverflowTellsSubscribers(t *testing.T) {
 	o := newOutage(t, queue)
 	o.cut(t, 0, 100)
 	// The batch being retried plus a full queue survive; the rest is lost.
-	waitUntil(t, "the lost-changes notice", func() bool { return o.rec.lossCount() == 2 })
+	waitUntil(t, "the lost-changes notice", o.rec.wake(), func() bool { return o.rec.lossCount() == 2 })
 	dropped := o.pub.Dropped()
 	if dropped == 0 || dropped > 100-queue {
 		t.Fatalf("dropped %d of 100 with a queue of %d", dropped, queue)
 	}
-	waitUntil(t, "the kept changes", func() bool { return o.rec.count() == 100-int(dropped) })
+	waitUntil(t, "the kept changes", o.rec.wake(), func() bool { return o.rec.count() == 100-int(dropped) })
 	o.rec.lossMu.Lock()
 	if l := o.rec.losses[1]; len(l) != 1 || l[0] != "A" {
 		t.Errorf("lost classes %v, want [A]", l)
 	}
 	o.rec.lossMu.Unlock()
-	waitUntil(t, "the recovery log line", func() bool { return strings.Contains(o.logs.String(), "reachable again") }, o.logs.String)
+	waitUntil(t, "the recovery log line", o.logs.wake(), func() bool { return strings.Contains(o.logs.String(), "reachable again") }, o.logs.String)
 	if logs := o.logs.String(); !strings.Contains(logs, fmt.Sprintf("dropped=%d", dropped)) {
 		t.Errorf("the log does not give the real count %d:\n%s", dropped, logs)
 	}

@@ -82,16 +82,27 @@ func TestRedisTwoInstancesInProcess(t *testing.T) {
 	if ra.Status != 201 || rb.Status != 201 {
 		t.Fatalf("writes: %d %s / %d %s", ra.Status, ra.Body, rb.Status, rb.Body)
 	}
+	// Sentinels: a second change of each object, on the instance that
+	// holds it, follows its create everywhere; a create delivered twice
+	// would take a place among these four events.
+	for _, w := range []struct {
+		on  *servertest.Server
+		res servertest.Response
+	}{{a, ra}, {b, rb}} {
+		if r := w.on.Do(t, "PUT", "/classes/Message/"+w.res.Map()["objectId"].(string), map[string]any{"mark": "end"}, h); r.Status != 200 {
+			t.Fatalf("sentinel write: %d %s", r.Status, r.Body)
+		}
+	}
 	for name, c := range map[string]*wsClient{"A": onA, "B": onB} {
 		got := map[string]bool{}
-		for i := 0; i < 2; i++ {
-			obj, _ := c.event("create", 1)
-			got[fmt.Sprint(obj["from"])] = true
+		for _, ev := range c.expectEvents("create 1", "create 1", "update 1", "update 1") {
+			if ev["op"] == "create" {
+				got[fmt.Sprint(ev["object"].(map[string]any)["from"])] = true
+			}
 		}
 		if !got["a"] || !got["b"] {
 			t.Errorf("subscriber on %s got %v", name, got)
 		}
-		c.quiet(150 * time.Millisecond)
 	}
 }
 
@@ -113,10 +124,7 @@ func TestRedisChannelLayout(t *testing.T) {
 	r.Publish(live.Change{Class: "Message", Object: obj, Deleted: true})
 	r.ForgetSessions("u1")
 	r.ForgetSessions("")
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) && sink.count() < 4 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(t, "two changes and two forgets", sink.wake(), func() bool { return sink.count() >= 4 })
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	if len(sink.changes) != 2 || len(sink.forgot) != 2 {
@@ -138,6 +146,7 @@ func TestRedisChannelLayout(t *testing.T) {
 }
 
 type recorder struct {
+	pulse
 	mu      sync.Mutex
 	changes []live.Change
 	forgot  []string
@@ -147,12 +156,36 @@ func (r *recorder) Publish(c live.Change) {
 	r.mu.Lock()
 	r.changes = append(r.changes, c)
 	r.mu.Unlock()
+	r.notify()
 }
 
 func (r *recorder) ForgetSessions(id string) {
 	r.mu.Lock()
 	r.forgot = append(r.forgot, id)
 	r.mu.Unlock()
+	r.notify()
+}
+
+// pulse wakes the one goroutine waiting for its owner to change (see
+// waitUntil); the zero pulse is ready.
+type pulse struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (p *pulse) wake() <-chan struct{} {
+	p.once.Do(func() { p.ch = make(chan struct{}, 1) })
+	return p.ch
+}
+
+// notify is called after each change; a wake-up not yet taken stands for
+// all the changes since.
+func (p *pulse) notify() {
+	p.wake()
+	select {
+	case p.ch <- struct{}{}:
+	default:
+	}
 }
 
 func (r *recorder) count() int {
@@ -169,14 +202,17 @@ type process struct {
 }
 
 type syncBuffer struct {
+	pulse
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+	n, err := s.b.Write(p)
+	s.mu.Unlock()
+	s.notify()
+	return n, err
 }
 
 func (s *syncBuffer) String() string {
@@ -274,6 +310,7 @@ func run(t *testing.T, args ...string) *process {
 		if time.Now().After(deadline) {
 			t.Fatalf("quarry did not start:\n%s", p.out)
 		}
+		// A real process is starting: nothing tells us when it listens.
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -342,11 +379,21 @@ func TestRedisTwoProcesses(t *testing.T) {
 	aclOf := func(user map[string]any) map[string]any {
 		return map[string]any{user["objectId"].(string): map[string]any{"read": true}}
 	}
-	restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "bob's", "ACL": aclOf(bob)}, h)
-	restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "alice's", "ACL": aclOf(alice)}, h)
+	bobs := restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "bob's", "ACL": aclOf(bob)}, h)
+	alices := restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "alice's", "ACL": aclOf(alice)}, h)
 	if obj, _ := asAlice.event("create", 1); obj["text"] != "alice's" {
 		t.Errorf("standalone got %v, want only alice's private object", obj)
 	}
-	onB.quiet(100 * time.Millisecond) // B's client has no session: neither private object
-	asAlice.quiet(0)
+	// Sentinels: both objects made public. B's client (no session) heard
+	// of neither, so both enter; alice heard only of hers.
+	public := map[string]any{"ACL": map[string]any{"*": map[string]any{"read": true}}}
+	for _, o := range []map[string]any{bobs, alices} {
+		restCall(t, "PUT", a.url()+"/classes/Message/"+o["objectId"].(string), public, appHeaders(app, master))
+	}
+	onB.expectEvents("enter 1", "enter 1")
+	for _, ev := range asAlice.expectEvents("enter 1", "update 1") {
+		if want := map[any]string{"enter": "bob's", "update": "alice's"}[ev["op"]]; ev["object"].(map[string]any)["text"] != want {
+			t.Errorf("standalone got %v", ev)
+		}
+	}
 }

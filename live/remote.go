@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/quarrydata/quarry/access"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -50,14 +52,23 @@ func RemoteAuthority(opts RemoteOptions) Authority {
 		opts.SchemaTTL = time.Minute
 	}
 	opts.ServerURL = strings.TrimRight(opts.ServerURL, "/")
-	return &remoteAuthority{opts: opts, schemas: map[string]remoteSchema{}}
+	return &remoteAuthority{opts: opts, schemas: map[string]remoteSchema{}, policies: map[string]remotePolicy{}}
 }
 
 type remoteAuthority struct {
-	opts    RemoteOptions
-	mu      sync.Mutex
-	schemas map[string]remoteSchema
-	lastErr atomic.Int64 // unix nanos of the last logged failure
+	opts     RemoteOptions
+	mu       sync.Mutex
+	schemas  map[string]remoteSchema
+	policies map[string]remotePolicy // class -> the policy of its last CLP
+	lastErr  atomic.Int64            // unix nanos of the last logged failure
+}
+
+// remotePolicy is a class's access policy compiled from the CLP a change
+// carried. The CLP is kept: while it is held its map cannot be reused for
+// another, so its identity stands for its content.
+type remotePolicy struct {
+	clp    map[string]any
+	policy *access.Policy
 }
 
 // lookupFailed logs a failure to ask the REST server, at most once every
@@ -179,7 +190,36 @@ func (a *remoteAuthority) roles(ctx context.Context, userID string) ([]string, e
 }
 
 func (a *remoteAuthority) ReadFilter(id Identity, class, op string, clp map[string]any) (service.ReadFilter, error) {
-	return service.ReadFilterWithCLP(service.Auth{UserID: id.UserID, Roles: id.Roles}, class, op, clp)
+	r, err := a.policy(class, clp).Read(access.Caller{UserID: id.UserID, Roles: id.Roles}, access.Op(op))
+	if err != nil {
+		return service.ReadFilter{}, err
+	}
+	return r.Filter(), nil
+}
+
+// policy returns the class's access policy for clp, compiled once per
+// CLP: every subscriber of one change gets the same map, and a later
+// change with an equal CLP reuses the compiled policy too. Field types are
+// not consulted (they would cost a request to the REST server).
+func (a *remoteAuthority) policy(class string, clp map[string]any) *access.Policy {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.policies[class]
+	if ok && sameMap(e.clp, clp) {
+		return e.policy
+	}
+	if ok && reflect.DeepEqual(e.clp, clp) {
+		// An equal CLP from a later change: keep the policy, hold the new map.
+		a.policies[class] = remotePolicy{clp, e.policy}
+		return e.policy
+	}
+	p := access.Compile(class, clp, nil)
+	a.policies[class] = remotePolicy{clp, p}
+	return p
+}
+
+func sameMap(x, y map[string]any) bool {
+	return reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
 }
 
 func (a *remoteAuthority) FieldType(class, field string) (schema.Type, bool) {

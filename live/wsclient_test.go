@@ -3,6 +3,7 @@ package live_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,16 +110,33 @@ func (c *wsClient) expectError(code int, contains string) map[string]any {
 	return m
 }
 
-// quiet checks that nothing arrives for d.
-func (c *wsClient) quiet(d time.Duration) {
+// expectEvents reads len(want) messages and checks that they are these
+// events in some order; each want is "op requestId", e.g. "create 1". It
+// returns the messages as they came.
+//
+// It is how these tests prove that a write sent nothing, without waiting
+// for a while: the changes of one object reach a connection in the order
+// they were made, so a later write to the same object is a sentinel. When
+// its events are among want, an event the earlier write should not have
+// caused arrives before them and takes a place in the count.
+func (c *wsClient) expectEvents(want ...string) []map[string]any {
 	c.t.Helper()
-	select {
-	case m, ok := <-c.msgs:
-		if ok {
-			c.t.Fatalf("unexpected message %v", m)
-		}
-	case <-time.After(d):
+	msgs := make([]map[string]any, len(want))
+	got := make([]string, len(want))
+	for i := range want {
+		msgs[i] = c.next()
+		got[i] = fmt.Sprintf("%v %v", msgs[i]["op"], msgs[i]["requestId"])
 	}
+	if g, w := sorted(got), sorted(want); !slices.Equal(g, w) {
+		c.t.Fatalf("got events %v, want %v (in any order); messages: %v", got, want, msgs)
+	}
+	return msgs
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }
 
 // closed waits for the connection to end and returns the close error.

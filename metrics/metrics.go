@@ -23,6 +23,7 @@ type Metrics struct {
 	httpRequests *prometheus.CounterVec
 	httpDuration *prometheus.HistogramVec
 	queries      *prometheus.CounterVec
+	queryTime    *prometheus.HistogramVec
 	refused      prometheus.Counter
 	examined     prometheus.Histogram
 	panics       prometheus.Counter
@@ -45,6 +46,11 @@ func New() *Metrics {
 	m.queries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "quarry_queries_total",
 		Help: "Queries run, by the planner's access: id_lookup, index_range, index_union, geo_cover, full_scan or empty.",
+	}, []string{"plan"})
+	m.queryTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "quarry_query_duration_seconds",
+		Help:    "Time to answer a request that ran a query, by the planner's access (the plan label of quarry_queries_total).",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	}, []string{"plan"})
 	m.refused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "quarry_query_refused_total",
@@ -69,7 +75,7 @@ func New() *Metrics {
 		Help:    "Commits sharing one fsync (group commit).",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
 	})
-	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.queries, m.refused, m.examined, m.panics, m.fsync, m.groupSize,
+	m.reg.MustRegister(m.httpRequests, m.httpDuration, m.queries, m.queryTime, m.refused, m.examined, m.panics, m.fsync, m.groupSize,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -83,12 +89,14 @@ func (m *Metrics) Request(family, method string, status int, took time.Duration)
 	m.httpDuration.WithLabelValues(family).Observe(took.Seconds())
 }
 
-// Query counts one query the planner ran and the objects it examined.
-func (m *Metrics) Query(plan string, examined int) {
+// Query counts one query the planner ran, the objects it examined and the
+// time its request took.
+func (m *Metrics) Query(plan string, examined int, took time.Duration) {
 	if m == nil || plan == "" {
 		return
 	}
 	m.queries.WithLabelValues(plan).Inc()
+	m.queryTime.WithLabelValues(plan).Observe(took.Seconds())
 	m.examined.Observe(float64(examined))
 }
 

@@ -1,11 +1,8 @@
 package planner
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/quarrydata/quarry/index"
@@ -454,7 +451,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 		return nil, 0, nil
 	}
 	sources := pl.idSources(a, nil)
-	best := &idHeap{items: make([]idItem, 0, min(need, 1024))}
+	best := newTopK(need, idLess)
 	var seen map[string]bool
 	if len(sources) > 1 {
 		seen = map[string]bool{}
@@ -463,7 +460,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 	for _, src := range sources {
 		err := src(func(obj schema.Object) bool {
 			id, _ := obj["objectId"].(string)
-			if best.Len() == need && id >= best.items[0].id {
+			if best.full() && id >= best.worst().id {
 				return false
 			}
 			examined++
@@ -476,7 +473,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 			if !pl.match(obj) {
 				return true
 			}
-			best.add(idItem{id, obj}, need)
+			best.add(idItem{id, obj})
 			return true
 		})
 		if errors.Is(err, index.ErrDeadline) {
@@ -486,7 +483,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 			return nil, examined, err
 		}
 	}
-	return best.sorted(), examined, nil
+	return idObjects(best.sorted()), examined, nil
 }
 
 type idItem struct {
@@ -494,55 +491,15 @@ type idItem struct {
 	obj schema.Object
 }
 
-// idHeap is a max-heap by objectId of the best matches so far. It is
-// typed rather than a container/heap so that items are not boxed.
-type idHeap struct{ items []idItem }
+func idLess(a, b idItem) bool { return a.id < b.id }
 
-func (h *idHeap) Len() int { return len(h.items) }
-
-// sorted empties the heap into its objects in objectId order.
-func (h *idHeap) sorted() []schema.Object {
-	slices.SortFunc(h.items, func(a, b idItem) int { return strings.Compare(a.id, b.id) })
-	out := make([]schema.Object, len(h.items))
-	for i, it := range h.items {
+// idObjects are the objects of items, in their order.
+func idObjects(items []idItem) []schema.Object {
+	out := make([]schema.Object, len(items))
+	for i, it := range items {
 		out[i] = it.obj
 	}
-	h.items = h.items[:0]
 	return out
-}
-
-// add keeps it among the best max items.
-func (h *idHeap) add(it idItem, max int) {
-	if len(h.items) < max {
-		h.items = append(h.items, it)
-		for i := len(h.items) - 1; i > 0; {
-			parent := (i - 1) / 2
-			if h.items[parent].id >= h.items[i].id {
-				break
-			}
-			h.items[parent], h.items[i] = h.items[i], h.items[parent]
-			i = parent
-		}
-		return
-	}
-	if it.id >= h.items[0].id {
-		return
-	}
-	h.items[0] = it
-	for i := 0; ; {
-		big := i
-		if l := 2*i + 1; l < len(h.items) && h.items[l].id > h.items[big].id {
-			big = l
-		}
-		if r := 2*i + 2; r < len(h.items) && h.items[r].id > h.items[big].id {
-			big = r
-		}
-		if big == i {
-			return
-		}
-		h.items[i], h.items[big] = h.items[big], h.items[i]
-		i = big
-	}
 }
 
 // iterate feeds candidates from an access. Objects may come twice from a
@@ -640,48 +597,36 @@ func (pl *Plan) collectSet(max int) ([]schema.Object, error) {
 	return out, err
 }
 
-// collector keeps the first `need` results in final order: a bounded
-// max-heap (top-k) when results arrive unordered, a slice otherwise.
+// collector keeps the first `need` results in final order: a slice when
+// results arrive in it (streaming), else a top-k by the plan's order.
 type collector struct {
-	pl     *Plan
 	need   int
 	stream bool
-	items  []schema.Object
+	items  []schema.Object // streaming
+	best   *topK[schema.Object]
 }
 
 func newCollector(pl *Plan, need int) *collector {
-	return &collector{pl: pl, need: need, stream: pl.streaming()}
+	c := &collector{need: need, stream: pl.streaming()}
+	if !c.stream {
+		c.best = newTopK(need, pl.less)
+	}
+	return c
 }
 
-func (c *collector) len() int { return len(c.items) }
-
-func (c *collector) Len() int           { return len(c.items) }
-func (c *collector) Less(i, j int) bool { return c.pl.less(c.items[j], c.items[i]) } // max-heap
-func (c *collector) Swap(i, j int)      { c.items[i], c.items[j] = c.items[j], c.items[i] }
-func (c *collector) Push(x any)         { c.items = append(c.items, x.(schema.Object)) }
-func (c *collector) Pop() any {
-	last := c.items[len(c.items)-1]
-	c.items = c.items[:len(c.items)-1]
-	return last
+func (c *collector) len() int {
+	if c.stream {
+		return len(c.items)
+	}
+	return c.best.Len()
 }
 
 func (c *collector) add(obj schema.Object) {
-	if c.need <= 0 {
-		return
-	}
-	if c.stream {
-		if len(c.items) < c.need {
-			c.items = append(c.items, obj)
-		}
-		return
-	}
-	if len(c.items) < c.need {
-		heap.Push(c, obj)
-		return
-	}
-	if c.pl.less(obj, c.items[0]) {
-		c.items[0] = obj
-		heap.Fix(c, 0)
+	switch {
+	case !c.stream:
+		c.best.add(obj)
+	case len(c.items) < c.need:
+		c.items = append(c.items, obj)
 	}
 }
 
@@ -689,11 +634,7 @@ func (c *collector) sorted() []schema.Object {
 	if c.stream {
 		return c.items
 	}
-	out := make([]schema.Object, len(c.items))
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(c).(schema.Object)
-	}
-	return out
+	return c.best.sorted()
 }
 
 // less is the final result order: matcher.Compare's (the order keys, then
@@ -723,17 +664,29 @@ func (pl *Plan) Explain(res Result) map[string]any {
 		"examined": res.Examined,
 		"matched":  res.Count,
 	}
+	out["sort"] = pl.sortText()
+	return out
+}
+
+// sortText says how the plan orders its results.
+func (pl *Plan) sortText() string {
 	switch {
 	case len(pl.q.Order) == 0 && pl.near != nil:
-		out["sort"] = "by distance (top-k heap)"
+		return "by distance (top-k heap)"
 	case len(pl.q.Order) == 0 && (pl.streaming() || pl.idOrdered(pl.access)):
-		out["sort"] = "objectId (access order)"
+		return "objectId (access order)"
 	case len(pl.q.Order) == 0:
-		out["sort"] = "objectId (top-k heap)"
+		return "objectId (top-k heap)"
 	case pl.orderIndex:
-		out["sort"] = "index " + pl.q.Order[0].Path
-	default:
-		out["sort"] = "top-k heap"
+		return "index " + pl.q.Order[0].Path
 	}
-	return out
+	return "top-k heap"
+}
+
+// Summary is the plan in one line for a slow-query log: the class, the
+// access with its reason and estimate, and the sort. It names fields and
+// indexes but never a value of the query, so it can be logged.
+func (pl *Plan) Summary() string {
+	return fmt.Sprintf("class %s: %s (%s; estimate %d), sort %s",
+		pl.q.Class, pl.access.String(), pl.access.why, pl.access.estimate, pl.sortText())
 }

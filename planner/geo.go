@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -261,8 +260,8 @@ func (pl *Plan) runGeo() (Result, error) {
 type geoResults struct {
 	pl      *Plan
 	matched int
-	nearest *nearHeap
-	byID    *idHeap
+	nearest *topK[nearItem]
+	byID    *topK[idItem]
 	need    int
 	collect *collector
 }
@@ -273,9 +272,9 @@ func newGeoResults(pl *Plan, need int) *geoResults {
 	case len(pl.q.Order) > 0:
 		r.collect = newCollector(pl, need)
 	case pl.near != nil:
-		r.nearest = newNearHeap(need)
+		r.nearest = newTopK(need, nearLess)
 	default:
-		r.byID = &idHeap{}
+		r.byID = newTopK(r.need, idLess)
 	}
 	return r
 }
@@ -288,13 +287,13 @@ func (r *geoResults) add(obj schema.Object, p *geo.Point) {
 		r.collect.add(obj)
 	case r.nearest != nil:
 		if p == nil || r.pl.near.path != r.pl.access.path {
-			r.nearest.add(r.pl.near.distance(obj), obj)
+			r.nearest.add(nearItemOf(r.pl.near.distance(obj), obj))
 		} else {
-			r.nearest.add(geo.Distance(r.pl.near.center, *p), obj)
+			r.nearest.add(nearItemOf(geo.Distance(r.pl.near.center, *p), obj))
 		}
 	case r.need > 0:
 		id, _ := obj["objectId"].(string)
-		r.byID.add(idItem{id, obj}, r.need)
+		r.byID.add(idItem{id, obj})
 	}
 }
 
@@ -303,9 +302,9 @@ func (r *geoResults) sorted() []schema.Object {
 	case r.collect != nil:
 		return r.collect.sorted()
 	case r.nearest != nil:
-		return r.nearest.sorted()
+		return nearObjects(r.nearest.sorted())
 	}
-	return r.byID.sorted()
+	return idObjects(r.byID.sorted())
 }
 
 // restMatch is the test of candidates known to satisfy op: the residual
@@ -347,7 +346,7 @@ func (pl *Plan) ringSearch(gc GeoCollection, need int) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	nearest := newNearHeap(need)
+	nearest := newTopK(need, nearLess)
 	rings := geo.NewRings(center, geoRingCells)
 	radius := math.Min(pl.startRadius(gc, need), maxDist)
 	for {
@@ -355,8 +354,8 @@ func (pl *Plan) ringSearch(gc GeoCollection, need int) (Result, error) {
 		err := gc.ScanGeo(pl.access.path, ranges, pl.deadline, func(obj schema.Object, p geo.Point, _ bool) bool {
 			res.Examined++
 			d := geo.Distance(center, p)
-			if d <= maxDist && nearest.improves(d, obj) && rest(obj) {
-				nearest.add(d, obj)
+			if it := nearItemOf(d, obj); d <= maxDist && nearest.improves(it) && rest(obj) {
+				nearest.add(it)
 			}
 			return true
 		})
@@ -366,7 +365,7 @@ func (pl *Plan) ringSearch(gc GeoCollection, need int) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		if radius >= maxDist || nearest.Len() == need && nearest.worst() <= radius {
+		if radius >= maxDist || nearest.Len() == need && nearest.worst().d <= radius {
 			break
 		}
 		// Grow by the density seen so far: k matches within radius.
@@ -379,7 +378,7 @@ func (pl *Plan) ringSearch(gc GeoCollection, need int) (Result, error) {
 		grow := math.Sqrt(float64(need)/float64(max(k, 1))) * 1.25
 		radius = math.Min(radius*math.Min(math.Max(grow, 1.5), 4), maxDist)
 	}
-	res.Objects = page(nearest.sorted(), pl.q.Skip)
+	res.Objects = page(nearObjects(nearest.sorted()), pl.q.Skip)
 	res.Count = len(res.Objects)
 	return res, nil
 }
@@ -452,68 +451,26 @@ func (n *nearSort) distance(obj schema.Object) float64 {
 	return geo.Distance(n.center, p)
 }
 
-// nearHeap keeps the nearest k objects: a max-heap by (distance,
-// objectId), the $nearSphere order.
-type nearHeap struct {
-	k     int
-	items []nearItem
-}
-
+// nearItem is an object with its distance; nearLess is the $nearSphere
+// order, by distance, then objectId.
 type nearItem struct {
 	d   float64
 	id  string
 	obj schema.Object
 }
 
-func newNearHeap(k int) *nearHeap { return &nearHeap{k: k} }
+func nearLess(a, b nearItem) bool { return a.d < b.d || a.d == b.d && a.id < b.id }
 
-func (h *nearHeap) Len() int { return len(h.items) }
-func (h *nearHeap) Less(i, j int) bool {
-	a, b := h.items[i], h.items[j]
-	return a.d > b.d || a.d == b.d && a.id > b.id
-}
-func (h *nearHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *nearHeap) Push(x any)    { h.items = append(h.items, x.(nearItem)) }
-func (h *nearHeap) Pop() any {
-	last := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return last
-}
-
-// worst is the largest distance kept (the heap must not be empty).
-func (h *nearHeap) worst() float64 { return h.items[0].d }
-
-// improves reports whether an object at distance d would be kept.
-func (h *nearHeap) improves(d float64, obj schema.Object) bool {
-	if h.k <= 0 {
-		return false
-	}
-	if len(h.items) < h.k {
-		return true
-	}
-	w := h.items[0]
+func nearItemOf(d float64, obj schema.Object) nearItem {
 	id, _ := obj["objectId"].(string)
-	return d < w.d || d == w.d && id < w.id
+	return nearItem{d, id, obj}
 }
 
-func (h *nearHeap) add(d float64, obj schema.Object) {
-	if !h.improves(d, obj) {
-		return
-	}
-	id, _ := obj["objectId"].(string)
-	if len(h.items) < h.k {
-		heap.Push(h, nearItem{d, id, obj})
-		return
-	}
-	h.items[0] = nearItem{d, id, obj}
-	heap.Fix(h, 0)
-}
-
-// sorted empties the heap into ascending order.
-func (h *nearHeap) sorted() []schema.Object {
-	out := make([]schema.Object, len(h.items))
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(nearItem).obj
+// nearObjects are the objects of items, in their order.
+func nearObjects(items []nearItem) []schema.Object {
+	out := make([]schema.Object, len(items))
+	for i, it := range items {
+		out[i] = it.obj
 	}
 	return out
 }

@@ -9,18 +9,10 @@ type Class struct {
 	Indexes map[string]any   `json:"indexes,omitempty"`
 }
 
-// DefaultFields are the fields every class has.
-var DefaultFields = map[string]Field{
-	"objectId":  {Type: TypeString},
-	"createdAt": {Type: TypeDate},
-	"updatedAt": {Type: TypeDate},
-	"ACL":       {Type: TypeACL},
-}
-
 // NewClass returns a class holding only the default fields.
 func NewClass(name string) *Class {
 	c := &Class{Name: name, Fields: map[string]Field{}}
-	for k, f := range DefaultFields {
+	for k, f := range defaultFields {
 		c.Fields[k] = f
 	}
 	return c

@@ -89,13 +89,6 @@ func IsName(s string, dots bool) bool {
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
-// BuiltinClasses are the underscore classes clients may address through
-// their own routes or /classes.
-var BuiltinClasses = map[string]bool{
-	"_User": true, "_Role": true, "_Installation": true, "_Session": true, "_Audience": true,
-	"_Idempotency": true, "_JobStatus": true,
-}
-
 // MaxKeyLength caps key names; the specification says longer names get no
 // index, Quarry refuses them outright so nothing is silently unindexed.
 const MaxKeyLength = 1024
@@ -103,7 +96,7 @@ const MaxKeyLength = 1024
 // ValidClassName reports whether a developer may use name as a class. Custom
 // classes must start with a letter; the built-in underscore classes pass.
 func ValidClassName(name string) bool {
-	return BuiltinClasses[name] || (len(name) <= 255 && IsName(name, false))
+	return builtinClasses[name] || (len(name) <= 255 && IsName(name, false))
 }
 
 // ClassNameError is the 103 failure for a class name.
@@ -130,14 +123,6 @@ func ClosedRing(coords []any) []any {
 	copy(out, coords)
 	return append(out, []any{first[0], first[1]})
 }
-
-// ForbiddenFieldNames are names Parse refuses for a field although they are
-// well-formed: "length" makes a Parse object look like an array to the
-// JavaScript SDK and to Parse Server's own code.
-var ForbiddenFieldNames = map[string]bool{"length": true}
-
-// ReservedKeys are top-level keys the server owns.
-var ReservedKeys = map[string]bool{"objectId": true, "createdAt": true, "updatedAt": true}
 
 // TypeOf infers the field type of a JSON value. ok is false for null, which
 // never fixes a type. A malformed special value gives a 111 error.
@@ -169,6 +154,32 @@ func TypeOf(v any) (f Field, ok bool, err error) {
 		return f, true, nil
 	}
 	return Field{}, false, Errorf(CodeIncorrectType, "unsupported value")
+}
+
+// CanonicalSpecial is the stored form of a validated File, GeoPoint,
+// Polygon, Bytes or Relation value: only the keys that define it (a File
+// keeps its name and url), a Polygon's ring closed. Writes store it and
+// query values are compared in it, so the two cannot drift apart.
+func CanonicalSpecial(typ string, m map[string]any) map[string]any {
+	out := map[string]any{"__type": typ}
+	keys := []string{"latitude", "longitude", "coordinates", "base64", "className"}
+	if typ == "File" {
+		keys = []string{"name", "url"}
+	}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			if typ == "File" && k == "url" {
+				if _, isString := v.(string); !isString {
+					continue
+				}
+			}
+			out[k] = v
+		}
+	}
+	if typ == "Polygon" {
+		out["coordinates"] = ClosedRing(out["coordinates"].([]any))
+	}
+	return out
 }
 
 // ValidateSpecial checks the shape of a value carrying __type.

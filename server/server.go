@@ -46,6 +46,7 @@ type Server struct {
 	// start): only then does the banner show it.
 	keyGenerated bool
 	pprofLn      net.Listener   // pprofAddress, bound by Listen
+	metricsLn    net.Listener   // metricsPort, bound by Listen
 	scripts      *cloud.Scripts // the cloud option's JavaScript; nil without
 }
 
@@ -147,7 +148,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		DotNetKey: opts.DotNetKey, MasterKeyIPs: opts.MasterKeyIPs, MountPath: opts.MountPath,
 		ServerURL: opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
 		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
-		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, ScriptLog: ring,
+		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, MetricsElsewhere: opts.MetricsPort != 0, ScriptLog: ring,
 		RequestLogSample: float64(opts.RequestLogPercent) / 100,
 		IdempotencyPaths: opts.Idempotency.Paths,
 		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
@@ -200,6 +201,16 @@ func (s *Server) Listen() (net.Addr, error) {
 			return nil, fmt.Errorf("pprofAddress: %w", err)
 		}
 	}
+	if s.Opts.MetricsPort != 0 && s.metricsLn == nil {
+		var err error
+		if s.metricsLn, err = listen(s.Opts.Host, s.Opts.MetricsPort); err != nil {
+			ln.Close()
+			if s.pprofLn != nil {
+				s.pprofLn.Close()
+			}
+			return nil, fmt.Errorf("metricsPort: %w", err)
+		}
+	}
 	s.ln = ln
 	return ln.Addr(), nil
 }
@@ -214,6 +225,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	if s.pprofLn != nil {
 		servePprof(ctx, s.pprofLn, s.log)
+	}
+	if s.metricsLn != nil {
+		go func() {
+			if err := serveUntil(ctx, &fasthttp.Server{Handler: s.REST.MetricsHandler(), Name: "quarry-metrics",
+				ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}, s.metricsLn, s.log); err != nil {
+				s.log.Error("metrics listener stopped", "err", err)
+			}
+		}()
+		s.log.Info("metrics listening", "address", "http://"+s.metricsLn.Addr().String()+"/metrics")
 	}
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
@@ -233,6 +253,9 @@ func (s *Server) Close() error {
 	}
 	if s.pprofLn != nil {
 		s.pprofLn.Close()
+	}
+	if s.metricsLn != nil {
+		s.metricsLn.Close()
 	}
 	s.live.close()
 	s.scripts.Close()
@@ -280,4 +303,13 @@ func nearSphereMax(miles int) float64 {
 		return -1
 	}
 	return geo.MilesToRadians(float64(miles))
+}
+
+// MetricsAddr is where metricsPort's listener is bound, nil without one
+// (valid after Listen).
+func (s *Server) MetricsAddr() net.Addr {
+	if s.metricsLn == nil {
+		return nil
+	}
+	return s.metricsLn.Addr()
 }

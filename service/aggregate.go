@@ -58,23 +58,12 @@ func (s *Service) Aggregate(auth Auth, class string, p AggregateParams) (Aggrega
 	pre, rest := pipe.Prefix()
 	q := planner.Query{Class: class, Where: pre.Where, Skip: pre.Skip, Limit: pre.Limit,
 		Exempt: !s.opts.ScanBudgetForMaster}
-	unlimited := pre.Limit < 0
-	if unlimited {
-		q.Limit = aggregate.DefaultMaxDocuments + 1
-	}
 	for _, k := range pre.Sort {
 		q.Order = append(q.Order, planner.SortKey{Path: k.Path, Desc: k.Desc})
 	}
-	plan, err := planner.Compile(source{s}, q, s.planOptions())
+	plan, res, err := s.runPlan(q, pre.Limit < 0)
 	if err != nil {
 		return AggregateResult{}, err
-	}
-	res, err := plan.Run()
-	if err != nil {
-		return AggregateResult{}, err
-	}
-	if unlimited && len(res.Objects) > aggregate.DefaultMaxDocuments {
-		return AggregateResult{}, aggregate.ErrTooManyDocuments
 	}
 	if p.Explain {
 		return AggregateResult{Explain: map[string]any{"plan": plan.Explain(res), "pipeline": rest.Names()}}, nil
@@ -112,22 +101,14 @@ func withoutHidden(d schema.Object) map[string]any {
 func (s *Service) distinct(auth Auth, class string, p AggregateParams) (AggregateResult, error) {
 	path := p.Distinct
 	for i, seg := range strings.Split(path, ".") {
-		if !schema.ValidKeyName(seg) && !(i == 0 && schema.ReservedKeys[seg]) {
+		if !schema.ValidKeyName(seg) && !(i == 0 && schema.IsReservedKey(seg)) {
 			return AggregateResult{}, schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", path)
 		}
 	}
-	q := planner.Query{Class: class, Where: p.Where, Limit: aggregate.DefaultMaxDocuments + 1,
-		Exempt: auth.Master && !s.opts.ScanBudgetForMaster}
-	plan, err := planner.Compile(source{s}, q, s.planOptions())
+	q := planner.Query{Class: class, Where: p.Where, Exempt: auth.Master && !s.opts.ScanBudgetForMaster}
+	plan, res, err := s.runPlan(q, true)
 	if err != nil {
 		return AggregateResult{}, err
-	}
-	res, err := plan.Run()
-	if err != nil {
-		return AggregateResult{}, err
-	}
-	if len(res.Objects) > aggregate.DefaultMaxDocuments {
-		return AggregateResult{}, aggregate.ErrTooManyDocuments
 	}
 	if p.Explain {
 		return AggregateResult{Explain: map[string]any{"plan": plan.Explain(res), "distinct": path}}, nil
@@ -160,4 +141,25 @@ func (s *Service) distinct(auth Auth, class string, p AggregateParams) (Aggregat
 		}
 	}
 	return AggregateResult{Results: out}, nil
+}
+
+// runPlan compiles and runs a query. capped reads every match, up to
+// aggregate.DefaultMaxDocuments, and refuses a query that has more: the
+// aggregate stages after it work in memory.
+func (s *Service) runPlan(q planner.Query, capped bool) (*planner.Plan, planner.Result, error) {
+	if capped {
+		q.Limit = aggregate.DefaultMaxDocuments + 1
+	}
+	plan, err := planner.Compile(source{s}, q, s.planOptions())
+	if err != nil {
+		return nil, planner.Result{}, err
+	}
+	res, err := plan.Run()
+	if err != nil {
+		return nil, planner.Result{}, err
+	}
+	if capped && len(res.Objects) > aggregate.DefaultMaxDocuments {
+		return nil, planner.Result{}, aggregate.ErrTooManyDocuments
+	}
+	return plan, res, nil
 }

@@ -137,25 +137,3 @@ func (s *Service) forgetRoles() {
 	s.roles.users = nil
 	s.roles.mu.Unlock()
 }
-
-// aclAllows reports whether an object's ACL grants perm ("read" or
-// "write") to the caller. An object without an ACL is open to everyone.
-func aclAllows(a Auth, obj schema.Object, perm string) bool {
-	acl, ok := obj["ACL"].(map[string]any)
-	if !ok {
-		return true
-	}
-	grants := func(who string) bool {
-		e, _ := acl[who].(map[string]any)
-		return e[perm] == true
-	}
-	if grants("*") || (a.UserID != "" && grants(a.UserID)) {
-		return true
-	}
-	for _, r := range a.Roles {
-		if grants(r) {
-			return true
-		}
-	}
-	return false
-}

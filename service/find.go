@@ -50,7 +50,7 @@ func ParseOrder(s string) ([]SortKey, error) {
 			k.Path = alias
 		}
 		root, _, _ := strings.Cut(k.Path, ".")
-		if !schema.ValidKeyName(root) && !schema.ReservedKeys[root] && root != "$score" {
+		if !schema.ValidKeyName(root) && !schema.IsReservedKey(root) && root != "$score" {
 			return nil, schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", root)
 		}
 		keys = append(keys, k)
@@ -72,6 +72,18 @@ type FindResult struct {
 	// objects it looked at, for metrics and request logs.
 	Plan     string
 	Examined int
+	// plan is kept so a slow query's log line can describe it; describing
+	// costs only when asked (PlanSummary).
+	plan *planner.Plan
+}
+
+// PlanSummary describes the query's plan in one line without any value of
+// the query (planner.Plan.Summary), or "" when no plan ran.
+func (r *FindResult) PlanSummary() string {
+	if r.plan == nil {
+		return ""
+	}
+	return r.plan.Summary()
 }
 
 // MaxSkip bounds skip so a client cannot make the server walk a huge
@@ -117,16 +129,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		}
 		class = target
 	}
-	include := p.Read.Include
-	for _, k := range p.Read.Keys {
-		// keys=b.c on a pointer b includes b and projects c inside it.
-		if root, _, dotted := strings.Cut(k, "."); dotted {
-			if t, ok := (source{s}).FieldType(class, root); ok && t == schema.TypePointer {
-				include = append(include, root)
-			}
-		}
-	}
-	includes, err := s.parseIncludes(class, include, p.Read.IncludeAll)
+	includes, err := s.findIncludes(class, p.Read)
 	if err != nil {
 		return FindResult{}, err
 	}
@@ -144,56 +147,21 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 			return FindResult{}, err
 		}
 	}
-	guards := map[string]*readGuard{}
-	q.Guard = func(cls string, where map[string]any, sub bool) (func(schema.Object) bool, map[string]any, error) {
-		op := mainOp
-		if sub {
-			op = opFind
-		}
-		g, err := s.guardRead(auth, cls, op)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !auth.Master {
-			if err := s.checkSelectKeys(auth, where); err != nil {
-				return nil, nil, err
-			}
-		}
-		if g.protected != nil {
-			if err := checkQueryable(cls, where, g.protected(nil)); err != nil {
-				return nil, nil, err
-			}
-			for _, k := range p.Order {
-				// Sorting by a hidden field would reveal its order.
-				if !sub && k.Path != "$score" {
-					if err := checkQueryable(cls, map[string]any{k.Path: nil}, g.protected(nil)); err != nil {
-						return nil, nil, err
-					}
-				}
-			}
-		}
-		if !sub {
-			guards[cls] = g
-		}
-		return s.queryVisible(g, cls), g.extra, nil
-	}
+	guards := &findGuards{s: s, auth: auth, mainOp: mainOp, order: p.Order, byClass: map[string]*readGuard{}}
+	q.Guard = guards.guard
 	if !auth.Master && !auth.internal {
 		q.RelatedVisible = func(ownerClass, key, ownerID string) bool { return s.relatedVisible(auth, ownerClass, key, ownerID) }
 	}
 	for _, k := range p.Order {
 		q.Order = append(q.Order, planner.SortKey{Path: k.Path, Desc: k.Desc})
 	}
-	plan, err := planner.Compile(source{s}, q, s.planOptions())
-	if err != nil {
-		return FindResult{}, err
-	}
-	res, err := plan.Run()
+	plan, res, err := s.runPlan(q, false)
 	if err != nil {
 		return FindResult{}, err
 	}
 	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count,
-		Plan: plan.Kind(), Examined: res.Examined}
-	g := guards[class]
+		Plan: plan.Kind(), Examined: res.Examined, plan: plan}
+	g := guards.byClass[class]
 	// Include writes the expanded objects into the results, and a get's
 	// one object is the caller's to change (a user reading themselves gets
 	// their token added): no sharing for either.
@@ -263,4 +231,67 @@ func (src source) RelationTarget(class, field string) string {
 		}
 	}
 	return ""
+}
+
+// findGuards applies the read rules to the classes a query touches: its
+// own class (the find, get or count operation) and its subqueries' (find).
+// It remembers the main class's guard, which shapes the results.
+type findGuards struct {
+	s       *Service
+	auth    Auth
+	mainOp  string
+	order   []SortKey
+	byClass map[string]*readGuard
+}
+
+// guard is planner.Query.Guard: the CLP check, the keys a where may name,
+// and the visibility filter plus extra constraint of one class.
+func (f *findGuards) guard(cls string, where map[string]any, sub bool) (func(schema.Object) bool, map[string]any, error) {
+	op := f.mainOp
+	if sub {
+		op = opFind
+	}
+	g, err := f.s.guardRead(f.auth, cls, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !f.auth.Master {
+		if err := f.s.checkSelectKeys(f.auth, where); err != nil {
+			return nil, nil, err
+		}
+	}
+	if g.protected != nil {
+		if err := checkQueryable(cls, where, g.protected(nil)); err != nil {
+			return nil, nil, err
+		}
+		if !sub {
+			// Sorting by a hidden field would reveal its order.
+			for _, k := range f.order {
+				if k.Path == "$score" {
+					continue
+				}
+				if err := checkQueryable(cls, map[string]any{k.Path: nil}, g.protected(nil)); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	if !sub {
+		f.byClass[cls] = g
+	}
+	return f.s.queryVisible(g, cls), g.extra, nil
+}
+
+// findIncludes parses a read's include paths; keys=b.c on a pointer b
+// includes b too, to project c inside it.
+func (s *Service) findIncludes(class string, r ReadOptions) ([][]string, error) {
+	include := r.Include
+	for _, k := range r.Keys {
+		if root, _, dotted := strings.Cut(k, "."); dotted {
+			if t, ok := (source{s}).FieldType(class, root); ok && t == schema.TypePointer {
+				include = append(include, root)
+			}
+		}
+	}
+	return s.parseIncludes(class, include, r.IncludeAll)
 }

@@ -224,7 +224,7 @@ func hookView(obj schema.Object) schema.Object {
 // afterTriggers runs afterSave and afterDelete once the writes are
 // durable and the locks released. Their errors are logged, never returned:
 // the write has happened.
-func (s *Service) afterTriggers(auth Auth, prepared []preparedTrigger, ops []WriteOp, results []WriteResult) {
+func (s *Service) afterTriggers(auth Auth, prepared []preparedTrigger, ops []WriteOp, results []WriteResult, drafts []*draft) {
 	for i := range prepared {
 		r := &results[i]
 		if c := prepared[i].changed; len(c) > 0 {
@@ -244,9 +244,10 @@ func (s *Service) afterTriggers(auth Auth, prepared []preparedTrigger, ops []Wri
 		if !prepared[i].after {
 			continue
 		}
-		req := &TriggerRequest{Kind: AfterSave, Class: ops[i].Class, Object: hookView(r.object), Original: hookView(r.original), Auth: auth}
-		if ops[i].Method == MethodDelete {
-			req.Kind, req.Object = AfterDelete, hookView(r.original)
+		d := drafts[i]
+		req := &TriggerRequest{Kind: AfterSave, Class: d.class, Object: hookView(d.obj), Original: hookView(d.original), Auth: auth}
+		if d.obj == nil {
+			req.Kind, req.Object = AfterDelete, hookView(d.original)
 		}
 		if err := s.opts.Hooks.Trigger(req); err != nil && s.opts.Warn != nil {
 			s.opts.Warn(req.Kind.String() + " trigger of " + req.Class + " failed: " + err.Error())

@@ -102,8 +102,7 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 			}
 			visible := s.queryVisible(g, class)
 			for id := range ids {
-				if obj, ok := coll.Get(id); ok && (visible == nil || visible(obj)) &&
-					(g.extra == nil || s.matchesWhere(class, g.extra, obj)) {
+				if obj, ok := coll.Get(id); ok && (visible == nil || visible(obj)) && g.scope.Allows(obj) {
 					exp := s.presentWithRoom(class, obj, ReadOptions{}, g, 2)
 					exp["__type"] = "Object"
 					exp["className"] = class

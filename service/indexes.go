@@ -55,7 +55,7 @@ func (s *Service) EnsureIndex(class, path string) error {
 // an Object field.
 func validIndexPath(path string) bool {
 	for _, part := range strings.Split(path, ".") {
-		if !schema.ValidKeyName(part) && !schema.ReservedKeys[part] {
+		if !schema.ValidKeyName(part) && !schema.IsReservedKey(part) {
 			return false
 		}
 	}

@@ -1,7 +1,9 @@
 package service
 
 import (
+	"hash/maphash"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/quarrydata/quarry/schema"
@@ -151,18 +153,76 @@ func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (I
 		iid = strings.ToLower(auth.InstallationID)
 	}
 
-	s.installMu.Lock()
-	defer s.installMu.Unlock()
 	if err := s.ensureBuiltinSchema(classInstallation); err != nil {
 		return InstallationResult{}, err
 	}
 	if !creating && token == "" && iid == "" && deviceType == "" {
 		return s.updateInstallation(auth, id, body) // nothing identifying changes
 	}
+	unlock := s.lockInstallIdentity(iid, token)
+	defer unlock()
+	found, err := s.Find(Auth{Master: true}, classInstallation, FindParams{Where: identityWhere(id, iid, token), Limit: maxInstallationMatches})
+	if err != nil {
+		return InstallationResult{}, err
+	}
+	appID, _ := body["appIdentifier"].(string)
+	save, err := decideInstallation(installIdentity{objectID: id, iid: iid, iidBody: iidBody, token: token,
+		deviceType: deviceType, appID: appID}, found.Results)
+	if err != nil {
+		return InstallationResult{}, err
+	}
+	// One atomic commit: the stale installations go with the save, or
+	// nothing happens.
+	ops := make([]WriteOp, 0, len(save.stale)+1)
+	for _, staleID := range save.stale {
+		ops = append(ops, WriteOp{Method: MethodDelete, Class: classInstallation, ID: staleID, asServer: true})
+	}
+	if save.target == "" {
+		ops = append(ops, WriteOp{Method: MethodCreate, Class: classInstallation, Body: body})
+	} else {
+		ops = append(ops, WriteOp{Method: MethodUpdate, Class: classInstallation, ID: save.target, Body: body})
+	}
+	results, err := s.write(auth, ops, true)
+	if err != nil {
+		return InstallationResult{}, err
+	}
+	last := results[len(results)-1]
+	if save.target == "" {
+		return InstallationResult{ObjectID: last.Create.ObjectID, Created: true, CreatedAt: last.Create.CreatedAt, Echo: last.Create.Echo}, nil
+	}
+	return InstallationResult{ObjectID: save.target, Reply: last.Update}, nil
+}
 
+// lockInstallIdentity takes the installation locks of an installationId and
+// a deviceToken, in a fixed order.
+func (s *Service) lockInstallIdentity(iid, token string) (unlock func()) {
+	var idx []int
+	for _, k := range []string{"iid\x00" + iid, "token\x00" + token} {
+		if strings.HasSuffix(k, "\x00") {
+			continue // no such identity
+		}
+		i := int(maphash.String(s.seed, k) % uint64(len(s.installLocks)))
+		if len(idx) == 0 || idx[0] != i {
+			idx = append(idx, i)
+		}
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		s.installLocks[i].Lock()
+	}
+	return func() {
+		for j := len(idx) - 1; j >= 0; j-- {
+			s.installLocks[idx[j]].Unlock()
+		}
+	}
+}
+
+// identityWhere finds the installations a save may be about: its own
+// objectId (updates), its installationId, its deviceToken.
+func identityWhere(objectID, iid, token string) map[string]any {
 	var or []any
-	if !creating {
-		or = append(or, map[string]any{"objectId": id})
+	if objectID != "" {
+		or = append(or, map[string]any{"objectId": objectID})
 	}
 	if iid != "" {
 		or = append(or, map[string]any{"installationId": iid})
@@ -170,94 +230,115 @@ func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (I
 	if token != "" {
 		or = append(or, map[string]any{"deviceToken": token})
 	}
-	master := Auth{Master: true}
-	found, err := s.Find(master, classInstallation, FindParams{Where: map[string]any{"$or": or}, Limit: maxInstallationMatches})
-	if err != nil {
-		return InstallationResult{}, err
-	}
+	return map[string]any{"$or": or}
+}
+
+// installIdentity is what an installation save says about which device it
+// is. objectID is set for updates; iid is the installationId that finds
+// the installation (the body's, or the caller's own on a create), iidBody
+// the body's alone.
+type installIdentity struct {
+	objectID, iid, iidBody, token, deviceType, appID string
+}
+
+// installationSave is the decision of a save: the installation it updates
+// ("" creates one) and the stale ones removed with it.
+type installationSave struct {
+	target string
+	stale  []string
+}
+
+// decideInstallation applies Parse's identification and deduplication
+// rules to the installations found by identityWhere. It is pure: the
+// caller commits the decision in one write.
+func decideInstallation(in installIdentity, found []schema.Object) (installationSave, error) {
+	creating := in.objectID == ""
 	var objectIDMatch, iidMatch schema.Object
 	var tokenMatches []schema.Object
-	for _, r := range found.Results {
-		if !creating && r["objectId"] == id {
+	for _, r := range found {
+		if !creating && r["objectId"] == in.objectID {
 			objectIDMatch = r
 		}
-		if iid != "" && r["installationId"] == iid {
+		if in.iid != "" && r["installationId"] == in.iid {
 			iidMatch = r
 		}
-		if token != "" && r["deviceToken"] == token {
+		if in.token != "" && r["deviceToken"] == in.token {
 			tokenMatches = append(tokenMatches, r)
 		}
 	}
 	if !creating {
-		if objectIDMatch == nil {
-			return InstallationResult{}, schema.Errorf(schema.CodeObjectNotFound, "Object not found for update.")
-		}
-		have, _ := objectIDMatch["installationId"].(string)
-		if iidBody != "" && have != "" && iidBody != have {
-			return InstallationResult{}, schema.Errorf(schema.CodeChangedImmutableField, "installationId may not be changed in this operation")
-		}
-		haveToken, _ := objectIDMatch["deviceToken"].(string)
-		if token != "" && haveToken != "" && token != haveToken && iidBody == "" && have == "" {
-			return InstallationResult{}, schema.Errorf(schema.CodeChangedImmutableField, "deviceToken may not be changed in this operation")
-		}
-		if deviceType != "" && deviceType != objectIDMatch["deviceType"] {
-			return InstallationResult{}, schema.Errorf(schema.CodeChangedImmutableField, "deviceType may not be changed in this operation")
+		if err := checkImmutableIdentity(in, objectIDMatch); err != nil {
+			return installationSave{}, err
 		}
 	}
 	idMatch := objectIDMatch
 	if iidMatch != nil {
 		idMatch = iidMatch
 	}
-	if creating && deviceType == "" && idMatch == nil {
-		return InstallationResult{}, schema.Errorf(schema.CodeMissingRequiredField, "deviceType must be specified in this operation")
+	if creating && in.deviceType == "" && idMatch == nil {
+		return installationSave{}, schema.Errorf(schema.CodeMissingRequiredField, "deviceType must be specified in this operation")
 	}
-	appID, _ := body["appIdentifier"].(string)
-
-	target := "" // the installation the save updates; "" creates one
+	// staleHolders are the other holders of the token (within one
+	// appIdentifier when given) that keep must not keep.
+	staleHolders := func(keep func(schema.Object) bool) []string {
+		var ids []string
+		for _, o := range tokenMatches {
+			if (in.appID == "" || o["appIdentifier"] == in.appID) && !keep(o) {
+				ids = append(ids, o["objectId"].(string))
+			}
+		}
+		return ids
+	}
 	if idMatch == nil {
 		switch {
 		case len(tokenMatches) == 0:
-		case len(tokenMatches) == 1 && (tokenMatches[0]["installationId"] == nil || iid == ""):
+			return installationSave{}, nil
+		case len(tokenMatches) == 1 && (tokenMatches[0]["installationId"] == nil || in.iid == ""):
 			// One installation holds the token, and one side lacks an
 			// installationId: it is this installation.
-			target = tokenMatches[0]["objectId"].(string)
-		case iidBody == "":
-			return InstallationResult{}, schema.Errorf(schema.CodeInvalidInstallationID,
+			return installationSave{target: tokenMatches[0]["objectId"].(string)}, nil
+		case in.iidBody == "":
+			return installationSave{}, schema.Errorf(schema.CodeInvalidInstallationID,
 				"Must specify installationId when deviceToken matches multiple Installation objects")
-		default:
-			// The token moved to a new installation: older holders go.
-			if err := s.deleteInstallations(token, appID, func(o schema.Object) bool { return o["installationId"] != iidBody }); err != nil {
-				return InstallationResult{}, err
-			}
 		}
-	} else {
-		target = idMatch["objectId"].(string)
-		switch {
-		case len(tokenMatches) == 1 && tokenMatches[0]["installationId"] == nil && tokenMatches[0]["objectId"] != target:
-			// The token's installation predates installationIds: merge
-			// into it and drop the id match.
-			if err := s.Delete(master, classInstallation, target); err != nil {
-				return InstallationResult{}, err
-			}
-			target = tokenMatches[0]["objectId"].(string)
-		case token != "" && iidBody != "" && idMatch["deviceToken"] != token:
-			// This installation takes the token over: the others holding
-			// it are stale (without an installationId in the body, Parse
-			// cannot tell which to keep, and neither do we).
-			stale := func(o schema.Object) bool { return o["installationId"] != iidBody && o["objectId"] != target }
-			if err := s.deleteInstallations(token, appID, stale); err != nil {
-				return InstallationResult{}, err
-			}
-		}
+		// The token moved to a new installation: older holders go.
+		return installationSave{stale: staleHolders(func(o schema.Object) bool { return o["installationId"] == in.iidBody })}, nil
 	}
-	if target == "" {
-		res, err := s.Create(auth, classInstallation, body)
-		if err != nil {
-			return InstallationResult{}, err
-		}
-		return InstallationResult{ObjectID: res.ObjectID, Created: true, CreatedAt: res.CreatedAt, Echo: res.Echo}, nil
+	target := idMatch["objectId"].(string)
+	switch {
+	case len(tokenMatches) == 1 && tokenMatches[0]["installationId"] == nil && tokenMatches[0]["objectId"] != target:
+		// The token's installation predates installationIds: merge into
+		// it and drop the id match.
+		return installationSave{target: tokenMatches[0]["objectId"].(string), stale: []string{target}}, nil
+	case in.token != "" && in.iidBody != "" && idMatch["deviceToken"] != in.token:
+		// This installation takes the token over: the others holding it
+		// are stale (without an installationId in the body, Parse cannot
+		// tell which to keep, and neither do we).
+		return installationSave{target: target, stale: staleHolders(func(o schema.Object) bool {
+			return o["installationId"] == in.iidBody || o["objectId"] == target
+		})}, nil
 	}
-	return s.updateInstallation(auth, target, body)
+	return installationSave{target: target}, nil
+}
+
+// checkImmutableIdentity refuses an update of installation have that would
+// change its installationId, deviceToken or deviceType.
+func checkImmutableIdentity(in installIdentity, have schema.Object) error {
+	if have == nil {
+		return schema.Errorf(schema.CodeObjectNotFound, "Object not found for update.")
+	}
+	haveIID, _ := have["installationId"].(string)
+	if in.iidBody != "" && haveIID != "" && in.iidBody != haveIID {
+		return schema.Errorf(schema.CodeChangedImmutableField, "installationId may not be changed in this operation")
+	}
+	haveToken, _ := have["deviceToken"].(string)
+	if in.token != "" && haveToken != "" && in.token != haveToken && in.iidBody == "" && haveIID == "" {
+		return schema.Errorf(schema.CodeChangedImmutableField, "deviceToken may not be changed in this operation")
+	}
+	if in.deviceType != "" && in.deviceType != have["deviceType"] {
+		return schema.Errorf(schema.CodeChangedImmutableField, "deviceType may not be changed in this operation")
+	}
+	return nil
 }
 
 func (s *Service) updateInstallation(auth Auth, id string, body map[string]any) (InstallationResult, error) {
@@ -266,32 +347,6 @@ func (s *Service) updateInstallation(auth Auth, id string, body map[string]any) 
 		return InstallationResult{}, err
 	}
 	return InstallationResult{ObjectID: id, Reply: reply}, nil
-}
-
-// deleteInstallations removes the installations holding token (within
-// one appIdentifier when given) that pass the filter.
-func (s *Service) deleteInstallations(token, appID string, filter func(schema.Object) bool) error {
-	where := map[string]any{"deviceToken": token}
-	if appID != "" {
-		where["appIdentifier"] = appID
-	}
-	master := Auth{Master: true}
-	found, err := s.Find(master, classInstallation, FindParams{Where: where, Limit: maxInstallationMatches})
-	if err != nil {
-		return err
-	}
-	for _, o := range found.Results {
-		if !filter(o) {
-			continue
-		}
-		if err := s.Delete(master, classInstallation, o["objectId"].(string)); err != nil {
-			if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeObjectNotFound {
-				continue
-			}
-			return err
-		}
-	}
-	return nil
 }
 
 // GetInstallation reads one installation; its ACL applies.
@@ -358,7 +413,7 @@ func (s *Service) ensureBuiltinSchema(class string) error {
 		if c == nil {
 			return false
 		}
-		for k := range BuiltinClassFields[class] {
+		for k := range schema.BuiltinFields(class) {
 			if _, ok := c.Fields[k]; !ok {
 				return false
 			}
@@ -379,7 +434,7 @@ func (s *Service) ensureBuiltinSchema(class string) error {
 		next = s.newClass(class)
 	} else {
 		next = cur.Clone()
-		for k, f := range BuiltinClassFields[class] {
+		for k, f := range schema.BuiltinFields(class) {
 			if _, ok := next.Fields[k]; !ok {
 				next.Fields[k] = f
 			}

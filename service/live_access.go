@@ -3,6 +3,7 @@ package service
 import (
 	"time"
 
+	"github.com/quarrydata/quarry/access"
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -11,18 +12,10 @@ import (
 // permission and protected-field rules as a find, as predicates over one
 // object instead of a query.
 
-// ReadFilter is what one caller may read of one class.
-type ReadFilter struct {
-	// Visible reports whether the caller may read the object: its ACL (with
-	// the caller's roles), the class's own rules (_User, _Session) and the
-	// pointer permissions of the class-level permissions. Nil means every
-	// object is visible (master key).
-	Visible func(schema.Object) bool
-	// Hidden names the fields to strip from the object before the caller
-	// sees it: protected fields, and another user's authData. Nil means
-	// none.
-	Hidden func(schema.Object) []string
-}
+// ReadFilter is what one caller may read of one class: Visible (ACL,
+// the class's own rules and pointer permissions; nil: everything) and
+// Hidden (protected fields and another user's authData; nil: none).
+type ReadFilter = access.ReadFilter
 
 // Read operations a ReadFilter can be asked for.
 const (
@@ -32,52 +25,29 @@ const (
 
 // ReadFilter checks the class-level permission of op (ReadFind or ReadGet)
 // on class for the caller and returns the filter of what they may read,
-// using the class's current schema. An error means the CLP refuses the
-// caller altogether.
+// using the class's current schema (its policy is compiled once per
+// schema version). An error means the CLP refuses the caller altogether.
 func (s *Service) ReadFilter(a Auth, class, op string) (ReadFilter, error) {
-	g, err := s.guardRead(a, class, op)
+	if a.Master || a.internal {
+		return ReadFilter{}, nil
+	}
+	r, err := s.policy(class).Read(a.caller(), access.Op(op))
 	if err != nil {
 		return ReadFilter{}, err
 	}
-	return filterOf(s, a, class, g), nil
+	return r.Filter(), nil
 }
 
 // ReadFilterWithCLP is ReadFilter against the given class-level
-// permissions instead of a stored schema: for a LiveQuery server that runs
-// apart from the data and receives the CLP with each change.
+// permissions instead of a stored schema. A LiveQuery server that runs
+// apart from the data should compile an access.Policy itself and keep it
+// across changes; this compiles one per call.
 func ReadFilterWithCLP(a Auth, class, op string, clp map[string]any) (ReadFilter, error) {
-	s := &Service{}
-	s.schemas.Store(class, &schema.Class{Name: class, CLP: clp})
-	return s.ReadFilter(a, class, op)
-}
-
-func filterOf(s *Service, a Auth, class string, g *readGuard) ReadFilter {
-	if g == nil || !g.limited {
-		return ReadFilter{}
+	r, err := access.Compile(class, clp, nil).Read(a.caller(), access.Op(op))
+	if err != nil {
+		return ReadFilter{}, err
 	}
-	f := ReadFilter{Visible: g.visible}
-	if g.extra != nil {
-		allowed, extra := g.visible, g.extra
-		f.Visible = func(o schema.Object) bool {
-			return (allowed == nil || allowed(o)) && s.matchesWhere(class, extra, o)
-		}
-	}
-	protected := g.protected
-	if class == classUser {
-		f.Hidden = func(o schema.Object) []string {
-			var out []string
-			if protected != nil {
-				out = protected(o)
-			}
-			if o["objectId"] != a.UserID || a.UserID == "" {
-				out = append(out[:len(out):len(out)], "authData")
-			}
-			return out
-		}
-	} else {
-		f.Hidden = protected
-	}
-	return f
+	return r.Filter(), nil
 }
 
 // LiveObject is the form of a stored object that LiveQuery publishes: the

@@ -58,7 +58,7 @@ func (d *draft) apply(body map[string]any, creating bool) error {
 }
 
 func (d *draft) applyKey(key string, val any, creating bool) error {
-	if schema.ReservedKeys[key] || key == "id" && creating {
+	if schema.IsReservedKey(key) || key == "id" && creating {
 		return schema.Errorf(schema.CodeInvalidKeyName, "%s is an invalid field name.", key)
 	}
 	if prohibitedKeys[key] {
@@ -82,7 +82,7 @@ func (d *draft) applyKey(key string, val any, creating bool) error {
 		}
 		return d.applyNested(root, rest, val)
 	}
-	if !schema.ValidKeyName(key) || schema.ForbiddenFieldNames[key] {
+	if !schema.ValidKeyName(key) || schema.IsForbiddenFieldName(key) {
 		return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", key)
 	}
 	if op, ok := val.(map[string]any); ok {

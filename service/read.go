@@ -71,7 +71,7 @@ func (s *Service) presentWithRoom(class string, obj schema.Object, opts ReadOpti
 			delete(out, f)
 		}
 	}
-	if class == classUser && g != nil && g.limited && obj["objectId"] != g.userID {
+	if g.hidesAuthData(obj) {
 		// authData is the user's own business (and the master key's).
 		delete(out, "authData")
 	}
@@ -115,7 +115,7 @@ func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *rea
 			}
 		}
 	}
-	if _, ok := obj["authData"]; ok && class == classUser && g != nil && g.limited && obj["objectId"] != g.userID {
+	if _, ok := obj["authData"]; ok && g.hidesAuthData(obj) {
 		return s.present(class, obj, opts, g)
 	}
 	return obj

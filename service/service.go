@@ -67,7 +67,9 @@ type Options struct {
 	Indexes []string
 	// Hooks run cloud code (triggers, functions, jobs); nil runs none.
 	Hooks Hooks
-	// OnChange receives every committed change, in commit order per object.
+	// OnChange receives every committed change, in commit order per object,
+	// after the write released its locks: a slow consumer delays the
+	// delivering write, never another write's locks.
 	OnChange func(Change)
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
@@ -102,6 +104,9 @@ type Service struct {
 	// relFields caches each class's shown Relation fields per schema
 	// version (see relationFields): class name -> *relationFieldsEntry.
 	relFields sync.Map
+	// policies caches each class's compiled access policy per schema
+	// version (see policy): class name -> *policyEntry.
+	policies sync.Map
 
 	locks [256]sync.Mutex // striped object locks for read-modify-write
 	// classLocks (class name -> *sync.RWMutex) are held shared by writes
@@ -110,15 +115,20 @@ type Service struct {
 	seed       maphash.Seed
 
 	roles roleCache
-	// installMu serializes installation saves, whose deduplication by
-	// installationId and deviceToken reads before it writes.
-	installMu sync.Mutex
+	// installLocks serialize installation saves that share an
+	// installationId or a deviceToken (striped by the value), because
+	// their deduplication reads before it writes (installations.go).
+	installLocks [64]sync.Mutex
 
 	metaMu sync.Mutex
 	meta   map[string][]byte // server settings kept with the data
 
 	// idemLocks serialize claims of one request id (striped by its hash).
 	idemLocks [64]sync.Mutex
+
+	// changes carries committed changes to OnChange after the locks are
+	// released, in commit order (announce.go).
+	changes changeQueue
 
 	// jobs counts the cloud code jobs under way (functions.go).
 	jobs sync.WaitGroup

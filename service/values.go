@@ -79,30 +79,11 @@ func normalizeSpecial(t any, m map[string]any) (any, error) {
 			return nil, err
 		}
 		return schema.Pointer(m["className"].(string), m["objectId"].(string)), nil
-	case "File":
-		if err := schema.ValidateSpecial(name, m); err != nil {
-			return nil, err
-		}
-		out := map[string]any{"__type": "File", "name": m["name"]}
-		if u, ok := m["url"].(string); ok {
-			out["url"] = u
-		}
-		return out, nil
 	}
 	if err := schema.ValidateSpecial(name, m); err != nil {
 		return nil, err
 	}
-	// GeoPoint, Polygon, Bytes, Relation: keep only the defining keys.
-	out := map[string]any{"__type": name}
-	for _, k := range []string{"latitude", "longitude", "coordinates", "base64", "className"} {
-		if v, ok := m[k]; ok {
-			out[k] = v
-		}
-	}
-	if name == "Polygon" {
-		out["coordinates"] = schema.ClosedRing(out["coordinates"].([]any))
-	}
-	return out, nil
+	return schema.CanonicalSpecial(name, m), nil
 }
 
 // normalizeACL validates an ACL and keeps only granted permissions.

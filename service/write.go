@@ -61,7 +61,7 @@ func (s *Service) checkWritable(auth Auth, class string, creating bool) error {
 		return schema.ClassNameError(class)
 	}
 	// Built-in classes are the server's, never "client class creation".
-	if creating && !auth.Master && !s.opts.AllowClientClassCreation && s.Class(class) == nil && !schema.BuiltinClasses[class] {
+	if creating && !auth.Master && !s.opts.AllowClientClassCreation && s.Class(class) == nil && !schema.IsBuiltinClass(class) {
 		return schema.Errorf(schema.CodeOperationForbidden,
 			"This user is not allowed to access non-existent class: %s", class)
 	}
@@ -116,6 +116,10 @@ type WriteOp struct {
 	// hashedPassword is the bcrypt hash of Body's password, computed by
 	// write before it takes any lock.
 	hashedPassword string
+	// asServer runs the op with the master key whoever the caller is: the
+	// server's own part of a write, such as the stale installations an
+	// installation save removes in the same commit.
+	asServer bool
 }
 
 // WriteResult is the outcome of one WriteOp.
@@ -123,9 +127,6 @@ type WriteResult struct {
 	Create CreateResult
 	Update map[string]any
 	Err    error
-
-	// original and object are the committed change, for after triggers.
-	original, object schema.Object
 }
 
 // write runs ops as one atomic, durable unit: either every op is valid and
@@ -146,11 +147,12 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 	if err != nil {
 		return nil, err
 	}
-	results, users, err := s.writeLocked(auth, ops, atomic)
+	results, drafts, users, err := s.writeLocked(auth, ops, atomic)
 	if err != nil {
 		return nil, err
 	}
-	s.afterTriggers(auth, triggers, ops, results) // cloud code (hooks.go)
+	s.afterTriggers(auth, triggers, ops, results, drafts) // cloud code (hooks.go)
+	s.announce()
 	// Cascades run after the locks are released: they write other objects.
 	for _, u := range users {
 		// A deleted user's sessions die with them, and every session
@@ -180,7 +182,7 @@ type userCascade struct {
 	deleted bool
 }
 
-func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, []userCascade, error) {
+func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, []*draft, []userCascade, error) {
 	keys := make([]string, 0, len(ops))
 	for i := range ops {
 		if ops[i].Method == MethodCreate {
@@ -206,12 +208,16 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	drafts := make([]*draft, 0, len(ops))
 	results := make([]WriteResult, len(ops))
 	for i, op := range ops {
-		d, err := s.prepare(auth, op, now, overlay, deleted)
+		opAuth := auth
+		if op.asServer {
+			opAuth = Auth{Master: true}
+		}
+		d, err := s.prepare(opAuth, op, now, overlay, deleted)
 		if err != nil {
-			if atomic && len(ops) > 1 {
-				return nil, nil, annotate(err, i)
+			if atomic && clientOps(ops) > 1 {
+				return nil, nil, nil, annotate(err, i)
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		drafts = append(drafts, d)
 		k := op.Class + "\x00" + d.id
@@ -233,11 +239,10 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 		}
 	}
 	if err := s.commit(auth, drafts); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var users []userCascade
 	for i, d := range drafts {
-		results[i].original, results[i].object = d.original, d.obj
 		switch {
 		case d.class != classUser:
 		case d.obj == nil:
@@ -246,7 +251,7 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 			users = append(users, userCascade{id: d.id, result: i})
 		}
 	}
-	return results, users, nil
+	return results, drafts, users, nil
 }
 
 // uniqueValueKeys are the lock keys of the unique values op sets.
@@ -265,6 +270,17 @@ func uniqueValueKeys(op WriteOp) []string {
 		}
 	}
 	return keys
+}
+
+// clientOps counts the ops the client asked for (not the server's own).
+func clientOps(ops []WriteOp) int {
+	n := 0
+	for _, op := range ops {
+		if !op.asServer {
+			n++
+		}
+	}
+	return n
 }
 
 func annotate(err error, i int) error {
@@ -461,8 +477,14 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 			break
 		}
 	}
-	for _, d := range drafts {
-		s.announce(d)
+	if s.opts.OnChange != nil {
+		// Queued under the objects' locks, so the queue keeps commit order
+		// per object; delivered after unlocking (announce).
+		changes := make([]Change, len(drafts))
+		for i, d := range drafts {
+			changes[i] = Change{Class: d.class, Original: d.original, Object: d.obj}
+		}
+		s.changes.add(changes...)
 	}
 	return nil
 }
@@ -518,8 +540,11 @@ func (s *Service) forgetOwnedJoins(d *draft) {
 	}
 }
 
-func (s *Service) announce(d *draft) {
+// announce runs after a write released every lock it held (and after its
+// cloud code triggers): the delivery of queued changes to OnChange (its own
+// and any that other writers queued meanwhile).
+func (s *Service) announce() {
 	if s.opts.OnChange != nil {
-		s.opts.OnChange(Change{Class: d.class, Original: d.original, Object: d.obj})
+		s.changes.drain(s.opts.OnChange, s.opts.Warn)
 	}
 }

@@ -105,7 +105,7 @@ func findObjects(s *Server, c *call) (any, error) {
 // explain), the count when asked for, and the class of a redirected query.
 // It notes the query's plan for the request's log line and metrics.
 func (c *call) findReply(res service.FindResult) map[string]any {
-	c.plan, c.examined = res.Plan, res.Examined
+	c.plan, c.examined, c.found = res.Plan, res.Examined, res
 	if res.Explain != nil {
 		return map[string]any{"results": res.Explain}
 	}

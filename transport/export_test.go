@@ -1,6 +1,9 @@
 package transport
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // HandleForTest adds a route below the mount path whose endpoint runs fn,
 // so tests can make a request fail in ways no real endpoint does.
@@ -12,3 +15,7 @@ func HandleForTest(s *Server, method, pattern string, fn func()) {
 		}}
 	s.router.Handle(method, s.opts.MountPath+pattern, s.httpHandler(r))
 }
+
+// SetSlowQueryForTest sets the slow-query threshold below the options'
+// whole milliseconds, so a test can make every query count as slow.
+func SetSlowQueryForTest(s *Server, d time.Duration) { s.reqLog.slow = d }

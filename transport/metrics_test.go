@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"bufio"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,6 +72,7 @@ func TestMetricsFollowAKnownWorkload(t *testing.T) {
 		`quarry_http_requests_total{family="classes",method="GET",status="404"}`:  1,
 		`quarry_http_request_duration_seconds_count{family="classes"}`:            9,
 		`quarry_queries_total{plan="id_lookup"}`:                                  2,
+		`quarry_query_duration_seconds_count{plan="id_lookup"}`:                   2,
 		`quarry_query_refused_total`:                                              1,
 		`quarry_store_commits_total`:                                              5,
 	} {
@@ -124,5 +126,31 @@ func TestScriptLog(t *testing.T) {
 		if e.(map[string]any)["level"] != "error" {
 			t.Errorf("level=error returned %v", e)
 		}
+	}
+}
+
+// TestMetricsOnTheirOwnPort: with metricsPort, /metrics is served there
+// (behind metricsIps) and no longer on the main port.
+func TestMetricsOnTheirOwnPort(t *testing.T) {
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	srv := servertest.Start(t, func(o *config.Options) { o.MetricsPort = port })
+	if res := srv.Do(t, "POST", "/classes/Item", map[string]any{"n": 1}, servertest.App()); res.Status != 201 {
+		t.Fatalf("create: %d %s", res.Status, res.Body)
+	}
+	if res := rawDo(t, rootURL(srv)+"/metrics", "GET", nil, nil); res.Status != 404 {
+		t.Errorf("GET /metrics on the main port: %d, want 404", res.Status)
+	}
+	own := "http://" + srv.MetricsAddr().String()
+	res := rawDo(t, own+"/metrics", "GET", nil, nil)
+	if res.Status != 200 || !strings.Contains(string(res.Body), `quarry_http_requests_total{family="classes",method="POST",status="201"} 1`) {
+		t.Fatalf("GET /metrics on metricsPort: %d %.300s", res.Status, res.Body)
+	}
+	if res := rawDo(t, own+"/parse/classes/Item", "GET", nil, nil); res.Status != 404 {
+		t.Errorf("the metrics port answered a data path: %d", res.Status)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quarrydata/quarry/access/accesstest"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 )
@@ -266,212 +267,139 @@ func runMatrix(t *testing.T, w *world, mechanism string, rows []matrixRow) {
 	}
 }
 
-// standardOps builds the get/find/count/create/update/delete/include/batch
-// rows over one class: get reads getID; find and count see the objects
-// with fixture:true; update and delete each work on a fresh copy of
-// freshBody made with the master key; include expands the target of the
-// MxHold holder of the given kind; batch is [GET getID, PUT fresh, DELETE fresh].
-type opsSpec struct {
-	class     string
-	getID     string
-	createBdy map[string]any
-	freshBody map[string]any
-	kind      string
+// TestPermissionMatrix runs the permission matrix of access/accesstest
+// over HTTP; access runs the same table against the pure rules.
+func TestPermissionMatrix(t *testing.T) {
+	w := newWorld(t, nil)
+	users := accesstest.Users{Alice: w.alice.userID, Bob: w.bob.userID, Carol: w.carol.userID, Dave: w.dave.userID}
+	for _, setup := range accesstest.Matrix(users) {
+		ids := w.setUp(t, setup)
+		rows := make([]matrixRow, len(setup.Rows))
+		for i, r := range setup.Rows {
+			rows[i] = matrixRow{op: r.Name, do: w.matrixOp(setup, ids, r), want: r.Want}
+		}
+		runMatrix(t, w, setup.Name, rows)
+	}
 }
 
-func (w *world) ops(spec opsSpec) map[string]func(t *testing.T, c caller) string {
+// setUp creates a setup's fixtures with the master key, then the holders
+// pointing at them, then sets its CLP; it returns the fixtures' ids by name.
+func (w *world) setUp(t *testing.T, s accesstest.Setup) map[string]string {
+	ids := map[string]string{}
+	for _, body := range s.Objects {
+		ids[body["name"].(string)] = mustCreate(t, w.srv, s.Class, body)
+	}
+	for _, name := range s.Held {
+		mustCreate(t, w.srv, "MxHold"+s.Kind, map[string]any{"name": "h-" + name, "target": ptr(s.Class, ids[name])})
+	}
+	if s.CLP != nil {
+		setCLP(t, w.srv, s.Class, s.CLP)
+	}
+	return ids
+}
+
+// matrixOp is a row's request: see the Op constants of accesstest.
+func (w *world) matrixOp(s accesstest.Setup, ids map[string]string, r accesstest.Row) func(t *testing.T, c caller) string {
 	srv := w.srv
-	base := "/classes/" + spec.class
-	fresh := func(t *testing.T) string { return mustCreate(t, srv, spec.class, spec.freshBody) }
-	return map[string]func(t *testing.T, c caller) string{
-		"get": func(t *testing.T, c caller) string {
-			return outcome(srv.Do(t, "GET", base+"/"+spec.getID, nil, c.headers))
-		},
-		"find": func(t *testing.T, c caller) string {
-			return idsOutcome(srv.Do(t, "GET", base+"?"+whereQ(map[string]any{"fixture": true}), nil, c.headers))
-		},
-		"count": func(t *testing.T, c caller) string {
+	base := "/classes/" + s.Class
+	fresh := func(t *testing.T) string {
+		body := r.Fresh
+		if body == nil {
+			body = s.Fresh
+		}
+		return mustCreate(t, srv, s.Class, body)
+	}
+	getID := ids[s.GetID]
+	if r.On != "" {
+		getID = ids[r.On]
+	}
+	switch r.Op {
+	case accesstest.OpGet:
+		return func(t *testing.T, c caller) string {
+			res := srv.Do(t, "GET", base+"/"+getID, nil, c.headers)
+			if !r.Fields || res.Status != 200 {
+				return outcome(res)
+			}
+			return "fields:" + shown(res.Map(), s.Protected...)
+		}
+	case accesstest.OpFind:
+		return w.matrixFind(s, r)
+	case accesstest.OpCount:
+		return func(t *testing.T, c caller) string {
 			return countOutcome(srv.Do(t, "GET", base+"?count=1&limit=0&"+whereQ(map[string]any{"fixture": true}), nil, c.headers))
-		},
-		"create": func(t *testing.T, c caller) string {
-			return outcome(srv.Do(t, "POST", base, spec.createBdy, c.headers))
-		},
-		"update": func(t *testing.T, c caller) string {
+		}
+	case accesstest.OpCreate:
+		return func(t *testing.T, c caller) string { return outcome(srv.Do(t, "POST", base, s.Create, c.headers)) }
+	case accesstest.OpUpdate:
+		return func(t *testing.T, c caller) string {
 			return outcome(srv.Do(t, "PUT", base+"/"+fresh(t), map[string]any{"n": 2}, c.headers))
-		},
-		"delete": func(t *testing.T, c caller) string {
+		}
+	case accesstest.OpDelete:
+		return func(t *testing.T, c caller) string {
 			return outcome(srv.Do(t, "DELETE", base+"/"+fresh(t), nil, c.headers))
-		},
-		"include": func(t *testing.T, c caller) string {
-			return includedOutcome(srv.Do(t, "GET", "/classes/MxHold"+spec.kind+"?include=target", nil, c.headers), "target")
-		},
-		"batch": func(t *testing.T, c caller) string {
+		}
+	case accesstest.OpAddField:
+		return func(t *testing.T, c caller) string {
+			return outcome(srv.Do(t, "PUT", base+"/"+fresh(t), map[string]any{"added_" + strings.ReplaceAll(c.name, " ", "_"): 1}, c.headers))
+		}
+	case accesstest.OpInclude:
+		return w.matrixInclude(s, r)
+	case accesstest.OpBatch:
+		return func(t *testing.T, c caller) string {
+			if r.Fields {
+				res := srv.Do(t, "POST", "/batch", map[string]any{"requests": []any{breq("GET", "/parse"+base+"/"+getID, nil)}}, c.headers)
+				items := batchItems(t, res)
+				if obj, ok := items[0]["success"].(map[string]any); ok {
+					return "fields:" + shown(obj, s.Protected...)
+				}
+				return batchOutcome(t, res)
+			}
 			return batchOutcome(t, srv.Do(t, "POST", "/batch", map[string]any{"requests": []any{
-				breq("GET", "/parse"+base+"/"+spec.getID, nil),
+				breq("GET", "/parse"+base+"/"+getID, nil),
 				breq("PUT", "/parse"+base+"/"+fresh(t), map[string]any{"n": 3}),
 				breq("DELETE", "/parse"+base+"/"+fresh(t), nil),
 			}}, c.headers))
-		},
-	}
-}
-
-// hold creates a holder of a kind (class MxHold<kind>) pointing at target.
-func (w *world) hold(t testing.TB, kind string, target map[string]any, extra map[string]any) string {
-	body := map[string]any{"target": target}
-	for k, v := range extra {
-		body[k] = v
-	}
-	return mustCreate(t, w.srv, "MxHold"+kind, body)
-}
-
-func TestPermissionMatrix(t *testing.T) {
-	w := newWorld(t, nil)
-	srv := w.srv
-	a := w.alice.userID
-
-	// ACL: pub is public-read, own is alice's, role is role:Parent's.
-	aclPub := mustCreate(t, srv, "MxAcl", map[string]any{"name": "pub", "fixture": true, "n": 1, "ACL": map[string]any{"*": map[string]any{"read": true}}})
-	aclOwn := mustCreate(t, srv, "MxAcl", map[string]any{"name": "own", "fixture": true, "n": 1, "ACL": map[string]any{a: rw()}})
-	aclRole := mustCreate(t, srv, "MxAcl", map[string]any{"name": "role", "fixture": true, "n": 1, "ACL": map[string]any{"role:Parent": rw()}})
-	for name, id := range map[string]string{"pub": aclPub, "own": aclOwn, "role": aclRole} {
-		w.hold(t, "acl", ptr("MxAcl", id), map[string]any{"name": "h-" + name})
-	}
-	acl := w.ops(opsSpec{class: "MxAcl", getID: aclRole, kind: "acl",
-		createBdy: map[string]any{"name": "new", "ACL": map[string]any{a: rw()}},
-		freshBody: map[string]any{"name": "fresh", "n": 1, "ACL": map[string]any{"role:Parent": rw()}}})
-	getOwn := func(t *testing.T, c caller) string {
-		return outcome(srv.Do(t, "GET", "/classes/MxAcl/"+aclOwn, nil, c.headers))
-	}
-	updateOwn := func(t *testing.T, c caller) string {
-		id := mustCreate(t, srv, "MxAcl", map[string]any{"name": "fresh", "n": 1, "ACL": map[string]any{a: rw()}})
-		return outcome(srv.Do(t, "PUT", "/classes/MxAcl/"+id, map[string]any{"n": 2}, c.headers))
-	}
-	runMatrix(t, w, "ACL", []matrixRow{
-		//                                 public     user       other user  role member  child-role   master     read-only master
-		{"get own", getOwn, [7]string{"404/101", "200", "404/101", "404/101", "404/101", "200", "200"}},
-		{"get role's", acl["get"], [7]string{"404/101", "404/101", "404/101", "200", "200", "200", "200"}},
-		{"find", acl["find"], [7]string{"ids:pub", "ids:own,pub", "ids:pub", "ids:pub,role", "ids:pub,role", "ids:own,pub,role", "ids:own,pub,role"}},
-		{"count", acl["count"], [7]string{"count:1", "count:2", "count:1", "count:2", "count:2", "count:3", "count:3"}},
-		{"create", acl["create"], [7]string{"201", "201", "201", "201", "201", "201", "400/119"}},
-		{"update own", updateOwn, [7]string{"404/101", "200", "404/101", "404/101", "404/101", "200", "400/119"}},
-		{"update role's", acl["update"], [7]string{"404/101", "404/101", "404/101", "200", "200", "200", "400/119"}},
-		{"delete role's", acl["delete"], [7]string{"404/101", "404/101", "404/101", "200", "200", "200", "400/119"}},
-		{"include", acl["include"], [7]string{"ids:pub", "ids:own,pub", "ids:pub", "ids:pub,role", "ids:pub,role", "ids:own,pub,role", "ids:own,pub,role"}},
-		{"batch", acl["batch"], [7]string{"items:101,101,101", "items:101,101,101", "items:101,101,101", "items:0,0,0", "items:0,0,0", "items:0,0,0", "items:0,119,119"}},
-	})
-
-	// CLP: every operation granted to someone else.
-	clpObj := mustCreate(t, srv, "MxClp", map[string]any{"name": "c1", "fixture": true, "n": 1})
-	w.hold(t, "clp", ptr("MxClp", clpObj), nil)
-	setCLP(t, srv, "MxClp", map[string]any{
-		"get":      map[string]any{a: true, "role:Parent": true},
-		"find":     map[string]any{"requiresAuthentication": true},
-		"count":    map[string]any{"role:Parent": true},
-		"create":   map[string]any{a: true},
-		"update":   map[string]any{"role:Parent": true},
-		"delete":   map[string]any{a: true},
-		"addField": map[string]any{"role:Child": true},
-	})
-	clp := w.ops(opsSpec{class: "MxClp", getID: clpObj, kind: "clp",
-		createBdy: map[string]any{"n": 5}, freshBody: map[string]any{"name": "fresh", "n": 1}})
-	addField := func(t *testing.T, c caller) string {
-		id := mustCreate(t, srv, "MxClp", map[string]any{"name": "fresh", "n": 1})
-		return outcome(srv.Do(t, "PUT", "/classes/MxClp/"+id, map[string]any{"added_" + strings.ReplaceAll(c.name, " ", "_"): 1}, c.headers))
-	}
-	runMatrix(t, w, "CLP", []matrixRow{
-		//                         public       user         other user   role member  child-role   master     read-only master
-		{"get", clp["get"], [7]string{"400/119", "200", "400/119", "200", "200", "200", "200"}},
-		{"find", clp["find"], [7]string{"404/101", "ids:c1", "ids:c1", "ids:c1", "ids:c1", "ids:c1", "ids:c1"}},
-		{"count", clp["count"], [7]string{"400/119", "400/119", "400/119", "count:1", "count:1", "count:1", "count:1"}},
-		{"create", clp["create"], [7]string{"400/119", "201", "400/119", "400/119", "400/119", "201", "400/119"}},
-		{"update", clp["update"], [7]string{"400/119", "400/119", "400/119", "200", "200", "200", "400/119"}},
-		{"addField", addField, [7]string{"400/119", "400/119", "400/119", "400/119", "200", "200", "400/119"}},
-		{"delete", clp["delete"], [7]string{"400/119", "200", "400/119", "400/119", "400/119", "200", "400/119"}},
-		{"include", clp["include"], [7]string{"ids:", "ids:c1", "ids:", "ids:c1", "ids:c1", "ids:c1", "ids:c1"}},
-		{"batch", clp["batch"], [7]string{"items:119,119,119", "items:0,119,0", "items:119,119,119", "items:0,0,119", "items:0,0,119", "items:0,0,0", "items:0,119,119"}},
-	})
-
-	// The specification's example: the Get CLP allows only user1 (alice),
-	// the read ACL only user2 (bob): neither can get the object.
-	specObj := mustCreate(t, srv, "MxSpec", map[string]any{"name": "s1", "fixture": true, "ACL": map[string]any{w.bob.userID: map[string]any{"read": true}}})
-	setCLP(t, srv, "MxSpec", allOps(everyone, map[string]any{"get": map[string]any{a: true}}))
-	spec := w.ops(opsSpec{class: "MxSpec", getID: specObj})
-	runMatrix(t, w, "CLP+ACL", []matrixRow{
-		{"get", spec["get"], [7]string{"400/119", "404/101", "400/119", "400/119", "400/119", "200", "200"}},
-		{"find", spec["find"], [7]string{"ids:", "ids:", "ids:s1", "ids:", "ids:", "ids:s1", "ids:s1"}},
-	})
-
-	// Pointer permissions: readUserFields owner and editors (an array),
-	// writeUserFields owner only; no operation is granted otherwise.
-	p1 := mustCreate(t, srv, "MxPtr", map[string]any{"name": "p1", "fixture": true, "owner": ptr("_User", a), "editors": []any{ptr("_User", w.carol.userID)}})
-	mustCreate(t, srv, "MxPtr", map[string]any{"name": "p2", "fixture": true, "owner": ptr("_User", w.bob.userID), "editors": []any{}})
-	mustCreate(t, srv, "MxPtr", map[string]any{"name": "p3", "fixture": true, "owner": ptr("_User", w.dave.userID), "editors": []any{ptr("_User", a)}})
-	w.hold(t, "ptr", ptr("MxPtr", p1), nil)
-	none := map[string]any{}
-	setCLP(t, srv, "MxPtr", map[string]any{
-		"get": none, "find": none, "count": none, "update": none, "delete": none,
-		"create": everyone, "addField": everyone,
-		"readUserFields": []any{"owner", "editors"}, "writeUserFields": []any{"owner"},
-	})
-	pp := w.ops(opsSpec{class: "MxPtr", getID: p1, kind: "ptr",
-		createBdy: map[string]any{"owner": ptr("_User", a)},
-		freshBody: map[string]any{"name": "fresh", "n": 1, "owner": ptr("_User", a), "editors": []any{ptr("_User", w.carol.userID)}}})
-	runMatrix(t, w, "pointer", []matrixRow{
-		//                        public       user           other user   role member (editor)  child-role   master              read-only master
-		{"get", pp["get"], [7]string{"404/101", "200", "404/101", "200", "404/101", "200", "200"}},
-		{"find", pp["find"], [7]string{"ids:", "ids:p1,p3", "ids:p2", "ids:p1", "ids:p3", "ids:p1,p2,p3", "ids:p1,p2,p3"}},
-		{"count", pp["count"], [7]string{"count:0", "count:2", "count:1", "count:1", "count:1", "count:3", "count:3"}},
-		{"create", pp["create"], [7]string{"201", "201", "201", "201", "201", "201", "400/119"}},
-		{"update", pp["update"], [7]string{"404/101", "200", "404/101", "404/101", "404/101", "200", "400/119"}},
-		{"delete", pp["delete"], [7]string{"404/101", "200", "404/101", "404/101", "404/101", "200", "400/119"}},
-		{"include", pp["include"], [7]string{"ids:", "ids:p1", "ids:", "ids:p1", "ids:", "ids:p1", "ids:p1"}},
-		{"batch", pp["batch"], [7]string{"items:101,101,101", "items:0,0,0", "items:101,101,101", "items:0,101,101", "items:101,101,101", "items:0,0,0", "items:0,119,119"}},
-	})
-
-	// Protected fields: the fields removed are the intersection of every
-	// set that applies to the caller.
-	prot := func(name string, owner string) map[string]any {
-		return map[string]any{"name": name, "fixture": true, "owner": ptr("_User", owner),
-			"secret": "s-" + name, "phone": "p-" + name, "note": "n-" + name}
-	}
-	o1 := mustCreate(t, srv, "MxProt", prot("o1", a))
-	mustCreate(t, srv, "MxProt", prot("o2", w.bob.userID))
-	w.hold(t, "prot", ptr("MxProt", o1), nil)
-	setCLP(t, srv, "MxProt", allOps(everyone, map[string]any{"protectedFields": map[string]any{
-		"*":               []any{"secret", "phone", "note"},
-		"authenticated":   []any{"secret", "phone"},
-		"role:Parent":     []any{"secret"},
-		"userField:owner": []any{},
-		w.dave.userID:     []any{},
-	}}))
-	fields := []string{"secret", "phone", "note"}
-	pf := w.ops(opsSpec{class: "MxProt", getID: o1, kind: "prot", createBdy: prot("new", a), freshBody: prot("fresh", a)})
-	getFields := func(t *testing.T, c caller) string {
-		res := srv.Do(t, "GET", "/classes/MxProt/"+o1, nil, c.headers)
-		if res.Status != 200 {
-			return outcome(res)
 		}
-		return "fields:" + shown(res.Map(), fields...)
 	}
-	findFields := func(t *testing.T, c caller) string {
-		res := srv.Do(t, "GET", "/classes/MxProt?order=name&"+whereQ(map[string]any{"fixture": true}), nil, c.headers)
+	panic("unknown matrix op " + r.Op)
+}
+
+// matrixFind is a find row: ids, or with Fields which protected fields
+// each result shows.
+func (w *world) matrixFind(s accesstest.Setup, r accesstest.Row) func(t *testing.T, c caller) string {
+	where := r.Where
+	if where == nil {
+		where = map[string]any{"fixture": true}
+	}
+	path := "/classes/" + s.Class + "?"
+	if r.Order != "" {
+		path += "order=" + r.Order + "&"
+	}
+	path += whereQ(where)
+	return func(t *testing.T, c caller) string {
+		res := w.srv.Do(t, "GET", path, nil, c.headers)
+		if !r.Fields {
+			return idsOutcome(res)
+		}
 		if res.Status != 200 {
 			return outcome(res)
 		}
 		var parts []string
-		for _, r := range results(res) {
-			parts = append(parts, fmt.Sprintf("%s=%s", r["name"], shown(r, fields...)))
+		for _, o := range results(res) {
+			parts = append(parts, fmt.Sprintf("%s=%s", o["name"], shown(o, s.Protected...)))
 		}
 		return "fields:" + strings.Join(parts, ";")
 	}
-	queryProtected := func(t *testing.T, c caller) string {
-		return idsOutcome(srv.Do(t, "GET", "/classes/MxProt?"+whereQ(map[string]any{"secret": "s-o1"}), nil, c.headers))
-	}
-	orderProtected := func(t *testing.T, c caller) string {
-		return idsOutcome(srv.Do(t, "GET", "/classes/MxProt?order=-phone&"+whereQ(map[string]any{"fixture": true}), nil, c.headers))
-	}
-	includeFields := func(t *testing.T, c caller) string {
-		res := srv.Do(t, "GET", "/classes/MxHoldprot?include=target", nil, c.headers)
+}
+
+// matrixInclude finds the setup's holders with include=target: the names
+// expanded, or with Fields which protected fields the one target shows.
+func (w *world) matrixInclude(s accesstest.Setup, r accesstest.Row) func(t *testing.T, c caller) string {
+	return func(t *testing.T, c caller) string {
+		res := w.srv.Do(t, "GET", "/classes/MxHold"+s.Kind+"?include=target", nil, c.headers)
+		if !r.Fields {
+			return includedOutcome(res, "target")
+		}
 		rs := results(res)
 		if res.Status != 200 || len(rs) != 1 {
 			return outcome(res)
@@ -480,33 +408,8 @@ func TestPermissionMatrix(t *testing.T) {
 		if m["__type"] != "Object" {
 			return "not expanded"
 		}
-		return "fields:" + shown(m, fields...)
+		return "fields:" + shown(m, s.Protected...)
 	}
-	batchFields := func(t *testing.T, c caller) string {
-		res := srv.Do(t, "POST", "/batch", map[string]any{"requests": []any{breq("GET", "/parse/classes/MxProt/"+o1, nil)}}, c.headers)
-		items := batchItems(t, res)
-		s, ok := items[0]["success"].(map[string]any)
-		if !ok {
-			return batchOutcome(t, res)
-		}
-		return "fields:" + shown(s, fields...)
-	}
-	all := "fields:note,phone,secret"
-	runMatrix(t, w, "protected", []matrixRow{
-		//                              public                   user (owner of o1)                      other user (owner of o2)       role member                      child-role (own entry [])   master   read-only master
-		{"get", getFields, [7]string{"fields:", all, "fields:note", "fields:note,phone", all, all, all}},
-		{"find", findFields, [7]string{"fields:o1=;o2=", "fields:o1=note,phone,secret;o2=note", "fields:o1=note;o2=note,phone,secret",
-			"fields:o1=note,phone;o2=note,phone", "fields:o1=note,phone,secret;o2=note,phone,secret",
-			"fields:o1=note,phone,secret;o2=note,phone,secret", "fields:o1=note,phone,secret;o2=note,phone,secret"}},
-		{"query a protected field", queryProtected, [7]string{"400/119", "400/119", "400/119", "400/119", "ids:o1", "ids:o1", "ids:o1"}},
-		{"order by a protected field", orderProtected, [7]string{"400/119", "400/119", "400/119", "ids:o1,o2", "ids:o1,o2", "ids:o1,o2", "ids:o1,o2"}},
-		{"count", pf["count"], [7]string{"count:2", "count:2", "count:2", "count:2", "count:2", "count:2", "count:2"}},
-		{"create", pf["create"], [7]string{"201", "201", "201", "201", "201", "201", "400/119"}},
-		{"update", pf["update"], [7]string{"200", "200", "200", "200", "200", "200", "400/119"}},
-		{"delete", pf["delete"], [7]string{"200", "200", "200", "200", "200", "200", "400/119"}},
-		{"include", includeFields, [7]string{"fields:", all, "fields:note", "fields:note,phone", all, all, all}},
-		{"batch", batchFields, [7]string{"fields:", all, "fields:note", "fields:note,phone", all, all, all}},
-	})
 }
 
 // TestPermissionMissingCLPOperation: once a class has a stored CLP, an

@@ -42,7 +42,7 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
 	s.opts.Metrics.Request(family, method, status, took)
 	c, _ := ctx.UserValue(callKey).(*call)
 	if c != nil && c.plan != "" {
-		s.opts.Metrics.Query(c.plan, c.examined)
+		s.opts.Metrics.Query(c.plan, c.examined, took)
 	}
 	if c != nil && c.claimed != "" && status >= 400 {
 		// The request did not take effect: its retry must be allowed.
@@ -77,6 +77,9 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
 	}
 	if c != nil && c.plan != "" {
 		attrs = append(attrs, slog.String("plan", c.plan), slog.Int("examined", c.examined))
+		if slow {
+			attrs = append(attrs, slog.String("explain", c.found.PlanSummary()))
+		}
 	}
 	s.log.LogAttrs(ctx, level, msg, attrs...)
 }

@@ -86,16 +86,19 @@ func TestScenarioBodyLimit(t *testing.T) {
 			body: big(limit - 100), expectedStatus: 201},
 		{name: "just over the limit", method: "POST", path: "/classes/Big", headers: servertest.App(),
 			body: big(limit + 10), expectedStatus: 413},
-		{name: "well over the limit", method: "POST", path: "/classes/Big", headers: servertest.App(),
-			body: big(40 * limit), expectedStatus: 413},
 		{name: "over the limit in an update", method: "PUT", path: "/classes/Big/nothere123", headers: servertest.App(),
 			body: big(limit + 10), expectedStatus: 413},
 		{name: "over the limit in a batch", method: "POST", path: "/batch", headers: servertest.App(),
 			body:           `{"requests":[{"method":"POST","path":"/parse/classes/Big","body":` + big(limit+10) + `}]}`,
 			expectedStatus: 413},
 	})
-	// Far beyond: fasthttp itself refuses; the connection may be closed
-	// before the client finishes sending, but never with a 5xx.
+	// Well and far beyond: the server answers before the body is all
+	// sent and closes, so the client may see its write reset instead of
+	// the reply (more often on a loaded machine); a reply it does see is
+	// 413, never a 5xx.
+	if res, err := tryDo(srv.URL+"/classes/Big", "POST", big(40*limit), servertest.App()); err == nil && res.Status != 413 {
+		t.Errorf("body well over the limit: %d %s", res.Status, clip(string(res.Body)))
+	}
 	res, err := tryDo(srv.URL+"/classes/Big", "POST", big(200*limit+(64<<10)), servertest.App())
 	if err == nil && (res.Status < 400 || res.Status >= 500) {
 		t.Errorf("huge body: %d %s", res.Status, clip(string(res.Body)))

@@ -49,6 +49,9 @@ type Options struct {
 	// MetricsIPs lists addresses or CIDR ranges allowed to read /metrics;
 	// empty allows every address.
 	MetricsIPs []string
+	// MetricsElsewhere keeps /metrics off this server's port: another
+	// listener serves MetricsHandler.
+	MetricsElsewhere bool
 	// RequestLogSample is the share of successful requests given a log
 	// line (errors always get one): 1 logs every request, 0 none.
 	RequestLogSample float64
@@ -226,12 +229,8 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		path = trimmed
 		ctx.URI().SetPath(path)
 	}
-	if path == "/metrics" && s.opts.Metrics != nil {
-		if !allowedFrom(ctx, s.metricsIP) {
-			writeJSON(ctx, fasthttp.StatusForbidden, map[string]any{"error": "unauthorized: metrics are not served to this address"})
-			return
-		}
-		s.opts.Metrics.Handler()(ctx)
+	if path == "/metrics" && s.opts.Metrics != nil && !s.opts.MetricsElsewhere {
+		s.serveMetrics(ctx)
 		return
 	}
 	if path == "/health/live" || path == s.opts.MountPath+"/health/live" {
@@ -340,4 +339,25 @@ func allowedFrom(ctx *fasthttp.RequestCtx, prefixes []netip.Prefix) bool {
 		}
 	}
 	return false
+}
+
+// serveMetrics answers /metrics to the addresses MetricsIPs allows.
+func (s *Server) serveMetrics(ctx *fasthttp.RequestCtx) {
+	if !allowedFrom(ctx, s.metricsIP) {
+		writeJSON(ctx, fasthttp.StatusForbidden, map[string]any{"error": "unauthorized: metrics are not served to this address"})
+		return
+	}
+	s.opts.Metrics.Handler()(ctx)
+}
+
+// MetricsHandler serves /metrics alone, for a listener of its own
+// (metricsPort); every other path is 404.
+func (s *Server) MetricsHandler() fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) != "/metrics" || s.opts.Metrics == nil {
+			writeJSON(ctx, fasthttp.StatusNotFound, map[string]any{"error": "not found: this port serves /metrics only"})
+			return
+		}
+		s.serveMetrics(ctx)
+	}
 }

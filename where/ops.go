@@ -17,11 +17,7 @@ func (p *parser) field(key string, raw any, inOr string) ([]*Node, error) {
 	node := &Node{Kind: KindField, Path: key, Type: ftype}
 	m, isMap := raw.(map[string]any)
 	if !isMap || !isConstraint(m) {
-		v, err := p.atom(key, raw)
-		if err != nil {
-			return nil, err
-		}
-		op, err := p.eqOp(key, ftype, OpEq, v)
+		op, err := p.plainEq(key, ftype, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -29,136 +25,22 @@ func (p *parser) field(key string, raw any, inOr string) ([]*Node, error) {
 		return []*Node{node}, p.tick()
 	}
 
-	var nodes []*Node
+	c := &constraint{key: key, ftype: ftype, m: m, inOr: inOr}
 	plain := map[string]any{}
-	_, hasNear := m["$nearSphere"]
-	_, hasRegex := m["$regex"]
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		v := m[k]
-		var op Op
-		switch k {
-		case "$eq", "$ne", "$exists":
-			if isRelativeTime(v) {
-				return nil, schema.Errorf(schema.CodeInvalidJSON, "$relativeTime can only be used with the $lt, $lte, $gt, and $gte operators")
-			}
-			if k == "$exists" {
-				b, ok := v.(bool)
-				if !ok {
-					return nil, schema.Errorf(schema.CodeInvalidQuery, "bad $exists value: %s, should be boolean", truncated(v))
-				}
-				op = Op{Code: OpExists, Exists: b}
-				break
-			}
-			val, err := p.atom(key, v)
-			if err != nil {
-				return nil, err
-			}
-			code := OpEq
-			if k == "$ne" {
-				code = OpNe
-			}
-			if op, err = p.eqOp(key, ftype, code, val); err != nil {
-				return nil, err
-			}
-		case "$lt", "$lte", "$gt", "$gte":
-			op = Op{Code: rangeOps[k]}
-			if isRelativeTime(v) {
-				if ftype != "" && ftype != schema.TypeDate {
-					return nil, schema.Errorf(schema.CodeInvalidJSON, "$relativeTime can only be used with Date field")
-				}
-				text, val, err := p.relativeTime(k, v.(map[string]any)["$relativeTime"])
-				if err != nil {
-					return nil, err
-				}
-				op.Value, op.Relative = val, text
-				break
-			}
-			val, err := p.atom(key, v)
-			if err != nil {
-				return nil, err
-			}
-			op.Value = val
-		case "$in", "$nin":
-			arr, ok := v.([]any)
-			if !ok {
-				return nil, schema.Errorf(schema.CodeInvalidJSON, "bad %s value", k)
-			}
-			vals, err := p.list(key, flatten(arr))
-			if err != nil {
-				return nil, err
-			}
-			code := OpIn
-			if k == "$nin" {
-				code = OpNin
-			}
-			if ftype == schema.TypeRelation {
-				if op, err = relationOp(key, code, vals); err != nil {
-					return nil, err
-				}
-				break
-			}
-			op = Op{Code: code, Values: vals}
-		case "$all":
-			var err error
-			if op, err = p.all(key, v); err != nil {
-				return nil, err
-			}
-		case "$containedBy":
-			arr, ok := v.([]any)
-			if !ok {
-				return nil, schema.Errorf(schema.CodeInvalidJSON, "bad $containedBy: should be an array")
-			}
-			vals, err := p.list(key, arr)
-			if err != nil {
-				return nil, err
-			}
-			op = Op{Code: OpContainedBy, Values: vals}
-		case "$regex":
-			opts, hasOpts := m["$options"]
-			re, err := compileRegex(v, opts, hasOpts)
-			if err != nil {
-				return nil, err
-			}
-			op = Op{Code: OpRegex, Regex: re}
-		case "$options":
-			if !hasRegex {
-				return nil, schema.Errorf(schema.CodeInvalidQuery, "$options needs $regex")
-			}
-			continue
-		case "$text":
-			t, err := parseText(v)
-			if err != nil {
-				return nil, err
-			}
-			op = Op{Code: OpText, Text: t}
-		case "$nearSphere", "$within", "$geoWithin", "$geoIntersects":
-			if inOr != "" {
-				return nil, schema.Errorf(schema.CodeInvalidQuery, "%s is not allowed inside %s", k, inOr)
-			}
-			var err error
-			if op, err = p.geo(k, v, m); err != nil {
-				return nil, err
-			}
-		case "$maxDistance", "$maxDistanceInRadians", "$maxDistanceInMiles", "$maxDistanceInKilometers":
-			if !hasNear {
-				return nil, schema.Errorf(schema.CodeInvalidQuery, "%s needs $nearSphere", k)
-			}
-			continue // read by $nearSphere
-		case "$inQuery", "$notInQuery", "$select", "$dontSelect":
-			n, err := subquery(key, k, v)
-			if err != nil {
-				return nil, err
-			}
-			if err := p.tick(); err != nil {
-				return nil, err
-			}
-			nodes = append(nodes, n)
-			continue
-		default:
+		parse, known := fieldOps[k]
+		if !known {
 			if strings.HasPrefix(k, "$") {
 				return nil, schema.Errorf(schema.CodeInvalidJSON, "bad constraint: %s", k)
 			}
-			plain[k] = v
+			plain[k] = m[k]
+			continue
+		}
+		op, add, err := parse(p, c, k, m[k])
+		if err != nil {
+			return nil, err
+		}
+		if !add {
 			continue
 		}
 		if err := p.tick(); err != nil {
@@ -169,11 +51,7 @@ func (p *parser) field(key string, raw any, inOr string) ([]*Node, error) {
 	// Plain keys next to operators are an equality on an object made of
 	// them (Parse folds them into $eq).
 	if len(plain) > 0 {
-		val, err := p.atom(key, plain)
-		if err != nil {
-			return nil, err
-		}
-		op, err := p.eqOp(key, ftype, OpEq, val)
+		op, err := p.plainEq(key, ftype, plain)
 		if err != nil {
 			return nil, err
 		}
@@ -182,10 +60,195 @@ func (p *parser) field(key string, raw any, inOr string) ([]*Node, error) {
 		}
 		node.Ops = append([]Op{op}, node.Ops...)
 	}
+	nodes := c.subs
 	if len(node.Ops) > 0 {
 		nodes = append([]*Node{node}, nodes...)
 	}
 	return nodes, nil
+}
+
+// plainEq is the equality a plain value (not an operator object) means.
+func (p *parser) plainEq(key string, ftype schema.Type, raw any) (Op, error) {
+	v, err := p.atom(key, raw)
+	if err != nil {
+		return Op{}, err
+	}
+	return p.eqOp(key, ftype, OpEq, v)
+}
+
+// constraint is one key's operator object while its operators are parsed.
+type constraint struct {
+	key   string
+	ftype schema.Type
+	m     map[string]any // the whole object: some operators read siblings
+	inOr  string         // "$or"/"$nor" when inside one, else ""
+	subs  []*Node        // subqueries, which become sibling nodes
+}
+
+// opParser parses operator name with value v. add is false when the
+// operator contributes no Op of its own: it is read by a sibling ($options,
+// $maxDistance*) or became a sibling node (subqueries).
+type opParser func(p *parser, c *constraint, name string, v any) (op Op, add bool, err error)
+
+// fieldOps is every operator a field's constraint object may hold. Any
+// other $ key is refused with "bad constraint"; other keys are plain.
+var fieldOps = map[string]opParser{
+	"$eq": parseEquality, "$ne": parseEquality, "$exists": parseExists,
+	"$lt": parseRange, "$lte": parseRange, "$gt": parseRange, "$gte": parseRange,
+	"$in": parseIn, "$nin": parseIn,
+	"$all":         parseAll,
+	"$containedBy": parseContainedBy,
+	"$regex":       parseRegex, "$options": parseOptions,
+	"$text":       parseTextOp,
+	"$nearSphere": parseGeo, "$within": parseGeo, "$geoWithin": parseGeo, "$geoIntersects": parseGeo,
+	"$maxDistance": parseMaxDistance, "$maxDistanceInRadians": parseMaxDistance,
+	"$maxDistanceInMiles": parseMaxDistance, "$maxDistanceInKilometers": parseMaxDistance,
+	"$inQuery": parseSubquery, "$notInQuery": parseSubquery,
+	"$select": parseSubquery, "$dontSelect": parseSubquery,
+}
+
+// errRelativeTimeOp is made fresh each time: a *schema.Error is not shared.
+func errRelativeTimeOp() error {
+	return schema.Errorf(schema.CodeInvalidJSON, "$relativeTime can only be used with the $lt, $lte, $gt, and $gte operators")
+}
+
+func parseEquality(p *parser, c *constraint, name string, v any) (Op, bool, error) {
+	if isRelativeTime(v) {
+		return Op{}, false, errRelativeTimeOp()
+	}
+	val, err := p.atom(c.key, v)
+	if err != nil {
+		return Op{}, false, err
+	}
+	code := OpEq
+	if name == "$ne" {
+		code = OpNe
+	}
+	op, err := p.eqOp(c.key, c.ftype, code, val)
+	return op, err == nil, err
+}
+
+func parseExists(_ *parser, _ *constraint, _ string, v any) (Op, bool, error) {
+	if isRelativeTime(v) {
+		return Op{}, false, errRelativeTimeOp()
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return Op{}, false, schema.Errorf(schema.CodeInvalidQuery, "bad $exists value: %s, should be boolean", truncated(v))
+	}
+	return Op{Code: OpExists, Exists: b}, true, nil
+}
+
+func parseRange(p *parser, c *constraint, name string, v any) (Op, bool, error) {
+	op := Op{Code: rangeOps[name]}
+	if isRelativeTime(v) {
+		if c.ftype != "" && c.ftype != schema.TypeDate {
+			return Op{}, false, schema.Errorf(schema.CodeInvalidJSON, "$relativeTime can only be used with Date field")
+		}
+		text, val, err := p.relativeTime(name, v.(map[string]any)["$relativeTime"])
+		if err != nil {
+			return Op{}, false, err
+		}
+		op.Value, op.Relative = val, text
+		return op, true, nil
+	}
+	val, err := p.atom(c.key, v)
+	if err != nil {
+		return Op{}, false, err
+	}
+	op.Value = val
+	return op, true, nil
+}
+
+func parseIn(p *parser, c *constraint, name string, v any) (Op, bool, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return Op{}, false, schema.Errorf(schema.CodeInvalidJSON, "bad %s value", name)
+	}
+	vals, err := p.list(c.key, flatten(arr))
+	if err != nil {
+		return Op{}, false, err
+	}
+	code := OpIn
+	if name == "$nin" {
+		code = OpNin
+	}
+	if c.ftype == schema.TypeRelation {
+		op, err := relationOp(c.key, code, vals)
+		return op, err == nil, err
+	}
+	return Op{Code: code, Values: vals}, true, nil
+}
+
+func parseAll(p *parser, c *constraint, _ string, v any) (Op, bool, error) {
+	op, err := p.all(c.key, v)
+	return op, err == nil, err
+}
+
+func parseContainedBy(p *parser, c *constraint, _ string, v any) (Op, bool, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return Op{}, false, schema.Errorf(schema.CodeInvalidJSON, "bad $containedBy: should be an array")
+	}
+	vals, err := p.list(c.key, arr)
+	if err != nil {
+		return Op{}, false, err
+	}
+	return Op{Code: OpContainedBy, Values: vals}, true, nil
+}
+
+func parseRegex(_ *parser, c *constraint, _ string, v any) (Op, bool, error) {
+	opts, hasOpts := c.m["$options"]
+	re, err := compileRegex(v, opts, hasOpts)
+	if err != nil {
+		return Op{}, false, err
+	}
+	return Op{Code: OpRegex, Regex: re}, true, nil
+}
+
+// parseOptions only checks that $regex is there to read $options.
+func parseOptions(_ *parser, c *constraint, _ string, _ any) (Op, bool, error) {
+	if _, hasRegex := c.m["$regex"]; !hasRegex {
+		return Op{}, false, schema.Errorf(schema.CodeInvalidQuery, "$options needs $regex")
+	}
+	return Op{}, false, nil
+}
+
+func parseTextOp(_ *parser, _ *constraint, _ string, v any) (Op, bool, error) {
+	t, err := parseText(v)
+	if err != nil {
+		return Op{}, false, err
+	}
+	return Op{Code: OpText, Text: t}, true, nil
+}
+
+func parseGeo(p *parser, c *constraint, name string, v any) (Op, bool, error) {
+	if c.inOr != "" {
+		return Op{}, false, schema.Errorf(schema.CodeInvalidQuery, "%s is not allowed inside %s", name, c.inOr)
+	}
+	op, err := p.geo(name, v, c.m)
+	return op, err == nil, err
+}
+
+// parseMaxDistance only checks that $nearSphere is there to read it.
+func parseMaxDistance(_ *parser, c *constraint, name string, _ any) (Op, bool, error) {
+	if _, hasNear := c.m["$nearSphere"]; !hasNear {
+		return Op{}, false, schema.Errorf(schema.CodeInvalidQuery, "%s needs $nearSphere", name)
+	}
+	return Op{}, false, nil
+}
+
+// parseSubquery adds a sibling node rather than an Op.
+func parseSubquery(p *parser, c *constraint, name string, v any) (Op, bool, error) {
+	n, err := subquery(c.key, name, v)
+	if err != nil {
+		return Op{}, false, err
+	}
+	if err := p.tick(); err != nil {
+		return Op{}, false, err
+	}
+	c.subs = append(c.subs, n)
+	return Op{}, false, nil
 }
 
 var rangeOps = map[string]OpCode{"$lt": OpLt, "$lte": OpLte, "$gt": OpGt, "$gte": OpGte}

@@ -82,14 +82,9 @@ func normalizeSpecial(t any, m map[string]any) (any, bool) {
 		if schema.ValidateSpecial(name, m) != nil {
 			return nil, false
 		}
-		out := make(map[string]any, len(m))
-		for k, e := range m {
-			out[k] = e
-		}
-		if name == "Polygon" {
-			out["coordinates"] = schema.ClosedRing(out["coordinates"].([]any))
-		}
-		return out, true
+		// The stored form, so that a value with extra keys compares equal
+		// to what a write of it stored.
+		return schema.CanonicalSpecial(name, m), true
 	}
 	return nil, false
 }

@@ -1,0 +1,92 @@
+package planner
+
+import "slices"
+
+// topK keeps the best k items of a stream by an order: a bounded max-heap
+// whose root is the worst item kept, so a new item either loses to the
+// root at once or replaces it. It is generic rather than container/heap so
+// that items are not boxed. The result order, by objectId, by the query's
+// order or by distance, is the caller's less (a before b).
+type topK[T any] struct {
+	k     int
+	less  func(a, b T) bool
+	items []T
+}
+
+func newTopK[T any](k int, less func(a, b T) bool) *topK[T] {
+	return &topK[T]{k: k, less: less, items: make([]T, 0, min(max(k, 0), 1024))}
+}
+
+func (h *topK[T]) Len() int { return len(h.items) }
+
+// full reports whether k items are kept: a new one must beat worst.
+func (h *topK[T]) full() bool { return len(h.items) >= h.k }
+
+// worst is the last item kept (the heap must not be empty).
+func (h *topK[T]) worst() T { return h.items[0] }
+
+// improves reports whether x would be kept.
+func (h *topK[T]) improves(x T) bool {
+	return h.k > 0 && (len(h.items) < h.k || h.less(x, h.items[0]))
+}
+
+// add keeps x when it is among the best k so far.
+func (h *topK[T]) add(x T) {
+	if !h.improves(x) {
+		return
+	}
+	if len(h.items) < h.k {
+		h.items = append(h.items, x)
+		h.up(len(h.items) - 1)
+		return
+	}
+	h.items[0] = x
+	h.down(0)
+}
+
+// sorted empties the heap into the order's ascending sequence.
+func (h *topK[T]) sorted() []T {
+	out := h.items
+	slices.SortFunc(out, func(a, b T) int {
+		switch {
+		case h.less(a, b):
+			return -1
+		case h.less(b, a):
+			return 1
+		}
+		return 0
+	})
+	h.items = nil
+	return out
+}
+
+// worse orders the heap: the worst item at the root.
+func (h *topK[T]) worse(i, j int) bool { return h.less(h.items[j], h.items[i]) }
+
+func (h *topK[T]) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.worse(i, parent) {
+			return
+		}
+		h.items[parent], h.items[i] = h.items[i], h.items[parent]
+		i = parent
+	}
+}
+
+func (h *topK[T]) down(i int) {
+	for {
+		worst := i
+		if l := 2*i + 1; l < len(h.items) && h.worse(l, worst) {
+			worst = l
+		}
+		if r := 2*i + 2; r < len(h.items) && h.worse(r, worst) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		h.items[i], h.items[worst] = h.items[worst], h.items[i]
+		i = worst
+	}
+}
