@@ -347,13 +347,13 @@ func TestParseServerConfigFile(t *testing.T) {
 	want(t, o.LiveQuery.ClassNames, []string{"Posts", "Comments"})
 	want(t, o.AllowClientClassCreation, false)
 	want(t, o.Cloud, "./cloud/main.js")
-	for _, w := range []string{"push", "auth", "filesAdapter", "liveQuery.redisOptions", "startLiveQueryServer", "cloud"} {
+	for _, w := range []string{"push", "auth", "filesAdapter", "liveQuery.redisOptions", "startLiveQueryServer"} {
 		if !hasWarning(warns, w) {
 			t.Errorf("no warning about %s in %q", w, warns)
 		}
 	}
-	if len(warns) != 6 {
-		t.Errorf("got %d warnings, want 6: %q", len(warns), warns)
+	if len(warns) != 5 {
+		t.Errorf("got %d warnings, want 5: %q", len(warns), warns)
 	}
 }
 
@@ -389,8 +389,6 @@ func TestLoadWarnings(t *testing.T) {
 			[]string{"env PARSE_SERVER_APPLICATION_ID: ignored, QUARRY_APP_ID takes precedence"}},
 		{loadCase{name: "apps with top-level keys", args: []string{"$FILE"}, file: `{"port": 1, "apps": [{"appId": "a"}]}`},
 			[]string{`port (config file `, "belong inside apps[0]"}},
-		{loadCase{name: "cloud", args: []string{"--cloud", "main.js"}},
-			[]string{"cloud (flag --cloud): accepted, but it has no effect yet: cloud code is not run yet"}},
 		{loadCase{name: "graphql", args: []string{"--mountGraphQL"}},
 			[]string{"mountGraphQL (flag --mountGraphQL): accepted, but it has no effect yet: the GraphQL API is not served yet"}},
 		{loadCase{name: "playground", args: []string{"--mountPlayground"}},

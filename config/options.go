@@ -48,6 +48,9 @@ const (
 	// lookup, in ms: 30 days, as the specification says (Parse Server's
 	// code uses 5 s).
 	DefaultCacheTimeout = 30 * 24 * 3600 * 1000
+	// DefaultCloudCodeTimeout bounds one cloud function or trigger run, in
+	// ms (error 124 beyond it). Jobs have no bound.
+	DefaultCloudCodeTimeout = 30_000
 	// DefaultLiveQueryLogLevel is the LiveQuery server's log level.
 	DefaultLiveQueryLogLevel = "INFO"
 )
@@ -161,8 +164,12 @@ type Options struct {
 	LogLevel string
 	// Verbose is verbose: the same as logLevel "verbose" unless logLevel is given.
 	Verbose bool
-	// Cloud is cloud: the path of a cloud code entry file. Accepted, unused for now.
+	// Cloud is cloud: the path of the JavaScript cloud code entry file
+	// (main.js); empty runs no cloud code.
 	Cloud string
+	// CloudCodeTimeout is cloudCodeTimeout: the most milliseconds one cloud
+	// function or trigger may run before it fails with 124.
+	CloudCodeTimeout int
 	// Silent is silent: no log output at all.
 	Silent bool
 	// JSONLogs is jsonLogs: log lines as JSON objects instead of key=value text.
@@ -298,6 +305,7 @@ func Defaults() *Options {
 		LogLevel:                   DefaultLogLevel,
 		RequestLogPercent:          100,
 		SlowQueryMs:                DefaultSlowQueryMs,
+		CloudCodeTimeout:           DefaultCloudCodeTimeout,
 		LiveQueryServer: LiveQueryServerOptions{WebsocketTimeout: DefaultWebsocketTimeout,
 			CacheTimeout: DefaultCacheTimeout, LogLevel: DefaultLiveQueryLogLevel},
 		LiveQuery:   LiveQueryOptions{AllClasses: true},

@@ -66,6 +66,7 @@ func TestEnvNames(t *testing.T) {
 		"logLevel":                                      "QUARRY_LOG_LEVEL PARSE_SERVER_LOG_LEVEL",
 		"verbose":                                       "QUARRY_VERBOSE VERBOSE",
 		"cloud":                                         "QUARRY_CLOUD PARSE_SERVER_CLOUD",
+		"cloudCodeTimeout":                              "QUARRY_CLOUD_CODE_TIMEOUT",
 		"silent":                                        "QUARRY_SILENT SILENT",
 		"jsonLogs":                                      "QUARRY_JSON_LOGS JSON_LOGS",
 		"requestLogPercent":                             "QUARRY_REQUEST_LOG_PERCENT",

@@ -143,6 +143,9 @@ func (l *loader) finish() {
 	if o.RequestLogPercent < 0 || o.RequestLogPercent > 100 {
 		check("requestLogPercent", fmt.Errorf("must be between 0 and 100, got %d", o.RequestLogPercent))
 	}
+	if o.CloudCodeTimeout < 1 {
+		check("cloudCodeTimeout", fmt.Errorf("must be at least 1 ms, got %d", o.CloudCodeTimeout))
+	}
 	if o.MetricsPort < 0 || o.MetricsPort > 65535 || o.MetricsPort != 0 && o.MetricsPort == o.Port {
 		check("metricsPort", fmt.Errorf("must be a port between 1 and 65535 other than port (or 0 to serve /metrics on the main port), got %d", o.MetricsPort))
 	}
@@ -156,7 +159,6 @@ func (l *loader) finish() {
 		name, what string
 		set        bool
 	}{
-		{"cloud", "cloud code is not run yet", o.Cloud != ""},
 		{"mountGraphQL", "the GraphQL API is not served yet", o.MountGraphQL},
 		{"mountPlayground", "the GraphQL playground is not served yet", o.MountPlayground},
 		{"fileKey", "files are not stored yet", o.FileKey != ""},

@@ -12,7 +12,7 @@ import (
 // their own routes or /classes.
 var builtinClasses = map[string]bool{
 	"_User": true, "_Role": true, "_Installation": true, "_Session": true, "_Audience": true,
-	"_Idempotency": true,
+	"_Idempotency": true, "_JobStatus": true,
 }
 
 // defaultFields are the fields every class has.
@@ -63,6 +63,14 @@ var builtinClassFields = map[string]map[string]Field{
 	"_Idempotency": {
 		"reqId":  {Type: TypeString},
 		"expire": {Type: TypeDate},
+	},
+	"_JobStatus": {
+		"jobName":    {Type: TypeString},
+		"source":     {Type: TypeString},
+		"status":     {Type: TypeString},
+		"message":    {Type: TypeString},
+		"params":     {Type: TypeObject},
+		"finishedAt": {Type: TypeDate},
 	},
 	"_Session": {
 		"user":           {Type: TypePointer, TargetClass: "_User"},

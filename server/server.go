@@ -17,6 +17,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/live"
@@ -44,8 +45,9 @@ type Server struct {
 	// keyGenerated is set when Quarry made the master key (the development
 	// start): only then does the banner show it.
 	keyGenerated bool
-	pprofLn      net.Listener // pprofAddress, bound by Listen
-	metricsLn    net.Listener // metricsPort, bound by Listen
+	pprofLn      net.Listener   // pprofAddress, bound by Listen
+	metricsLn    net.Listener   // metricsPort, bound by Listen
+	scripts      *cloud.Scripts // the cloud option's JavaScript; nil without
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -57,6 +59,12 @@ const masterKeyMeta = "masterKey"
 // Open builds a server from options: it opens the store, loads it, and
 // generates (once) and keeps a master key when none is configured.
 func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
+	return OpenWithCloud(opts, log, nil)
+}
+
+// OpenWithCloud is Open with cloud code defined in Go: reg's functions,
+// jobs and triggers run beside those of the cloud option's main.js.
+func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -71,7 +79,15 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 	// LiveQuery's publisher is known once the service is open; no write
 	// happens before.
 	var publish func(service.Change)
+	if reg == nil && opts.Cloud != "" {
+		reg = cloud.New(log, time.Duration(opts.CloudCodeTimeout)*time.Millisecond)
+	}
+	var hooks service.Hooks
+	if reg != nil {
+		hooks = reg
+	}
 	svc, err := service.Open(adapter, service.Options{
+		Hooks:                    hooks,
 		DefaultLimit:             opts.DefaultLimit,
 		MaxLimit:                 opts.MaxLimit,
 		BatchSize:                opts.BatchSize,
@@ -99,10 +115,16 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		}
 		return nil, err
 	}
+	scripts, err := startCloud(reg, svc, opts, log)
+	if err != nil {
+		adapter.Close()
+		return nil, err
+	}
 	keyGenerated := opts.MasterKey == ""
 	if keyGenerated {
 		key, err := keptMasterKey(svc)
 		if err != nil {
+			scripts.Close()
 			adapter.Close()
 			return nil, err
 		}
@@ -112,6 +134,7 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 	var upgrade fasthttp.RequestHandler
 	if len(opts.LiveQuery.ClassNames) > 0 || opts.LiveQuery.AllClasses {
 		if lq, err = openLive(opts, svc, log); err != nil {
+			scripts.Close()
 			adapter.Close()
 			return nil, fmt.Errorf("liveQuery: %w", err)
 		}
@@ -130,13 +153,16 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 		IdempotencyPaths: opts.Idempotency.Paths,
 		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
+		CloudCode:        reg != nil,
 	})
 	if err != nil {
 		lq.close()
+		scripts.Close()
 		adapter.Close()
 		return nil, err
 	}
-	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated}
+	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
+		scripts: scripts}
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -213,6 +239,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
 	// LiveQuery closes them, then Redis, before the store goes.
 	s.live.close()
+	s.scripts.Close()
 	if err := s.store.Close(); err != nil {
 		serveErr = errors.Join(serveErr, err)
 	}
@@ -231,6 +258,7 @@ func (s *Server) Close() error {
 		s.metricsLn.Close()
 	}
 	s.live.close()
+	s.scripts.Close()
 	return s.store.Close()
 }
 

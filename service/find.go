@@ -111,6 +111,9 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if !schema.ValidClassName(class) {
 		return FindResult{}, schema.ClassNameError(class)
 	}
+	if err := s.beforeFind(auth, class, &p); err != nil { // cloud code (hooks.go)
+		return FindResult{}, err
+	}
 	if err := s.limits(&p); err != nil {
 		return FindResult{}, err
 	}
@@ -178,6 +181,9 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	}
 	if p.Explain {
 		out.Explain = plan.Explain(res)
+	}
+	if err := s.afterFind(auth, class, &p, &out); err != nil { // cloud code (hooks.go)
+		return FindResult{}, err
 	}
 	return out, nil
 }

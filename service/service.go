@@ -30,15 +30,6 @@ type Change struct {
 	Object   schema.Object
 }
 
-// Hooks is the seam where cloud-code triggers run. BeforeSave may change
-// the object or refuse the write; After* run once the write is durable.
-type Hooks interface {
-	BeforeSave(class string, original, object schema.Object) error
-	AfterSave(class string, original, object schema.Object)
-	BeforeDelete(class string, object schema.Object) error
-	AfterDelete(class string, object schema.Object)
-}
-
 // Options configure a Service.
 type Options struct {
 	DefaultLimit int // page size when a query gives none (100)
@@ -73,7 +64,8 @@ type Options struct {
 	// configuration, built whenever the class exists, also after it is
 	// dropped and created again, and listed in its schema.
 	Indexes []string
-	Hooks   Hooks
+	// Hooks run cloud code (triggers, functions, jobs); nil runs none.
+	Hooks Hooks
 	// OnChange receives every committed change, in commit order per object,
 	// after the write released its locks: a slow consumer delays the
 	// delivering write, never another write's locks.
@@ -89,6 +81,9 @@ type Auth struct {
 	UserID         string
 	SessionToken   string
 	InstallationID string
+	// Request describes the request (headers, ip, cloud context); nil
+	// for the service's own work.
+	Request *RequestInfo
 	// Roles are the caller's role names ("role:Admin"), inherited ones
 	// included; set by Authenticate.
 	Roles []string
@@ -133,6 +128,9 @@ type Service struct {
 	// changes carries committed changes to OnChange after the locks are
 	// released, in commit order (announce.go).
 	changes changeQueue
+
+	// jobs counts the cloud code jobs under way (functions.go).
+	jobs sync.WaitGroup
 
 	// configIndexes are Options.Indexes by class (read-only after Open).
 	configIndexes map[string][]string

@@ -143,11 +143,16 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 			ops[i].hashedPassword = string(hash)
 		}
 	}
+	triggers, err := s.beforeTriggers(auth, ops) // cloud code (hooks.go)
+	if err != nil {
+		return nil, err
+	}
 	results, drafts, users, err := s.writeLocked(auth, ops, atomic)
 	if err != nil {
 		return nil, err
 	}
-	s.announce(drafts)
+	s.afterTriggers(auth, triggers, ops, results, drafts) // cloud code (hooks.go)
+	s.announce()
 	// Cascades run after the locks are released: they write other objects.
 	for _, u := range users {
 		// A deleted user's sessions die with them, and every session
@@ -311,7 +316,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 		if err := s.applyFieldOptions(d, op.Body); err != nil {
 			return nil, err
 		}
-		return d, s.runBeforeSave(d)
+		return d, nil
 	}
 	k := op.Class + "\x00" + op.ID
 	cur, ok := overlay[k]
@@ -333,11 +338,6 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 	d := newDraft(op.Class, op.ID, cur)
 	if op.Method == MethodDelete {
 		d.obj = nil
-		if h := s.opts.Hooks; h != nil {
-			if err := h.BeforeDelete(op.Class, cur); err != nil {
-				return nil, err
-			}
-		}
 		return d, nil
 	}
 	d.hashedPassword = op.hashedPassword
@@ -351,14 +351,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 	if err := s.applyFieldOptions(d, op.Body); err != nil {
 		return nil, err
 	}
-	return d, s.runBeforeSave(d)
-}
-
-func (s *Service) runBeforeSave(d *draft) error {
-	if h := s.opts.Hooks; h != nil {
-		return h.BeforeSave(d.class, d.original, d.obj)
-	}
-	return nil
+	return d, nil
 }
 
 // commit makes drafts durable in one store commit, then updates memory and
@@ -547,19 +540,10 @@ func (s *Service) forgetOwnedJoins(d *draft) {
 	}
 }
 
-// announce runs after a write released every lock it held: the after
-// triggers of its own changes, then the delivery of queued changes to
-// OnChange (its own and any that other writers queued meanwhile).
-func (s *Service) announce(drafts []*draft) {
-	if h := s.opts.Hooks; h != nil {
-		for _, d := range drafts {
-			if d.obj == nil {
-				h.AfterDelete(d.class, d.original)
-			} else {
-				h.AfterSave(d.class, d.original, d.obj)
-			}
-		}
-	}
+// announce runs after a write released every lock it held (and after its
+// cloud code triggers): the delivery of queued changes to OnChange (its own
+// and any that other writers queued meanwhile).
+func (s *Service) announce() {
 	if s.opts.OnChange != nil {
 		s.changes.drain(s.opts.OnChange, s.opts.Warn)
 	}

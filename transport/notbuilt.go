@@ -15,8 +15,7 @@ import (
 // the SDKs report as unparseable JSON.
 var notBuilt = map[string]string{
 	"files":                    "Files are not available yet: Quarry does not store files.",
-	"jobs":                     "Cloud code jobs are not available yet: Quarry does not run cloud code.",
-	"cloud_code":               "Cloud code jobs are not available yet: Quarry does not run cloud code.",
+	"cloud_code":               "Scheduling cloud code jobs is not available yet.",
 	"hooks":                    "Webhooks are not available yet.",
 	"push":                     "Push notifications are not available yet.",
 	"requestPasswordReset":     "Password reset emails are not available yet: Quarry has no email adapter.",

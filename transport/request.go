@@ -30,6 +30,7 @@ type call struct {
 
 	status   int
 	location string
+	headers  [][2]string // extra response headers (name, value)
 	// The query's plan and the objects it examined, for the request log
 	// and metrics; set by findReply.
 	plan     string
@@ -230,6 +231,7 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 			return nil, err
 		}
 	}
+	c.auth.Request = requestInfo(ctx, body, s.opts.CloudCode) // for cloud code (functions.go)
 	for _, k := range bodyCredentialKeys {
 		delete(body, k)
 	}

@@ -37,6 +37,7 @@ var routeFamilies = []func() []route{
 	scriptLogRoutes,
 	audienceRoutes,
 	graphQLConfigRoutes,
+	functionRoutes,
 }
 
 func (s *Server) registerRoutes() {
@@ -111,6 +112,9 @@ func (s *Server) run(ctx *fasthttp.RequestCtx, r *route, c *call) {
 	}
 	if c.location != "" {
 		ctx.Response.Header.Set("Location", c.location)
+	}
+	for _, h := range c.headers {
+		ctx.Response.Header.Set(h[0], h[1])
 	}
 	writeJSON(ctx, c.status, out)
 }

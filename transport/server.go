@@ -65,6 +65,10 @@ type Options struct {
 	// TTL. No paths: off.
 	IdempotencyPaths []string
 	IdempotencyTTL   time.Duration
+	// CloudCode fills service.Auth.Request with each request's headers
+	// and address, which cloud code reads (the cloud context is always
+	// passed on).
+	CloudCode bool
 	// WebSocket, when set, receives every WebSocket upgrade request, on any
 	// path (LiveQuery shares the HTTP server's port).
 	WebSocket fasthttp.RequestHandler

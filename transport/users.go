@@ -85,7 +85,13 @@ func signUp(s *Server, c *call) (any, error) {
 	}
 	c.status = fasthttp.StatusCreated
 	c.location = c.base + "/users/" + res.ObjectID
-	return map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt, "sessionToken": token}, nil
+	out := map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt, "sessionToken": token}
+	for k, v := range res.Echo { // operator results and a beforeSave's changes
+		if _, set := out[k]; !set {
+			out[k] = v
+		}
+	}
+	return out, nil
 }
 
 // me answers GET /users/me; a bad token is the specification's 209

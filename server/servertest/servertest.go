@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server"
 )
@@ -29,9 +30,10 @@ type Server struct {
 	*server.Server
 	URL string // base URL including the mount path
 
-	opts *config.Options
-	log  *slog.Logger
-	stop func() error // stops serving and closes the server
+	opts  *config.Options
+	log   *slog.Logger
+	cloud *cloud.Registry
+	stop  func() error // stops serving and closes the server
 }
 
 // Start runs a server until the test ends. edit may change the options
@@ -44,6 +46,12 @@ func Start(tb testing.TB, edit func(*config.Options)) *Server {
 // StartLogged is Start with the server's log going to log.
 func StartLogged(tb testing.TB, log *slog.Logger, edit func(*config.Options)) *Server {
 	tb.Helper()
+	return StartCloud(tb, log, nil, edit)
+}
+
+// StartCloud is StartLogged with cloud code defined in Go (reg may be nil).
+func StartCloud(tb testing.TB, log *slog.Logger, reg *cloud.Registry, edit func(*config.Options)) *Server {
+	tb.Helper()
 	opts, _, err := config.Load([]string{"--appId", AppID, "--masterKey", MasterKey, "--host", "127.0.0.1", "--port", "0",
 		"--databaseURI", filepath.Join(tb.TempDir(), "quarry.db"),
 		// The cheapest bcrypt cost keeps sign-up-heavy tests fast.
@@ -54,7 +62,7 @@ func StartLogged(tb testing.TB, log *slog.Logger, edit func(*config.Options)) *S
 	if edit != nil {
 		edit(opts)
 	}
-	s := &Server{opts: opts, log: log}
+	s := &Server{opts: opts, log: log, cloud: reg}
 	s.serve(tb)
 	tb.Cleanup(func() {
 		if s.stop == nil {
@@ -69,7 +77,7 @@ func StartLogged(tb testing.TB, log *slog.Logger, edit func(*config.Options)) *S
 
 func (s *Server) serve(tb testing.TB) {
 	tb.Helper()
-	srv, err := server.Open(s.opts, s.log)
+	srv, err := server.OpenWithCloud(s.opts, s.log, s.cloud)
 	if err != nil {
 		tb.Fatal(err)
 	}

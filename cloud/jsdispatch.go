@@ -1,0 +1,206 @@
+package cloud
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// define registers in the Go registry a handler that runs the JavaScript
+// one of that kind and name in a pooled runtime.
+func (s *Scripts) define(kind, name string, v *Validator) {
+	var vs []Validator
+	if v != nil {
+		vs = []Validator{*v}
+	}
+	key := kind + ":" + name
+	switch kind {
+	case "function":
+		s.reg.Define(name, func(ctx context.Context, req *FunctionRequest) (any, error) {
+			payload := callerJSON(&req.Caller)
+			payload["params"], payload["functionName"] = req.Params, name
+			out, err := s.invoke(ctx, kind, key, payload, nil)
+			if err != nil {
+				return nil, err
+			}
+			if res, ok := out["result"]; ok {
+				return res, nil
+			}
+			return service.NoResult, nil
+		}, vs...)
+	case "job":
+		s.reg.Job(name, func(ctx context.Context, req *JobRequest) error {
+			payload := callerJSON(&req.Caller)
+			payload["params"], payload["jobId"] = req.Params, req.JobID
+			_, err := s.invoke(ctx, kind, key, payload, req.Message)
+			return err
+		})
+	case "beforeSave", "afterSave", "beforeDelete", "afterDelete":
+		fn := func(ctx context.Context, req *TriggerRequest) error { return s.saveTrigger(ctx, kind, key, req) }
+		map[string]func(string, TriggerHandler, ...Validator){
+			"beforeSave": s.reg.BeforeSave, "afterSave": s.reg.AfterSave,
+			"beforeDelete": s.reg.BeforeDelete, "afterDelete": s.reg.AfterDelete,
+		}[kind](name, fn, vs...)
+	case "beforeFind":
+		s.reg.BeforeFind(name, func(ctx context.Context, req *FindRequest) error { return s.beforeFind(ctx, key, req) }, vs...)
+	case "afterFind":
+		s.reg.AfterFind(name, func(ctx context.Context, req *FindRequest) error { return s.afterFind(ctx, key, req) }, vs...)
+	default:
+		s.log.Warn("cloud code: unknown definition kind", "kind", kind, "name", name)
+	}
+}
+
+// invoke runs a handler and decodes its answer; jobs run unbounded,
+// everything else within the registry's timeout (ctx).
+func (s *Scripts) invoke(ctx context.Context, kind, key string, payload map[string]any, message func(string)) (map[string]any, error) {
+	req, err := json.Marshal(payload)
+	if err != nil {
+		return nil, schema.Errorf(schema.CodeScriptFailed, "the request could not be encoded: %v", err)
+	}
+	raw, err := s.call(ctx, kind, key, req, message)
+	if err != nil {
+		return nil, err
+	}
+	var out struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	var all map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil || json.Unmarshal(raw, &all) != nil {
+		return nil, schema.Errorf(schema.CodeScriptFailed, "cloud code answered something that is not JSON")
+	}
+	if out.Error != nil {
+		return nil, &schema.Error{Code: out.Error.Code, Message: out.Error.Message}
+	}
+	return all, nil
+}
+
+// callerJSON is the part of every request that describes the caller.
+func callerJSON(c *Caller) map[string]any {
+	out := map[string]any{"master": c.Master, "installationId": c.InstallationID, "headers": c.Headers, "ip": c.IP,
+		"context": c.Context, "sessionToken": c.Auth.SessionToken}
+	if c.User != nil {
+		out["user"] = withClass(c.User, "_User")
+	}
+	return out
+}
+
+func withClass(o schema.Object, class string) map[string]any {
+	out := make(map[string]any, len(o)+1)
+	for k, v := range o {
+		out[k] = v
+	}
+	out["className"] = class
+	return out
+}
+
+func (s *Scripts) saveTrigger(ctx context.Context, kind, key string, req *TriggerRequest) error {
+	payload := callerJSON(&req.Caller)
+	payload["object"] = withClass(req.Object, req.Class)
+	if req.Original != nil {
+		payload["original"] = withClass(req.Original, req.Class)
+		dirty := map[string]bool{}
+		for k, v := range req.Object {
+			if old, ok := req.Original[k]; !ok || !reflect.DeepEqual(old, v) {
+				dirty[k] = true
+			}
+		}
+		payload["dirty"] = dirty
+	}
+	out, err := s.invoke(ctx, kind, key, payload, nil)
+	if err != nil || kind != "beforeSave" {
+		return err
+	}
+	if obj, ok := out["object"].(map[string]any); ok {
+		delete(obj, "className")
+		req.Object = obj
+	}
+	return nil
+}
+
+func (s *Scripts) beforeFind(ctx context.Context, key string, req *FindRequest) error {
+	payload := callerJSON(&req.Caller)
+	q := req.Query
+	query := map[string]any{"where": q.Where, "skip": q.Skip}
+	if q.Limit >= 0 {
+		query["limit"] = q.Limit
+	}
+	if len(q.Order) > 0 {
+		query["order"] = orderString(q.Order)
+	}
+	if len(q.Read.Keys) > 0 {
+		query["keys"] = joinList(q.Read.Keys)
+	}
+	if len(q.Read.Include) > 0 {
+		query["include"] = joinList(q.Read.Include)
+	}
+	payload["query"], payload["className"], payload["isGet"] = query, req.Class, req.IsGet
+	out, err := s.invoke(ctx, "beforeFind", key, payload, nil)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(out["query"])
+	if err != nil {
+		return err
+	}
+	var nq sdkQuery
+	if err := json.Unmarshal(raw, &nq); err != nil {
+		return schema.Errorf(schema.CodeScriptFailed, "beforeFind returned an invalid query")
+	}
+	p, err := findParams(nq)
+	if err != nil {
+		return err
+	}
+	q.Where, q.Limit, q.Skip, q.Order = p.Where, p.Limit, p.Skip, p.Order
+	q.Read.Keys, q.Read.Include = splitList(nq.Keys), splitList(nq.Include)
+	return nil
+}
+
+func (s *Scripts) afterFind(ctx context.Context, key string, req *FindRequest) error {
+	payload := callerJSON(&req.Caller)
+	results := make([]any, len(req.Results))
+	for i, o := range req.Results {
+		results[i] = withClass(o, req.Class)
+	}
+	payload["results"], payload["className"], payload["isGet"] = results, req.Class, req.IsGet
+	out, err := s.invoke(ctx, "afterFind", key, payload, nil)
+	if err != nil {
+		return err
+	}
+	list, _ := out["results"].([]any)
+	req.Results = make([]schema.Object, 0, len(list))
+	for _, r := range list {
+		if m, ok := r.(map[string]any); ok {
+			delete(m, "className")
+			req.Results = append(req.Results, m)
+		}
+	}
+	return nil
+}
+
+func orderString(keys []service.SortKey) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k.Path
+		if k.Desc {
+			parts[i] = "-" + k.Path
+		}
+	}
+	return joinList(parts)
+}
+
+func joinList(parts []string) string {
+	out := ""
+	for i, p := range parts {
+		if i > 0 {
+			out += ","
+		}
+		out += p
+	}
+	return out
+}

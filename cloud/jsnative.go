@@ -1,0 +1,224 @@
+package cloud
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/dop251/goja"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// natives are the Go functions the prelude calls (global __quarry). The
+// SDK ones answer a JSON string, {"ok": value} or {"error": {code,
+// message}}, so that a Go failure becomes a Parse.Error in the script.
+func (s *Scripts) natives(rt *jsRuntime, vm *goja.Runtime, register bool) map[string]any {
+	return map[string]any{
+		"define": func(kind, name string, fn goja.Value, validator goja.Value) {
+			rt.handlers[kind+":"+name] = fn
+			if !register {
+				return
+			}
+			var v *Validator
+			if text, ok := validator.Export().(string); ok {
+				v = parseValidator(text)
+			}
+			s.define(kind, name, v)
+		},
+		"log": func(level, msg string) {
+			switch level {
+			case "error":
+				s.log.Error(msg, "source", "cloud")
+			case "warn":
+				s.log.Warn(msg, "source", "cloud")
+			default:
+				s.log.Info(msg, "source", "cloud")
+			}
+		},
+		"find":    func(class, params, opts string) string { return answer(s.sdkFind(class, params, opts)) },
+		"save":    func(class, id, body, opts string) string { return answer(s.sdkSave(class, id, body, opts)) },
+		"destroy": func(class, id, opts string) string { return answer(nil, s.sdkDestroy(class, id, opts)) },
+		"run":     func(name, params, opts string) string { return answer(s.sdkRun(name, params, opts)) },
+	}
+}
+
+func answer(v any, err error) string {
+	var out any = map[string]any{"ok": v}
+	if err != nil {
+		pe, ok := schema.AsError(err)
+		if !ok {
+			pe = &schema.Error{Code: schema.CodeInternalServerError, Message: "Internal server error."}
+		}
+		out = map[string]any{"error": map[string]any{"code": pe.Code, "message": pe.Message}}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return `{"error":{"code":1,"message":"the reply could not be encoded"}}`
+	}
+	return string(b)
+}
+
+// sdkOptions are a call's useMasterKey, sessionToken and context.
+type sdkOptions struct {
+	UseMasterKey bool           `json:"useMasterKey"`
+	SessionToken string         `json:"sessionToken"`
+	Context      map[string]any `json:"context"`
+}
+
+func (s *Scripts) auth(opts string) (service.Auth, error) {
+	var o sdkOptions
+	if err := json.Unmarshal([]byte(opts), &o); err != nil {
+		return service.Auth{}, schema.Errorf(schema.CodeInvalidJSON, "invalid options")
+	}
+	a := service.Auth{Master: o.UseMasterKey, SessionToken: o.SessionToken}
+	if o.Context != nil {
+		a.Request = &service.RequestInfo{Context: o.Context}
+	}
+	if s.reg.svc == nil {
+		return a, schema.Errorf(schema.CodeInternalServerError, "cloud code is not attached to a service")
+	}
+	return s.reg.svc.Authenticate(a)
+}
+
+// sdkQuery is a Parse.Query as the prelude sends it.
+type sdkQuery struct {
+	Where   map[string]any `json:"where"`
+	Limit   *int           `json:"limit"`
+	Skip    int            `json:"skip"`
+	Order   string         `json:"order"`
+	Keys    string         `json:"keys"`
+	Include string         `json:"include"`
+	Count   int            `json:"count"`
+	Get     bool           `json:"get"`
+}
+
+func (s *Scripts) sdkFind(class, params, opts string) (any, error) {
+	auth, err := s.auth(opts)
+	if err != nil {
+		return nil, err
+	}
+	var q sdkQuery
+	if err := json.Unmarshal([]byte(params), &q); err != nil {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid query")
+	}
+	read := service.ReadOptions{Keys: splitList(q.Keys), Include: splitList(q.Include)}
+	if q.Get {
+		id, _ := q.Where["objectId"].(string)
+		obj, err := s.reg.svc.Get(auth, class, id, read)
+		if err != nil {
+			if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeObjectNotFound {
+				return map[string]any{"results": []any{}}, nil
+			}
+			return nil, err
+		}
+		return map[string]any{"results": []any{obj}}, nil
+	}
+	p, err := findParams(q)
+	if err != nil {
+		return nil, err
+	}
+	p.Read = read
+	res, err := s.reg.svc.Find(auth, class, p)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"results": res.Results, "count": res.Count}, nil
+}
+
+func findParams(q sdkQuery) (service.FindParams, error) {
+	p := service.FindParams{Where: q.Where, Limit: -1, Skip: q.Skip, Count: q.Count != 0}
+	if q.Limit != nil {
+		p.Limit = *q.Limit
+	}
+	order, err := service.ParseOrder(q.Order)
+	if err != nil {
+		return p, err
+	}
+	p.Order = order
+	return p, nil
+}
+
+func (s *Scripts) sdkSave(class, id, body, opts string) (any, error) {
+	auth, err := s.auth(opts)
+	if err != nil {
+		return nil, err
+	}
+	var b map[string]any
+	if err := json.Unmarshal([]byte(body), &b); err != nil {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid object")
+	}
+	if id == "" {
+		res, err := s.reg.svc.Create(auth, class, b)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt, "updatedAt": res.CreatedAt}
+		for k, v := range res.Echo {
+			out[k] = v
+		}
+		return out, nil
+	}
+	return s.reg.svc.Update(auth, class, id, b)
+}
+
+func (s *Scripts) sdkDestroy(class, id, opts string) error {
+	auth, err := s.auth(opts)
+	if err != nil {
+		return err
+	}
+	return s.reg.svc.Delete(auth, class, id)
+}
+
+func (s *Scripts) sdkRun(name, params, opts string) (any, error) {
+	auth, err := s.auth(opts)
+	if err != nil {
+		return nil, err
+	}
+	var p map[string]any
+	if err := json.Unmarshal([]byte(params), &p); err != nil {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid params")
+	}
+	return s.reg.svc.RunFunction(auth, name, p)
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// validatorJSON is a validator object as the prelude encodes it.
+type validatorJSON struct {
+	RequireUser       bool `json:"requireUser"`
+	RequireMaster     bool `json:"requireMaster"`
+	SkipWithMasterKey bool `json:"skipWithMasterKey"`
+	Fields            map[string]struct {
+		Type     string `json:"type"`
+		Required bool   `json:"required"`
+		Default  any    `json:"default"`
+		Options  []any  `json:"options"`
+	} `json:"fields"`
+}
+
+func parseValidator(s string) *Validator {
+	var vj validatorJSON
+	if json.Unmarshal([]byte(s), &vj) != nil {
+		return nil
+	}
+	v := &Validator{RequireUser: vj.RequireUser, RequireMaster: vj.RequireMaster, SkipWithMasterKey: vj.SkipWithMasterKey}
+	if len(vj.Fields) > 0 {
+		v.Fields = map[string]Field{}
+		for k, f := range vj.Fields {
+			v.Fields[k] = Field{Type: f.Type, Required: f.Required, Default: f.Default, Options: f.Options}
+		}
+	}
+	return v
+}

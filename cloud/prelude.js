@@ -1,0 +1,545 @@
+// Quarry's cloud code prelude: the global Parse object every cloud code
+// runtime starts with. It is a small in-process SDK: Parse.Object and
+// Parse.Query call the service through the __quarry natives (never HTTP),
+// and __quarryInvoke turns a Go request into the request object a handler
+// receives. Written for Quarry; the names follow Parse's public SDK.
+(function (global) {
+  'use strict';
+  var native = global.__quarry;
+
+  // call runs a native that answers a JSON string: {ok: value} or
+  // {error: {code, message}}.
+  function call(name, args) {
+    var out = JSON.parse(native[name].apply(null, args));
+    if (out.error) {
+      throw new ParseError(out.error.code, out.error.message);
+    }
+    return out.ok;
+  }
+
+  function ParseError(code, message) {
+    this.code = code;
+    this.message = message;
+  }
+  ParseError.prototype = Object.create(Error.prototype);
+  ParseError.prototype.constructor = ParseError;
+  ParseError.prototype.name = 'ParseError';
+  ParseError.prototype.toString = function () {
+    return 'ParseError: ' + this.code + ' ' + this.message;
+  };
+  var codes = {
+    OTHER_CAUSE: -1, INTERNAL_SERVER_ERROR: 1, CONNECTION_FAILED: 100, OBJECT_NOT_FOUND: 101,
+    INVALID_QUERY: 102, INVALID_CLASS_NAME: 103, MISSING_OBJECT_ID: 104, INVALID_KEY_NAME: 105,
+    INVALID_POINTER: 106, INVALID_JSON: 107, COMMAND_UNAVAILABLE: 108, NOT_INITIALIZED: 109,
+    INCORRECT_TYPE: 111, INVALID_CHANNEL_NAME: 112, PUSH_MISCONFIGURED: 115, OBJECT_TOO_LARGE: 116,
+    OPERATION_FORBIDDEN: 119, CACHE_MISS: 120, INVALID_NESTED_KEY: 121, INVALID_FILE_NAME: 122,
+    INVALID_ACL: 123, TIMEOUT: 124, INVALID_EMAIL_ADDRESS: 125, DUPLICATE_VALUE: 137,
+    INVALID_ROLE_NAME: 139, EXCEEDED_QUOTA: 140, SCRIPT_FAILED: 141, VALIDATION_ERROR: 142,
+    USERNAME_MISSING: 200, PASSWORD_MISSING: 201, USERNAME_TAKEN: 202, EMAIL_TAKEN: 203,
+    EMAIL_MISSING: 204, EMAIL_NOT_FOUND: 205, SESSION_MISSING: 206, MUST_CREATE_USER_THROUGH_SIGNUP: 207,
+    ACCOUNT_ALREADY_LINKED: 208, INVALID_SESSION_TOKEN: 209
+  };
+  Object.keys(codes).forEach(function (k) { ParseError[k] = codes[k]; });
+
+  // Values travel as Parse's JSON encoding; decode gives Dates and
+  // Parse.Objects, encode turns them back.
+  function decode(v) {
+    if (Array.isArray(v)) {
+      return v.map(decode);
+    }
+    if (v && typeof v === 'object') {
+      if (v.__type === 'Date') {
+        return new Date(v.iso);
+      }
+      if (v.__type === 'Pointer' || v.__type === 'Object') {
+        var o = ParseObject._create(v.className);
+        o._setServerData(v);
+        return o;
+      }
+      if (v.__type) {
+        return v;
+      }
+      var out = {};
+      Object.keys(v).forEach(function (k) { out[k] = decode(v[k]); });
+      return out;
+    }
+    return v;
+  }
+
+  function encode(v) {
+    if (v instanceof Date) {
+      return { __type: 'Date', iso: v.toISOString() };
+    }
+    if (v instanceof ParseObject) {
+      return v.toPointer();
+    }
+    if (v instanceof ParseQuery) {
+      return v.toJSON();
+    }
+    if (Array.isArray(v)) {
+      return v.map(encode);
+    }
+    if (v && typeof v === 'object') {
+      var out = {};
+      Object.keys(v).forEach(function (k) { out[k] = encode(v[k]); });
+      return out;
+    }
+    return v;
+  }
+
+  // encodeResult is encode, except that objects travel whole (a function
+  // returning a Parse.Object answers the object, as Parse does).
+  function encodeResult(v) {
+    if (v instanceof ParseObject) {
+      var out = v.toJSON();
+      out.__type = 'Object';
+      out.className = v.className;
+      return out;
+    }
+    if (Array.isArray(v)) {
+      return v.map(encodeResult);
+    }
+    if (v && typeof v === 'object' && !(v instanceof Date) && !(v instanceof ParseQuery)) {
+      var o = {};
+      Object.keys(v).forEach(function (k) { o[k] = encodeResult(v[k]); });
+      return o;
+    }
+    return encode(v);
+  }
+
+  function opts(options) {
+    options = options || {};
+    var o = {};
+    if (options.useMasterKey) { o.useMasterKey = true; }
+    if (options.sessionToken) { o.sessionToken = options.sessionToken; }
+    if (options.context) { o.context = options.context; }
+    return JSON.stringify(o);
+  }
+
+  var registry = {};
+
+  function ParseObject(className, attrs) {
+    if (!(this instanceof ParseObject)) {
+      return new ParseObject(className, attrs);
+    }
+    this.className = className;
+    this.id = undefined;
+    this._data = {};
+    this._ops = {};
+    if (attrs && typeof attrs === 'object') {
+      this.set(attrs);
+    }
+  }
+  ParseObject._create = function (className) {
+    var Ctor = registry[className];
+    if (Ctor) {
+      var o = Object.create(Ctor.prototype);
+      ParseObject.call(o, className);
+      return o;
+    }
+    return new ParseObject(className);
+  };
+  ParseObject.extend = function (className, protoProps) {
+    if (registry[className]) {
+      return registry[className];
+    }
+    var Sub = function (attrs) {
+      if (!(this instanceof Sub)) { return new Sub(attrs); }
+      ParseObject.call(this, className, attrs);
+    };
+    Sub.prototype = Object.create(ParseObject.prototype);
+    Sub.prototype.constructor = Sub;
+    Object.keys(protoProps || {}).forEach(function (k) { Sub.prototype[k] = protoProps[k]; });
+    Sub.className = className;
+    Sub.extend = ParseObject.extend;
+    Sub.createWithoutData = function (id) { var o = new Sub(); o.id = id; return o; };
+    registry[className] = Sub;
+    return Sub;
+  };
+  ParseObject.createWithoutData = function (className, id) {
+    var o = ParseObject._create(className);
+    o.id = id;
+    return o;
+  };
+  ParseObject.registerSubclass = function (className, Ctor) { registry[className] = Ctor; };
+  ParseObject.saveAll = function (list, options) {
+    return list.reduce(function (p, o) { return p.then(function () { return o.save(null, options); }); }, Promise.resolve())
+      .then(function () { return list; });
+  };
+  ParseObject.destroyAll = function (list, options) {
+    return Promise.all(list.map(function (o) { return o.destroy(options); })).then(function () { return list; });
+  };
+
+  var P = ParseObject.prototype;
+  P._setServerData = function (json) {
+    var self = this;
+    Object.keys(json).forEach(function (k) {
+      if (k === 'objectId') { self.id = json[k]; return; }
+      if (k === '__type' || k === 'className') { return; }
+      if (k === 'createdAt' || k === 'updatedAt') {
+        self['_' + k] = typeof json[k] === 'string' ? new Date(json[k]) : decode(json[k]);
+        return;
+      }
+      self._data[k] = decode(json[k]);
+    });
+    this._ops = {};
+  };
+  P.get = function (k) {
+    if (k === 'objectId') { return this.id; }
+    if (k === 'createdAt' || k === 'updatedAt') { return this['_' + k]; }
+    return this._data[k];
+  };
+  P.has = function (k) { return this._data[k] !== undefined && this._data[k] !== null; };
+  P.set = function (k, v) {
+    var self = this;
+    if (k && typeof k === 'object') {
+      Object.keys(k).forEach(function (key) { self.set(key, k[key]); });
+      return this;
+    }
+    if (k === 'objectId') { this.id = v; return this; }
+    this._data[k] = v;
+    this._ops[k] = { set: true };
+    return this;
+  };
+  P.unset = function (k) {
+    delete this._data[k];
+    this._ops[k] = { unset: true };
+    return this;
+  };
+  P.increment = function (k, amount) {
+    if (amount === undefined) { amount = 1; }
+    var prev = this._ops[k];
+    this._data[k] = (this._data[k] || 0) + amount;
+    if (prev && prev.increment !== undefined) {
+      prev.increment += amount;
+    } else if (prev) {
+      prev.set = true;
+    } else {
+      this._ops[k] = { increment: amount };
+    }
+    return this;
+  };
+  P.decrement = function (k, amount) { return this.increment(k, -(amount === undefined ? 1 : amount)); };
+  P.add = function (k, v) {
+    var arr = (this._data[k] || []).slice();
+    arr.push(v);
+    return this.set(k, arr);
+  };
+  P.isNew = function () { return !this.id; };
+  P.dirty = function (k) {
+    if (k === undefined) { return this.isNew() || Object.keys(this._ops).length > 0; }
+    return !!this._ops[k];
+  };
+  P.dirtyKeys = function () { return Object.keys(this._ops); };
+  P.getACL = function () { return this._data.ACL; };
+  P.setACL = function (acl) { return this.set('ACL', acl); };
+  Object.defineProperty(P, 'createdAt', { get: function () { return this._createdAt; } });
+  Object.defineProperty(P, 'updatedAt', { get: function () { return this._updatedAt; } });
+  Object.defineProperty(P, 'attributes', { get: function () { return this._data; } });
+  P.toPointer = function () { return { __type: 'Pointer', className: this.className, objectId: this.id }; };
+  P.toJSON = function () {
+    var out = encode(this._data);
+    if (this.id) { out.objectId = this.id; }
+    if (this._createdAt) { out.createdAt = this._createdAt.toISOString(); }
+    if (this._updatedAt) { out.updatedAt = this._updatedAt.toISOString(); }
+    return out;
+  };
+  P._body = function () {
+    var self = this;
+    var body = {};
+    Object.keys(this._ops).forEach(function (k) {
+      var op = self._ops[k];
+      if (op.unset) {
+        body[k] = { __op: 'Delete' };
+      } else if (op.increment !== undefined && !op.set) {
+        body[k] = { __op: 'Increment', amount: op.increment };
+      } else {
+        body[k] = encode(self._data[k]);
+      }
+    });
+    return body;
+  };
+  P.save = function (attrs, options) {
+    var self = this;
+    if (attrs) { this.set(attrs); }
+    return new Promise(function (resolve) {
+      var reply = call('save', [self.className, self.id || '', JSON.stringify(self._body()), opts(options)]);
+      self._setServerData(reply);
+      resolve(self);
+    });
+  };
+  P.destroy = function (options) {
+    var self = this;
+    return new Promise(function (resolve) {
+      call('destroy', [self.className, self.id || '', opts(options)]);
+      resolve(self);
+    });
+  };
+  P.fetch = function (options) {
+    var self = this;
+    return new Promise(function (resolve) {
+      var found = call('find', [self.className, JSON.stringify({ where: { objectId: self.id }, limit: 1, get: true }), opts(options)]);
+      if (!found.results.length) { throw new ParseError(101, 'Object not found.'); }
+      self._data = {};
+      self._setServerData(found.results[0]);
+      resolve(self);
+    });
+  };
+
+  var ParseUser = ParseObject.extend('_User');
+  ParseUser.prototype.getUsername = function () { return this.get('username'); };
+  ParseUser.prototype.getEmail = function () { return this.get('email'); };
+  ParseUser.prototype.getSessionToken = function () { return this._sessionToken; };
+
+  function ParseQuery(cls) {
+    if (!(this instanceof ParseQuery)) { return new ParseQuery(cls); }
+    this.className = typeof cls === 'string' ? cls : (cls.className || (cls.prototype && cls.prototype.className));
+    this._where = {};
+    this._limit = -1;
+    this._skip = 0;
+    this._order = [];
+    this._include = [];
+    this._select = undefined;
+  }
+  var Q = ParseQuery.prototype;
+  Q._add = function (k, op, v) {
+    var cur = this._where[k];
+    if (!cur || typeof cur !== 'object' || Array.isArray(cur) || cur.__type) { cur = {}; }
+    cur[op] = encode(v);
+    this._where[k] = cur;
+    return this;
+  };
+  Q.equalTo = function (k, v) { this._where[k] = encode(v); return this; };
+  Q.notEqualTo = function (k, v) { return this._add(k, '$ne', v); };
+  Q.lessThan = function (k, v) { return this._add(k, '$lt', v); };
+  Q.lessThanOrEqualTo = function (k, v) { return this._add(k, '$lte', v); };
+  Q.greaterThan = function (k, v) { return this._add(k, '$gt', v); };
+  Q.greaterThanOrEqualTo = function (k, v) { return this._add(k, '$gte', v); };
+  Q.containedIn = function (k, v) { return this._add(k, '$in', v); };
+  Q.notContainedIn = function (k, v) { return this._add(k, '$nin', v); };
+  Q.containsAll = function (k, v) { return this._add(k, '$all', v); };
+  Q.exists = function (k) { return this._add(k, '$exists', true); };
+  Q.doesNotExist = function (k) { return this._add(k, '$exists', false); };
+  Q.matches = function (k, re, mods) {
+    if (re instanceof RegExp) {
+      mods = (re.ignoreCase ? 'i' : '') + (re.multiline ? 'm' : '');
+      re = re.source;
+    }
+    this._add(k, '$regex', re);
+    if (mods) { this._where[k].$options = mods; }
+    return this;
+  };
+  Q.startsWith = function (k, prefix) {
+    return this._add(k, '$regex', '^' + String(prefix).replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  };
+  Q.limit = function (n) { this._limit = n; return this; };
+  Q.skip = function (n) { this._skip = n; return this; };
+  Q.ascending = function () { this._order = [].slice.call(arguments); return this; };
+  Q.addAscending = function () { this._order = this._order.concat([].slice.call(arguments)); return this; };
+  Q.descending = function () {
+    this._order = [].slice.call(arguments).map(function (k) { return '-' + k; });
+    return this;
+  };
+  Q.addDescending = function () {
+    this._order = this._order.concat([].slice.call(arguments).map(function (k) { return '-' + k; }));
+    return this;
+  };
+  Q.include = function () { this._include = this._include.concat([].concat.apply([], arguments)); return this; };
+  Q.select = function () { this._select = (this._select || []).concat([].concat.apply([], arguments)); return this; };
+  Q.toJSON = function () {
+    var out = { where: this._where };
+    if (this._limit >= 0) { out.limit = this._limit; }
+    if (this._skip) { out.skip = this._skip; }
+    if (this._order.length) { out.order = this._order.join(','); }
+    if (this._include.length) { out.include = this._include.join(','); }
+    if (this._select) { out.keys = this._select.join(','); }
+    return out;
+  };
+  Q._run = function (extra, options) {
+    var p = this.toJSON();
+    Object.keys(extra).forEach(function (k) { p[k] = extra[k]; });
+    return call('find', [this.className, JSON.stringify(p), opts(options)]);
+  };
+  Q._decodeAll = function (results) {
+    var cls = this.className;
+    return results.map(function (r) { var o = ParseObject._create(cls); o._setServerData(r); return o; });
+  };
+  Q.find = function (options) {
+    var self = this;
+    return new Promise(function (resolve) { resolve(self._decodeAll(self._run({}, options).results)); });
+  };
+  Q.first = function (options) {
+    var self = this;
+    return new Promise(function (resolve) { resolve(self._decodeAll(self._run({ limit: 1 }, options).results)[0]); });
+  };
+  Q.get = function (id, options) {
+    var self = this;
+    return new Promise(function (resolve) {
+      var found = self._decodeAll(self._run({ where: { objectId: id }, limit: 1, get: true }, options).results);
+      if (!found.length) { throw new ParseError(101, 'Object not found.'); }
+      resolve(found[0]);
+    });
+  };
+  Q.count = function (options) {
+    var self = this;
+    return new Promise(function (resolve) { resolve(self._run({ limit: 0, count: 1 }, options).count); });
+  };
+  Q._fromJSON = function (q) {
+    this._where = q.where || {};
+    this._limit = q.limit === undefined ? -1 : q.limit;
+    this._skip = q.skip || 0;
+    this._order = q.order ? q.order.split(',') : [];
+    this._include = q.include ? q.include.split(',') : [];
+    this._select = q.keys ? q.keys.split(',') : undefined;
+    return this;
+  };
+
+  function logger(level) {
+    return function () {
+      native.log(level, [].map.call(arguments, function (a) {
+        return typeof a === 'string' ? a : JSON.stringify(a);
+      }).join(' '));
+    };
+  }
+  var log = { info: logger('info'), warn: logger('warn'), error: logger('error'), debug: logger('debug') };
+
+  function define(kind) {
+    return function (name, handler, validator) {
+      if (typeof name !== 'string') {
+        name = name.className || (name.prototype && name.prototype.className) || String(name);
+      }
+      if (typeof handler !== 'function') {
+        throw new TypeError('Parse.Cloud.' + kind + ': the handler must be a function');
+      }
+      native.define(kind, name, handler, validator === undefined ? null : validatorJSON(validator));
+    };
+  }
+
+  // validatorJSON turns a validator object (types given as constructors
+  // such as String, or names) into JSON for the Go side.
+  function validatorJSON(v) {
+    if (typeof v === 'function') {
+      throw new TypeError('validator functions are not supported by Quarry; use a validator object');
+    }
+    var out = { requireUser: !!v.requireUser, requireMaster: !!v.requireMaster, skipWithMasterKey: !!v.skipWithMasterKey, fields: {} };
+    if (Array.isArray(v.fields)) {
+      v.fields.forEach(function (k) { out.fields[k] = { required: true }; });
+    } else if (v.fields) {
+      Object.keys(v.fields).forEach(function (k) {
+        var f = v.fields[k];
+        if (typeof f === 'function') { f = { type: f }; }
+        var t = typeof f.type === 'function' ? f.type.name : f.type;
+        out.fields[k] = { type: t || '', required: !!f.required, default: f['default'], options: f.options };
+      });
+    }
+    return JSON.stringify(out);
+  }
+
+  function run(name, params, options) {
+    return new Promise(function (resolve) {
+      resolve(decode(call('run', [name, JSON.stringify(encode(params || {})), opts(options)])));
+    });
+  }
+
+  global.Parse = {
+    Error: ParseError,
+    Object: ParseObject,
+    User: ParseUser,
+    Query: ParseQuery,
+    Cloud: {
+      define: define('function'),
+      job: define('job'),
+      beforeSave: define('beforeSave'),
+      afterSave: define('afterSave'),
+      beforeDelete: define('beforeDelete'),
+      afterDelete: define('afterDelete'),
+      beforeFind: define('beforeFind'),
+      afterFind: define('afterFind'),
+      run: run
+    },
+    _encode: encode,
+    _decode: decode
+  };
+
+  function errorJSON(e) {
+    if (e instanceof ParseError || (e && typeof e.code === 'number' && e.message !== undefined)) {
+      return { code: e.code, message: String(e.message) };
+    }
+    if (e instanceof Error) {
+      return { code: 141, message: e.message };
+    }
+    if (typeof e === 'string') {
+      return { code: 141, message: e };
+    }
+    return { code: 141, message: JSON.stringify(e) };
+  }
+
+  function objectFrom(json) {
+    if (!json) { return undefined; }
+    var o = ParseObject._create(json.className);
+    o._setServerData(json);
+    return o;
+  }
+
+  // buildRequest makes the handler's request object from the Go request.
+  function buildRequest(kind, r, message) {
+    var req = {
+      params: decode(r.params || {}), master: !!r.master, installationId: r.installationId,
+      headers: r.headers || {}, ip: r.ip, context: r.context || {}, log: log, functionName: r.functionName,
+      triggerName: kind, jobId: r.jobId
+    };
+    if (r.user) {
+      req.user = objectFrom(r.user);
+      req.user._sessionToken = r.sessionToken;
+    }
+    if (r.object) {
+      req.object = objectFrom(r.object);
+      if (r.original) {
+        req.original = objectFrom(r.original);
+        Object.keys(r.dirty || {}).forEach(function (k) { req.object._ops[k] = { set: true }; });
+      } else {
+        Object.keys(req.object._data).forEach(function (k) { req.object._ops[k] = { set: true }; });
+      }
+    }
+    if (r.query) {
+      req.query = new ParseQuery(r.className)._fromJSON(r.query);
+      req.isGet = !!r.isGet;
+    }
+    if (r.results) {
+      req.objects = r.results.map(objectFrom);
+    }
+    if (kind === 'job') {
+      req.message = function (m) { message(String(m)); };
+    }
+    return req;
+  }
+
+  // outcome turns what a handler returned into the Go side's answer.
+  function outcome(kind, req, value) {
+    switch (kind) {
+      case 'beforeSave':
+        return { object: req.object.toJSON() };
+      case 'beforeFind':
+        return { query: (value instanceof ParseQuery ? value : req.query).toJSON() };
+      case 'afterFind':
+        return { results: (Array.isArray(value) ? value : req.objects).map(function (o) { return o.toJSON(); }) };
+      default:
+        return { result: encodeResult(value) };
+    }
+  }
+
+  global.__quarryInvoke = function (kind, handler, reqJSON, done, message) {
+    var req;
+    try {
+      req = buildRequest(kind, JSON.parse(reqJSON), message);
+      Promise.resolve(handler(req)).then(function (value) {
+        var out = outcome(kind, req, value);
+        done(JSON.stringify(out === undefined ? {} : out));
+      }, function (e) {
+        done(JSON.stringify({ error: errorJSON(e) }));
+      });
+    } catch (e) {
+      done(JSON.stringify({ error: errorJSON(e) }));
+    }
+  };
+})(this);

@@ -1,0 +1,210 @@
+// Package cloud runs cloud code: functions, jobs and save/delete/find
+// triggers, defined in Go (Registry) or in JavaScript (LoadJS, a pool of
+// goja runtimes). The Registry implements service.Hooks; cloud imports
+// service and never the front ends (transport, live).
+package cloud
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// DefaultTimeout bounds one function or trigger run (cloudCodeTimeout).
+const DefaultTimeout = 30 * time.Second
+
+// Handler types of the Go API. A returned *schema.Error keeps its code;
+// any other error becomes 141 with its text. Validator failures are 142.
+type (
+	FunctionHandler func(ctx context.Context, req *FunctionRequest) (any, error)
+	JobHandler      func(ctx context.Context, req *JobRequest) error
+	TriggerHandler  func(ctx context.Context, req *TriggerRequest) error
+	FindHandler     func(ctx context.Context, req *FindRequest) error
+)
+
+// Caller is who made the request that runs cloud code.
+type Caller struct {
+	Auth service.Auth
+	// User is the caller's _User object (nil without a session).
+	User           schema.Object
+	Master         bool
+	InstallationID string
+	Headers        map[string]string
+	IP             string
+	Context        map[string]any
+}
+
+// FunctionRequest is a function call.
+type FunctionRequest struct {
+	Caller
+	Name   string
+	Params map[string]any
+}
+
+// JobRequest is a job run. Message replaces the job status's message.
+type JobRequest struct {
+	Caller
+	Name    string
+	JobID   string
+	Params  map[string]any
+	Message func(string)
+}
+
+// TriggerRequest is a save or delete trigger call. A beforeSave changes
+// the object written by changing Object.
+type TriggerRequest struct {
+	Caller
+	Kind     service.TriggerKind
+	Class    string
+	Object   schema.Object
+	Original schema.Object
+}
+
+// FindRequest is a find trigger call: beforeFind may change Query (where,
+// limit, skip, keys, order, include), afterFind may replace Results.
+type FindRequest struct {
+	Caller
+	Kind    service.TriggerKind
+	Class   string
+	IsGet   bool
+	Query   *service.FindParams
+	Results []schema.Object
+}
+
+type function struct {
+	fn FunctionHandler
+	v  *Validator
+}
+
+type trigger struct {
+	save TriggerHandler
+	find FindHandler
+	v    *Validator
+}
+
+// Registry holds the defined cloud code. Define everything before the
+// server starts serving; it is safe for concurrent use after.
+type Registry struct {
+	mu        sync.RWMutex
+	functions map[string]function
+	jobs      map[string]JobHandler
+	triggers  [service.AfterFind + 1]map[string]trigger
+
+	svc     *service.Service
+	log     *slog.Logger
+	timeout time.Duration
+}
+
+// New returns an empty registry. timeout bounds each run (0: DefaultTimeout).
+func New(log *slog.Logger, timeout time.Duration) *Registry {
+	if log == nil {
+		log = slog.Default()
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	r := &Registry{functions: map[string]function{}, jobs: map[string]JobHandler{}, log: log, timeout: timeout}
+	for i := range r.triggers {
+		r.triggers[i] = map[string]trigger{}
+	}
+	return r
+}
+
+// Attach gives the registry the service it serves (for request.user and
+// the in-process SDK). Call it once, before serving.
+func (r *Registry) Attach(svc *service.Service) { r.svc = svc }
+
+// Service is the attached service.
+func (r *Registry) Service() *service.Service { return r.svc }
+
+// Timeout is the bound of one run.
+func (r *Registry) Timeout() time.Duration { return r.timeout }
+
+// Define registers a function; a later definition replaces an earlier one.
+func (r *Registry) Define(name string, fn FunctionHandler, v ...Validator) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.functions[name] = function{fn: fn, v: firstValidator(v)}
+}
+
+// Job registers a background job (POST /jobs/<name>, master key only).
+func (r *Registry) Job(name string, fn JobHandler) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.jobs[name] = fn
+}
+
+// BeforeSave registers a trigger run before an object of class is saved.
+func (r *Registry) BeforeSave(class string, fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.BeforeSave, class, trigger{save: fn, v: firstValidator(v)})
+}
+
+// AfterSave registers a trigger run after an object of class is saved.
+func (r *Registry) AfterSave(class string, fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterSave, class, trigger{save: fn, v: firstValidator(v)})
+}
+
+// BeforeDelete registers a trigger run before an object of class is deleted.
+func (r *Registry) BeforeDelete(class string, fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.BeforeDelete, class, trigger{save: fn, v: firstValidator(v)})
+}
+
+// AfterDelete registers a trigger run after an object of class is deleted.
+func (r *Registry) AfterDelete(class string, fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterDelete, class, trigger{save: fn, v: firstValidator(v)})
+}
+
+// BeforeFind registers a trigger that may rewrite queries on class.
+func (r *Registry) BeforeFind(class string, fn FindHandler, v ...Validator) {
+	r.setTrigger(service.BeforeFind, class, trigger{find: fn, v: firstValidator(v)})
+}
+
+// AfterFind registers a trigger that may replace the results of queries on class.
+func (r *Registry) AfterFind(class string, fn FindHandler, v ...Validator) {
+	r.setTrigger(service.AfterFind, class, trigger{find: fn, v: firstValidator(v)})
+}
+
+func (r *Registry) setTrigger(kind service.TriggerKind, class string, t trigger) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.triggers[kind][class] = t
+}
+
+func firstValidator(v []Validator) *Validator {
+	if len(v) == 0 {
+		return nil
+	}
+	return &v[0]
+}
+
+// guard runs fn, turning a panic into an error so that cloud code can
+// never take the server down.
+func (r *Registry) guard(what string, fn func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.log.Error("cloud code panicked", "in", what, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			err = fmt.Errorf("%s failed: %v", what, v)
+		}
+	}()
+	return fn()
+}
+
+// asParseError gives err a Parse code: its own, or code.
+func asParseError(err error, code int) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := schema.AsError(err); ok {
+		return err
+	}
+	if err == context.DeadlineExceeded {
+		return schema.Errorf(schema.CodeTimeout, "Script timed out.")
+	}
+	return schema.Errorf(code, "%s", err.Error())
+}

@@ -1,0 +1,29 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/quarrydata/quarry/cloud"
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/service"
+)
+
+// startCloud attaches the cloud code registry to the service and loads the
+// cloud option's JavaScript into it; a script that does not load (a syntax
+// error, a throw at top level) stops the start with its file and line.
+func startCloud(reg *cloud.Registry, svc *service.Service, opts *config.Options, log *slog.Logger) (*cloud.Scripts, error) {
+	if reg == nil {
+		return nil, nil
+	}
+	reg.Attach(svc)
+	if opts.Cloud == "" {
+		return nil, nil
+	}
+	scripts, err := cloud.LoadJS(reg, cloud.JSOptions{Main: opts.Cloud})
+	if err != nil {
+		return nil, fmt.Errorf("cloud: %w", err)
+	}
+	log.Info("cloud code loaded", "main", opts.Cloud)
+	return scripts, nil
+}

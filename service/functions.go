@@ -1,0 +1,97 @@
+package service
+
+import (
+	"fmt"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// ClassJobStatus holds one object per job run (Parse's _JobStatus).
+const ClassJobStatus = "_JobStatus"
+
+// Job statuses, as Parse writes them.
+const (
+	JobRunning   = "running"
+	JobSucceeded = "succeeded"
+	JobFailed    = "failed"
+)
+
+// RunFunction runs the cloud function name with params and returns its
+// result; an unknown name fails with 141, as Parse answers.
+func (s *Service) RunFunction(auth Auth, name string, params map[string]any) (any, error) {
+	if s.opts.Hooks == nil {
+		return nil, schema.Errorf(schema.CodeScriptFailed, "Invalid function: %q", name)
+	}
+	return s.opts.Hooks.RunFunction(auth, name, params)
+}
+
+// StartJob records a _JobStatus (status running) and runs the job name in
+// the background; the status turns succeeded or failed when it ends. The
+// caller must hold the master key. It returns the status's objectId.
+func (s *Service) StartJob(auth Auth, name string, params map[string]any) (string, error) {
+	if !auth.Master || auth.ReadOnly {
+		return "", schema.Errorf(schema.CodeOperationForbidden, "Jobs may be started with the master key only.")
+	}
+	h := s.opts.Hooks
+	if h == nil || !h.HasJob(name) {
+		return "", schema.Errorf(schema.CodeScriptFailed, "Invalid job.")
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	internal := Auth{Master: true, internal: true}
+	res, err := s.Create(internal, ClassJobStatus, map[string]any{
+		"jobName": name, "source": "api", "status": JobRunning, "params": params, "ACL": map[string]any{},
+	})
+	if err != nil {
+		return "", err
+	}
+	id := res.ObjectID
+	s.jobs.Add(1)
+	go func() {
+		defer s.jobs.Done()
+		err := s.runJob(h, &JobRequest{ID: id, Name: name, Params: params, Auth: auth, Message: func(msg string) {
+			s.setJobStatus(id, map[string]any{"message": msg})
+		}})
+		end := map[string]any{"status": JobSucceeded, "finishedAt": schema.Date(schema.FormatTime(s.opts.Now()))}
+		if err != nil {
+			msg := err.Error()
+			if pe, ok := schema.AsError(err); ok {
+				msg = pe.Message
+			}
+			end["status"], end["message"] = JobFailed, msg
+		}
+		s.setJobStatus(id, end)
+	}()
+	return id, nil
+}
+
+// runJob runs a job, turning a panic into its failure.
+func (s *Service) runJob(h Hooks, req *JobRequest) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("job %s panicked: %v", req.Name, v)
+		}
+	}()
+	return h.RunJob(req)
+}
+
+func (s *Service) setJobStatus(id string, body map[string]any) {
+	if _, err := s.Update(Auth{Master: true, internal: true}, ClassJobStatus, id, body); err != nil && s.opts.Warn != nil {
+		s.opts.Warn(fmt.Sprintf("job status %s: %v", id, err))
+	}
+}
+
+// JobNames lists the defined jobs (Parse Dashboard's Jobs page).
+func (s *Service) JobNames(auth Auth) ([]string, error) {
+	if !auth.Master {
+		return nil, schema.Errorf(schema.CodeOperationForbidden, "Jobs may be listed with the master key only.")
+	}
+	if s.opts.Hooks == nil {
+		return []string{}, nil
+	}
+	return s.opts.Hooks.JobNames(), nil
+}
+
+// WaitJobs waits for the jobs under way to end (tests, shutdown).
+func (s *Service) WaitJobs() { s.jobs.Wait() }
