@@ -10,9 +10,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -158,4 +160,34 @@ func Active(name, contentType string) bool {
 // active content.
 func ActiveExtension(ext string) bool {
 	return activeExtensions[ext] || ext == "javascript" || ext == "xhtml"
+}
+
+// ExtensionRule compiles the fileExtensions option into a test of an
+// extension (as Extension gives it). Each pattern is a regular expression
+// (Go syntax, matched against the whole extension, case-insensitively) or
+// "*" for every extension. No patterns: every extension but active
+// content (see Active).
+func ExtensionRule(patterns []string) (func(ext string) bool, error) {
+	if len(patterns) == 0 {
+		return func(ext string) bool { return !ActiveExtension(ext) }, nil
+	}
+	var res []*regexp.Regexp
+	for _, p := range patterns {
+		if p == "*" {
+			return func(string) bool { return true }, nil
+		}
+		re, err := regexp.Compile("(?i)^(?:" + p + ")$")
+		if err != nil {
+			return nil, fmt.Errorf("fileUpload.fileExtensions: %q is not a regular expression Go accepts: %w", p, err)
+		}
+		res = append(res, re)
+	}
+	return func(ext string) bool {
+		for _, re := range res {
+			if re.MatchString(ext) {
+				return true
+			}
+		}
+		return false
+	}, nil
 }
