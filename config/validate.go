@@ -149,6 +149,7 @@ func (l *loader) finish() {
 	if o.SlowQueryMs < 0 {
 		check("slowQueryMs", fmt.Errorf("must be 0 or more, got %d", o.SlowQueryMs))
 	}
+	checkFiles(&o.Files, check)
 
 	// Options Quarry accepts but does not act on yet: each says so once at
 	// start-up rather than leaving the operator to wonder.
@@ -159,7 +160,7 @@ func (l *loader) finish() {
 		{"cloud", "cloud code is not run yet", o.Cloud != ""},
 		{"mountGraphQL", "the GraphQL API is not served yet", o.MountGraphQL},
 		{"mountPlayground", "the GraphQL playground is not served yet", o.MountPlayground},
-		{"fileKey", "files are not stored yet", o.FileKey != ""},
+		{"fileKey", "legacy hosted file URLs are not made", o.FileKey != ""},
 	}
 	for _, n := range notYet {
 		if n.set {
