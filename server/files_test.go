@@ -106,3 +106,10 @@ func TestFilesS3Adapter(t *testing.T) {
 		t.Errorf("after delete: %d %s", res.Status, res.Body)
 	}
 }
+
+// TestFilesMemoryDatabase: a database in memory keeps its files in a
+// temporary directory for the server's lifetime.
+func TestFilesMemoryDatabase(t *testing.T) {
+	srv := servertest.Start(t, func(o *config.Options) { o.DatabaseURI = ":memory:" })
+	uploadAndRead(t, srv, "kept while the server runs")
+}
