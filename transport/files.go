@@ -40,7 +40,8 @@ func (s *Server) serveFiles(ctx *fasthttp.RequestCtx, path string) bool {
 	case method == "DELETE":
 		s.deleteFile(ctx, rel)
 	default:
-		s.writeError(ctx, schema.Errorf(schema.CodeCommandUnavailable, "Quarry has no route %s %s.", method, path))
+		s.writeFileError(ctx, fasthttp.StatusNotFound, schema.CodeCommandUnavailable,
+			fmt.Sprintf("Quarry has no route %s %s.", method, path))
 	}
 	return true
 }

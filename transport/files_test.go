@@ -157,6 +157,9 @@ func TestFilesDownload(t *testing.T) {
 		{name: "other application id", path: "/files/other-app/" + name, expectedStatus: 403,
 			check: msgIs(119, "Invalid application ID.")},
 		{name: "missing file", path: "/files/test-app/nope.txt", expectedStatus: 404, check: msgIs(101, "File not found.")},
+		{name: "no such route", method: "PUT", path: p, headers: servertest.Master(), expectedStatus: 404,
+			check: codeIs(108)},
+		{name: "too many segments", path: "/files/test-app/a/b", expectedStatus: 404, check: codeIs(108)},
 		{name: "metadata of a file without any", path: "/files/test-app/metadata/" + name, expectedStatus: 200,
 			check: bodyIs("{}")},
 	})
