@@ -342,6 +342,12 @@ func (l *loader) parseEnv(env []string) []assignment {
 // apply stores one assignment, expanding object options into their keys.
 func (l *loader) apply(a assignment) {
 	opt := byName[a.name]
+	if _, isObject := a.raw.(map[string]any); isObject && opt.name == "filesAdapter" {
+		// A Parse Server config names an adapter module Quarry cannot run.
+		l.warn("filesAdapter (%s): a Parse Server adapter module cannot run in Quarry: using %q "+
+			"(set filesAdapter to \"local\" or \"s3\", see docs/files.md)", a.source, l.opts.Files.Adapter)
+		return
+	}
 	if opt.field != nil {
 		if err := set(l.opts, opt, a.raw); err != nil {
 			l.fail(opt.name, a.source, err)

@@ -394,7 +394,7 @@ func TestLoadWarnings(t *testing.T) {
 		{loadCase{name: "playground", args: []string{"--mountPlayground"}},
 			[]string{"mountPlayground (flag --mountPlayground): accepted, but it has no effect yet"}},
 		{loadCase{name: "fileKey", args: []string{"--fileKey", "k"}},
-			[]string{"fileKey (flag --fileKey): accepted, but it has no effect yet: files are not stored yet"}},
+			[]string{"fileKey (flag --fileKey): accepted, but it has no effect yet: legacy hosted file URLs are not made"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

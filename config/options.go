@@ -107,6 +107,8 @@ type Options struct {
 	DatabaseURI string
 	// MaxUploadSize is maxUploadSize in bytes: the largest file or JSON body.
 	MaxUploadSize int64
+	// Files are the file storage options (files.go).
+	Files FilesOptions
 
 	// DefaultLimit is defaultLimit: the page size of a query without a limit.
 	DefaultLimit int
@@ -310,6 +312,7 @@ func Defaults() *Options {
 			CacheTimeout: DefaultCacheTimeout, LogLevel: DefaultLiveQueryLogLevel},
 		LiveQuery:   LiveQueryOptions{AllClasses: true},
 		Idempotency: IdempotencyOptions{TTL: DefaultIdempotencyTTL},
+		Files:       FilesOptions{Adapter: FilesAdapterLocal, FileUpload: FileUploadOptions{EnableForAuthenticatedUser: true}},
 		DevMode:     true,
 	}
 }

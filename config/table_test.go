@@ -77,6 +77,21 @@ func TestEnvNames(t *testing.T) {
 		"idempotencyOptions":                            "QUARRY_IDEMPOTENCY_OPTIONS PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS",
 		"idempotencyOptions.paths":                      "QUARRY_IDEMPOTENCY_OPTIONS_PATHS",
 		"idempotencyOptions.ttl":                        "QUARRY_IDEMPOTENCY_OPTIONS_TTL",
+		"filesAdapter":                                  "QUARRY_FILES_ADAPTER PARSE_SERVER_FILES_ADAPTER",
+		"filesSubDirectory":                             "QUARRY_FILES_SUB_DIRECTORY PARSE_SERVER_FILES_SUB_DIRECTORY",
+		"encryptionKey":                                 "QUARRY_ENCRYPTION_KEY PARSE_SERVER_ENCRYPTION_KEY",
+		"preserveFileName":                              "QUARRY_PRESERVE_FILE_NAME PARSE_SERVER_PRESERVE_FILE_NAME",
+		"fileUpload":                                    "QUARRY_FILE_UPLOAD PARSE_SERVER_FILE_UPLOAD_OPTIONS",
+		"fileUpload.enableForPublic":                    "QUARRY_FILE_UPLOAD_ENABLE_FOR_PUBLIC",
+		"fileUpload.enableForAnonymousUser":             "QUARRY_FILE_UPLOAD_ENABLE_FOR_ANONYMOUS_USER",
+		"fileUpload.enableForAuthenticatedUser":         "QUARRY_FILE_UPLOAD_ENABLE_FOR_AUTHENTICATED_USER",
+		"fileUpload.fileExtensions":                     "QUARRY_FILE_UPLOAD_FILE_EXTENSIONS",
+		"s3Bucket":                                      "QUARRY_S3_BUCKET",
+		"s3Prefix":                                      "QUARRY_S3_PREFIX",
+		"s3Region":                                      "QUARRY_S3_REGION AWS_REGION",
+		"s3Endpoint":                                    "QUARRY_S3_ENDPOINT",
+		"s3AccessKey":                                   "QUARRY_S3_ACCESS_KEY AWS_ACCESS_KEY_ID",
+		"s3SecretKey":                                   "QUARRY_S3_SECRET_KEY AWS_SECRET_ACCESS_KEY",
 	}
 	if len(wantEnv) != len(options) {
 		t.Errorf("table has %d options, test knows %d", len(options), len(wantEnv))

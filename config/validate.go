@@ -152,6 +152,7 @@ func (l *loader) finish() {
 	if o.SlowQueryMs < 0 {
 		check("slowQueryMs", fmt.Errorf("must be 0 or more, got %d", o.SlowQueryMs))
 	}
+	checkFiles(&o.Files, check)
 
 	// Options Quarry accepts but does not act on yet: each says so once at
 	// start-up rather than leaving the operator to wonder.
@@ -161,7 +162,7 @@ func (l *loader) finish() {
 	}{
 		{"mountGraphQL", "the GraphQL API is not served yet", o.MountGraphQL},
 		{"mountPlayground", "the GraphQL playground is not served yet", o.MountPlayground},
-		{"fileKey", "files are not stored yet", o.FileKey != ""},
+		{"fileKey", "legacy hosted file URLs are not made", o.FileKey != ""},
 	}
 	for _, n := range notYet {
 		if n.set {

@@ -43,6 +43,14 @@ const (
 	CodeInvalidEventName      = 160
 )
 
+// File codes.
+const (
+	CodeInvalidFileName = 122
+	CodeFileTooLarge    = 129
+	CodeFileSaveError   = 130
+	CodeFileDeleteError = 153
+)
+
 // Error is a failure that carries its Parse error code. Internal packages
 // return it (or wrap it); the transport turns it into {code, error}.
 type Error struct {

@@ -48,6 +48,7 @@ type Server struct {
 	pprofLn      net.Listener   // pprofAddress, bound by Listen
 	metricsLn    net.Listener   // metricsPort, bound by Listen
 	scripts      *cloud.Scripts // the cloud option's JavaScript; nil without
+	files        *fileStore     // file URLs' base; a temporary files directory
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -72,8 +73,13 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	ring := logring.New(logring.DefaultSize)
 	log = slog.New(logring.Tee(log.Handler(), ring, slog.LevelInfo))
 	m := metrics.New()
+	filesOpts, fileStore, err := openFiles(opts, log)
+	if err != nil {
+		return nil, err
+	}
 	adapter, err := store.Open(opts.DatabaseURI)
 	if err != nil {
+		fileStore.close()
 		return nil, err
 	}
 	// LiveQuery's publisher is known once the service is open; no write
@@ -100,6 +106,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		ScanBudgetWarnOnly:       opts.MaxScanWarnOnly,
 		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),
 		Indexes:                  opts.Indexes,
+		Files:                    filesOpts,
 		Warn:                     func(msg string) { log.Warn(msg) },
 		OnChange: func(c service.Change) {
 			if publish != nil {
@@ -162,7 +169,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
-		scripts: scripts}
+		scripts: scripts, files: fileStore}
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -212,6 +219,7 @@ func (s *Server) Listen() (net.Addr, error) {
 		}
 	}
 	s.ln = ln
+	s.files.listening(s.Opts, bannerHost(s.Opts.Host, ln.Addr()))
 	return ln.Addr(), nil
 }
 
@@ -240,6 +248,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	// LiveQuery closes them, then Redis, before the store goes.
 	s.live.close()
 	s.scripts.Close()
+	s.files.close()
 	if err := s.store.Close(); err != nil {
 		serveErr = errors.Join(serveErr, err)
 	}
@@ -259,19 +268,24 @@ func (s *Server) Close() error {
 	}
 	s.live.close()
 	s.scripts.Close()
+	s.files.close()
 	return s.store.Close()
 }
 
-// Banner is what a developer needs to point a client at the server.
-func (s *Server) Banner(addr net.Addr) string {
-	host := s.Opts.Host
+// bannerHost is host:port a client on this machine reaches the listener at.
+func bannerHost(host string, addr net.Addr) string {
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "localhost"
 	}
 	_, port, _ := net.SplitHostPort(addr.String())
+	return net.JoinHostPort(host, port)
+}
+
+// Banner is what a developer needs to point a client at the server.
+func (s *Server) Banner(addr net.Addr) string {
 	url := s.Opts.ServerURL
 	if url == "" {
-		url = "http://" + net.JoinHostPort(host, port) + s.Opts.MountPath
+		url = "http://" + bannerHost(s.Opts.Host, addr) + s.Opts.MountPath
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Quarry is running.\n")

@@ -88,6 +88,7 @@ func (s *Service) presentWithRoom(class string, obj schema.Object, opts ReadOpti
 			delete(out, k)
 		}
 	}
+	s.setFileURLs(class, out)
 	return out
 }
 
@@ -116,6 +117,9 @@ func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *rea
 		}
 	}
 	if _, ok := obj["authData"]; ok && g.hidesAuthData(obj) {
+		return s.present(class, obj, opts, g)
+	}
+	if s.holdsFiles(class, obj) {
 		return s.present(class, obj, opts, g)
 	}
 	return obj

@@ -66,6 +66,8 @@ type Options struct {
 	Indexes []string
 	// Hooks run cloud code (triggers, functions, jobs); nil runs none.
 	Hooks Hooks
+	// Files configures the files API; its zero value turns it off.
+	Files FilesOptions
 	// OnChange receives every committed change, in commit order per object,
 	// after the write released its locks: a slow consumer delays the
 	// delivering write, never another write's locks.
@@ -103,6 +105,8 @@ type Service struct {
 	// relFields caches each class's shown Relation fields per schema
 	// version (see relationFields): class name -> *relationFieldsEntry.
 	relFields sync.Map
+	// fileFieldsCache caches each class's File fields (see fileFields).
+	fileFieldsCache sync.Map
 	// policies caches each class's compiled access policy per schema
 	// version (see policy): class name -> *policyEntry.
 	policies sync.Map

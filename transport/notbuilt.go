@@ -14,7 +14,7 @@ import (
 // says so (the SDKs show its message), never the router's text 404, which
 // the SDKs report as unparseable JSON.
 var notBuilt = map[string]string{
-	"files":                    "Files are not available yet: Quarry does not store files.",
+	"files":                    "Files are not available: no files adapter is configured.",
 	"cloud_code":               "Scheduling cloud code jobs is not available yet.",
 	"hooks":                    "Webhooks are not available yet.",
 	"push":                     "Push notifications are not available yet.",

@@ -45,7 +45,7 @@ func (s *Server) registerRoutes() {
 	for _, family := range routeFamilies {
 		s.routes = append(s.routes, family()...)
 	}
-	s.families = map[string]bool{"health": true}
+	s.families = map[string]bool{"health": true, "files": true}
 	for i := range s.routes {
 		r := &s.routes[i]
 		r.segs = strings.Split(strings.Trim(r.pattern, "/"), "/")

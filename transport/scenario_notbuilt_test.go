@@ -21,9 +21,6 @@ func TestUnknownAndNotBuiltRoutesAnswerJSON(t *testing.T) {
 		status, code int
 		says         string
 	}{
-		{"POST", "/files/pic.png", false, app, 400, 108, "Files are not available yet"},
-		{"GET", "/files/test-app/pic.png", false, app, 400, 108, "Files are not available yet"},
-		{"DELETE", "/files/pic.png", false, master, 400, 108, "Files are not available yet"},
 		{"POST", "/functions/hello", false, app, 400, 141, `Invalid function: \"hello\"`},
 		{"POST", "/jobs/nightly", false, master, 400, 141, "Invalid job."},
 		{"POST", "/cloud_code/jobs", false, master, 400, 108, "Scheduling cloud code jobs is not available yet"},
@@ -58,7 +55,7 @@ func TestUnknownAndNotBuiltRoutesAnswerJSON(t *testing.T) {
 		})
 	}
 	// Credentials are still checked first, as Parse Server does.
-	if res := srv.Do(t, "POST", "/files/pic.png", map[string]any{}, nil); res.Status != 403 {
+	if res := srv.Do(t, "POST", "/push", map[string]any{}, nil); res.Status != 403 {
 		t.Errorf("a not-built route without an application id: %d %s", res.Status, res.Body)
 	}
 }

@@ -242,6 +242,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
 		return
 	}
+	if s.serveFiles(ctx, path) {
+		return
+	}
 	if strings.HasPrefix(path, s.opts.MountPath+"/") {
 		// The envelope runs before routing: the JS SDK's _method decides
 		// which route a POST really is.

@@ -3,7 +3,8 @@
 //
 // `quarry livequery [options]` runs a standalone LiveQuery server instead:
 // it receives changes from REST servers through Redis (see
-// docs/scaling.md).
+// docs/scaling.md). `quarry files rotate-key` re-encrypts uploaded files
+// (see docs/files.md).
 package main
 
 import (
@@ -33,6 +34,9 @@ type app interface {
 }
 
 func run(args []string) int {
+	if len(args) > 0 && args[0] == "files" {
+		return runFiles(args[1:], os.Environ(), os.Stdout, os.Stderr)
+	}
 	open := openREST
 	if len(args) > 0 && args[0] == "livequery" {
 		args = args[1:]

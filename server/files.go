@@ -1,0 +1,110 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/files"
+	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/store"
+)
+
+// fileStore is the files API's wiring: its public base address, known
+// once the server listens when no serverURL is configured, and the
+// temporary directory of a server whose database is in memory.
+type fileStore struct {
+	base  atomic.Pointer[string]
+	appID string
+	tmp   string // removed by close
+}
+
+// url is a stored file's public address: <base>/files/<appId>/<name>.
+func (f *fileStore) url(name string) string {
+	base := ""
+	if p := f.base.Load(); p != nil {
+		base = *p
+	}
+	return base + "/files/" + url.PathEscape(f.appID) + "/" + url.PathEscape(name)
+}
+
+// listening sets the base address from the listen address when neither
+// publicServerURL nor serverURL gave one.
+func (f *fileStore) listening(opts *config.Options, hostPort string) {
+	if f != nil && f.base.Load() == nil {
+		base := "http://" + hostPort + strings.TrimRight(opts.MountPath, "/")
+		f.base.Store(&base)
+	}
+}
+
+func (f *fileStore) close() {
+	if f != nil && f.tmp != "" {
+		os.RemoveAll(f.tmp)
+	}
+}
+
+// openFiles builds the files adapter and the upload rules from options.
+func openFiles(opts *config.Options, log *slog.Logger) (service.FilesOptions, *fileStore, error) {
+	fo := opts.Files
+	fs := &fileStore{appID: opts.AppID}
+	for _, u := range []string{opts.PublicServerURL, opts.ServerURL} {
+		if u != "" {
+			base := strings.TrimRight(u, "/")
+			fs.base.Store(&base)
+			break
+		}
+	}
+	allow, err := files.ExtensionRule(fo.FileUpload.FileExtensions)
+	if err != nil {
+		return service.FilesOptions{}, nil, err
+	}
+	var adapter files.Adapter
+	switch fo.Adapter {
+	case config.FilesAdapterS3:
+		endpoint, insecure := strings.CutPrefix(fo.S3.Endpoint, "http://")
+		adapter, err = files.NewS3(files.S3Options{Bucket: fo.S3.Bucket, Prefix: fo.S3.Prefix, Region: fo.S3.Region,
+			Endpoint: endpoint, Insecure: insecure, AccessKey: fo.S3.AccessKey, SecretKey: fo.S3.SecretKey})
+	default:
+		dir := fo.Directory
+		if dir == "" {
+			if dir, err = defaultFilesDir(opts.DatabaseURI, fs, log); err != nil {
+				return service.FilesOptions{}, nil, err
+			}
+		}
+		adapter, err = files.NewLocal(dir, fo.EncryptionKey)
+	}
+	if err != nil {
+		fs.close()
+		return service.FilesOptions{}, nil, err
+	}
+	return service.FilesOptions{
+		Adapter:                    adapter,
+		EnableForPublic:            fo.FileUpload.EnableForPublic,
+		EnableForAnonymousUser:     fo.FileUpload.EnableForAnonymousUser,
+		EnableForAuthenticatedUser: fo.FileUpload.EnableForAuthenticatedUser,
+		AllowExtension:             allow,
+		PreserveFileName:           fo.PreserveFileName,
+		MaxSize:                    opts.MaxUploadSize,
+		URL:                        fs.url,
+	}, fs, nil
+}
+
+// defaultFilesDir is "<database file>.files", or a temporary directory
+// (removed at shutdown) for a database in memory.
+func defaultFilesDir(uri string, fs *fileStore, log *slog.Logger) (string, error) {
+	if path, ok := store.FilePath(uri); ok {
+		return path + ".files", nil
+	}
+	tmp, err := os.MkdirTemp("", "quarry-files-")
+	if err != nil {
+		return "", fmt.Errorf("files: %w", err)
+	}
+	fs.tmp = tmp
+	log.Warn("files: the database is in memory, so uploaded files go to a temporary directory removed at shutdown",
+		"directory", tmp)
+	return tmp, nil
+}
