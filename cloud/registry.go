@@ -6,10 +6,12 @@ package cloud
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quarrydata/quarry/schema"
@@ -99,6 +101,8 @@ type Registry struct {
 	svc     *service.Service
 	log     *slog.Logger
 	timeout time.Duration
+
+	stats struct{ runs, failures, timeouts atomic.Uint64 }
 }
 
 // New returns an empty registry. timeout bounds each run (0: DefaultTimeout).
@@ -186,13 +190,32 @@ func firstValidator(v []Validator) *Validator {
 // guard runs fn, turning a panic into an error so that cloud code can
 // never take the server down.
 func (r *Registry) guard(what string, fn func() error) (err error) {
+	r.stats.runs.Add(1)
 	defer func() {
 		if v := recover(); v != nil {
 			r.log.Error("cloud code panicked", "in", what, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			err = fmt.Errorf("%s failed: %v", what, v)
 		}
+		if err != nil {
+			r.stats.failures.Add(1)
+			if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeTimeout || errors.Is(err, context.DeadlineExceeded) {
+				r.stats.timeouts.Add(1)
+			}
+		}
 	}()
 	return fn()
+}
+
+// Stats counts the registry's runs of functions, jobs and triggers.
+type Stats struct {
+	Runs     uint64 // every run, whatever its end
+	Failures uint64 // runs that ended in an error (timeouts and panics too)
+	Timeouts uint64 // runs interrupted after cloudCodeTimeout (124)
+}
+
+// Stats returns the counters so far.
+func (r *Registry) Stats() Stats {
+	return Stats{Runs: r.stats.runs.Load(), Failures: r.stats.failures.Load(), Timeouts: r.stats.timeouts.Load()}
 }
 
 // asParseError gives err a Parse code: its own, or code.

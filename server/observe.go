@@ -9,10 +9,24 @@ import (
 	"net/http/pprof"
 	"time"
 
+	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/metrics"
 	"github.com/quarrydata/quarry/store"
 )
+
+// observeCloud adds cloud code's series, read from its registry.
+func observeCloud(m *metrics.Metrics, reg *cloud.Registry) {
+	stat := func(f func(cloud.Stats) uint64) func() float64 {
+		return func() float64 { return float64(f(reg.Stats())) }
+	}
+	m.CounterFunc("quarry_cloud_runs_total", "Cloud code runs: functions, jobs and triggers.",
+		stat(func(s cloud.Stats) uint64 { return s.Runs }))
+	m.CounterFunc("quarry_cloud_failures_total", "Cloud code runs that ended in an error (thrown, refused by a validator, timed out, panicked).",
+		stat(func(s cloud.Stats) uint64 { return s.Failures }))
+	m.CounterFunc("quarry_cloud_timeouts_total", "Cloud code runs interrupted after cloudCodeTimeout (error 124).",
+		stat(func(s cloud.Stats) uint64 { return s.Timeouts }))
+}
 
 // observeLive adds the LiveQuery server's and the Redis feed's series,
 // read at each scrape from their own counters.

@@ -91,6 +91,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	var hooks service.Hooks
 	if reg != nil {
 		hooks = reg
+		observeCloud(m, reg)
 	}
 	svc, err := service.Open(adapter, service.Options{
 		Hooks:                    hooks,
