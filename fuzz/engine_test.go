@@ -1,0 +1,211 @@
+package fuzz
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/store"
+)
+
+// master is the caller of every engine call: the reference knows no ACLs.
+var master = service.Auth{Master: true}
+
+// serviceWriter writes a data set through a real Service.
+type serviceWriter struct{ s *service.Service }
+
+func (w serviceWriter) Create(class string, body map[string]any) (string, string, error) {
+	res, err := w.s.Create(master, class, roundTrip(body))
+	return res.ObjectID, res.CreatedAt, err
+}
+
+func (w serviceWriter) Update(class, id string, body map[string]any) (string, error) {
+	res, err := w.s.Update(master, class, id, roundTrip(body))
+	if err != nil {
+		return "", err
+	}
+	s, _ := res["updatedAt"].(string)
+	return s, nil
+}
+
+// roundTrip is v as the transport would hand it over: decoded from JSON,
+// and a copy, so the engine and the reference never share a map.
+func roundTrip(v map[string]any) map[string]any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// indexable are the fields a data set may declare indexes on.
+var indexable = []string{"n", "s", "d", "b", "p", "ps", "arr", "o.x", "txt", "createdAt"}
+
+// engineCase is one data set loaded into a service on an on-disk store,
+// with its reference copy.
+type engineCase struct {
+	svc     *service.Service
+	world   *World
+	indexes []string
+}
+
+// openCase builds data set seed in dir.
+func openCase(tb testing.TB, dir string, seed int64) *engineCase {
+	tb.Helper()
+	a, err := store.Open(filepath.Join(dir, fmt.Sprintf("q%d.db", seed)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	svc, err := service.Open(a, service.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(seed))
+	c := &engineCase{svc: svc}
+	declare := func() {
+		for _, f := range indexable {
+			if r.Intn(2) == 0 {
+				if err := svc.EnsureIndex(ItemClass, f); err != nil {
+					tb.Fatalf("index %s: %v", f, err)
+				}
+				c.indexes = append(c.indexes, f)
+			}
+		}
+	}
+	early := r.Intn(2) == 0 // indexes before the data, or built over it
+	if early {
+		declare()
+	}
+	if c.world, err = Populate(r, serviceWriter{svc}, 30+r.Intn(40)); err != nil {
+		tb.Fatal(err)
+	}
+	if !early {
+		declare()
+	}
+	return c
+}
+
+// check runs q on the engine and the reference and reports a difference.
+func (c *engineCase) check(q Query) error {
+	want := c.world.Find(q)
+	if want.Ambiguous {
+		return nil
+	}
+	p := service.FindParams{Where: roundTrip(q.Where), Limit: q.Limit, Skip: q.Skip, Count: true}
+	for _, k := range q.Order {
+		p.Order = append(p.Order, service.SortKey{Path: k.Path, Desc: k.Desc})
+	}
+	res, err := c.svc.Find(master, q.Class, p)
+	if err != nil {
+		if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeInefficientQuery {
+			return nil
+		}
+		return c.report(q, want, nil, fmt.Sprintf("engine error: %v", err))
+	}
+	rank := map[string]int{}
+	for i, id := range want.IDs {
+		rank[id] = want.Ranks[i]
+	}
+	var got []int
+	for _, o := range res.Results {
+		r, ok := rank[o["objectId"].(string)]
+		if !ok {
+			return c.report(q, want, res.Results, fmt.Sprintf("unexpected result %v", o["objectId"]))
+		}
+		got = append(got, r)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want.Page(q.Skip, q.Limit)) {
+		return c.report(q, want, res.Results, fmt.Sprintf("page ranks %v, want %v", got, want.Page(q.Skip, q.Limit)))
+	}
+	if res.Count != len(want.IDs) {
+		return c.report(q, want, res.Results, fmt.Sprintf("count %d, want %d", res.Count, len(want.IDs)))
+	}
+	return nil
+}
+
+func (c *engineCase) report(q Query, want Answer, got []schema.Object, why string) error {
+	w, _ := json.Marshal(q.Where)
+	var ids []string
+	for _, o := range got {
+		ids = append(ids, fmt.Sprint(o["objectId"]))
+	}
+	plan := ""
+	p := service.FindParams{Where: roundTrip(q.Where), Limit: q.Limit, Skip: q.Skip, Explain: true}
+	if res, err := c.svc.Find(master, q.Class, p); err == nil {
+		b, _ := json.Marshal(res.Explain)
+		plan = string(b)
+	}
+	// The objects in one answer and not the other.
+	diff := ""
+	for _, o := range c.world.Objects[q.Class] {
+		id := o["objectId"].(string)
+		if contains(ids, id) != contains(want.IDs, id) {
+			b, _ := json.Marshal(o)
+			diff += fmt.Sprintf("\n  %s", b)
+		}
+	}
+	return fmt.Errorf("%s\nwhere %s\norder %v skip %d limit %d indexes %v\ngot  %v\nwant %v ranks %v\nplan %s\ndiffering objects:%s",
+		why, w, q.Order, q.Skip, q.Limit, c.indexes, ids, want.IDs, want.Ranks, plan, diff)
+}
+
+// TestEngineVersusReference runs a few hundred random queries over a few
+// random data sets, each through the whole engine and the reference.
+func TestEngineVersusReference(t *testing.T) {
+	dir := t.TempDir()
+	for seed := int64(1); seed <= 4; seed++ {
+		c := openCase(t, dir, seed)
+		g := &QueryGen{R: rand.New(rand.NewSource(seed * 7919)), World: c.world}
+		for i := 0; i < 100; i++ {
+			if err := c.check(g.Query()); err != nil {
+				t.Fatalf("data set %d query %d: %v", seed, i, err)
+			}
+		}
+	}
+}
+
+// FuzzEngineVersusReference: the input picks one of a few data sets
+// (built once per process) and seeds the queries run over it.
+//
+//	go test ./fuzz -run '^$' -fuzz FuzzEngineVersusReference -fuzztime 10m -parallel 1
+func FuzzEngineVersusReference(f *testing.F) {
+	for _, seed := range []string{"", "a", "quarry", "\x00\x01\x02\x03", "geo", "$or"} {
+		f.Add([]byte(seed))
+	}
+	dir := f.TempDir()
+	var mu sync.Mutex
+	cases := map[int64]*engineCase{}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h := fnv.New64a()
+		h.Write(data)
+		sum := int64(h.Sum64() >> 1)
+		seed := 1 + sum%6
+		mu.Lock()
+		c := cases[seed]
+		if c == nil {
+			sub, err := os.MkdirTemp(dir, "set")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c = openCase(t, sub, seed)
+			cases[seed] = c
+		}
+		mu.Unlock()
+		g := &QueryGen{R: rand.New(rand.NewSource(sum)), World: c.world}
+		for i := 0; i < 4; i++ {
+			if err := c.check(g.Query()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
