@@ -35,6 +35,8 @@ func (w serviceWriter) Update(class, id string, body map[string]any) (string, er
 	return s, nil
 }
 
+func (w serviceWriter) Delete(class, id string) error { return w.s.Delete(master, class, id) }
+
 // roundTrip is v as the transport would hand it over: decoded from JSON,
 // and a copy, so the engine and the reference never share a map.
 func roundTrip(v map[string]any) map[string]any {
@@ -88,6 +90,9 @@ func openCase(tb testing.TB, dir string, seed int64) *engineCase {
 		declare()
 	}
 	if c.world, err = Populate(r, serviceWriter{svc}, 30+r.Intn(40)); err != nil {
+		tb.Fatal(err)
+	}
+	if err := Mutate(r, serviceWriter{svc}, c.world); err != nil {
 		tb.Fatal(err)
 	}
 	if !early {

@@ -138,7 +138,16 @@ func ordered(v any) bool {
 // itemConstraint draws one field constraint of Item.
 func (g *QueryGen) itemConstraint(depth int) (string, any) {
 	r := g.R
-	switch r.Intn(16) {
+	switch r.Intn(20) {
+	case 16:
+		return "d", g.relativeCond()
+	case 17:
+		return "arr", g.arrayExtra()
+	case 18:
+		if r.Intn(3) == 0 {
+			return "rel", map[string]any{"$ne": pick(r, g.pointers())}
+		}
+		return "rel", map[string]any{[]string{"$nin", "$all"}[r.Intn(2)]: g.someOf(g.pointers(), 1)}
 	case 0:
 		return "n", g.scalarCond(poolNumbers)
 	case 1:
@@ -326,4 +335,37 @@ func (g *QueryGen) geo() any {
 		poly = append(poly, geoPoint(lat+rad*math.Sin(a), lng+rad*math.Cos(a)))
 	}
 	return map[string]any{"$geoWithin": map[string]any{"$polygon": poly}}
+}
+
+// someOf is a list of n to n+2 values of pool.
+func (g *QueryGen) someOf(pool []any, n int) any {
+	var out []any
+	for i := n + g.R.Intn(3); i > 0; i-- {
+		out = append(out, pick(g.R, pool))
+	}
+	return out
+}
+
+// relativeCond compares a Date field with a $relativeTime.
+func (g *QueryGen) relativeCond() any {
+	r := g.R
+	rel := []string{"now", "in 2 years", "3 years ago", "5 years ago", "1 years ago", "10 weeks ago", "in 30 days", "400 days ago"}[r.Intn(8)]
+	return map[string]any{[]string{"$lt", "$lte", "$gt", "$gte"}[r.Intn(4)]: map[string]any{"$relativeTime": rel}}
+}
+
+// arrayExtra are the array-only forms: ranges over elements, regexes in
+// $all, and whole-array equality.
+func (g *QueryGen) arrayExtra() any {
+	r := g.R
+	switch r.Intn(3) {
+	case 0:
+		return map[string]any{[]string{"$lt", "$lte", "$gt", "$gte"}[r.Intn(4)]: pick(r, poolNumbers)}
+	case 1:
+		var all []any
+		for i := 1 + r.Intn(2); i > 0; i-- {
+			all = append(all, map[string]any{"$regex": []string{"^a", "^b", "^c", "^"}[r.Intn(4)]})
+		}
+		return map[string]any{"$all": all}
+	}
+	return []any{pick(r, poolNumbers), pick(r, poolStrings)}
 }

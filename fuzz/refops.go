@@ -10,6 +10,9 @@ import (
 // constraint, for operators that read a sibling ($options, $maxDistance).
 func (ev *evaluator) matchOp(class, key string, v any, present bool, op string, arg any, ops map[string]any) bool {
 	arg = queryValue(key, arg)
+	if rel, ok := operators(arg); ok && rel["$relativeTime"] != nil {
+		arg = relativeTime(rel["$relativeTime"].(string))
+	}
 	switch op {
 	case "$eq":
 		return equalMatch(v, present, arg)
@@ -23,7 +26,12 @@ func (ev *evaluator) matchOp(class, key string, v any, present bool, op string, 
 		return !inMatch(v, present, queryList(key, arg))
 	case "$all":
 		for _, x := range arg.([]any) {
-			if !equalMatch(v, present, x) {
+			if rx, ok := operators(x); ok && rx["$regex"] != nil {
+				// containsAllStartingWith: each pattern matches some element.
+				if !ev.matchOp(class, key, v, present, "$regex", rx["$regex"], rx) {
+					return false
+				}
+			} else if !equalMatch(v, present, x) {
 				return false
 			}
 		}

@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -167,4 +168,29 @@ func sortCompare(a, b any) int {
 	}
 	c, _ := compare(a, b)
 	return c
+}
+
+// relativeUnits are the $relativeTime units the generator writes; a year
+// is 365 days (the generator's dates sit months away from any boundary
+// this choice could move).
+var relativeUnits = map[string]time.Duration{
+	"years": 365 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour, "days": 24 * time.Hour, "hours": time.Hour,
+}
+
+// relativeTime reads "now", "in <n> <unit>" and "<n> <unit> ago" as a Date.
+func relativeTime(s string) map[string]any {
+	now := time.Now().UTC()
+	f := strings.Fields(s)
+	var t time.Time
+	switch {
+	case len(f) == 3 && f[0] == "in":
+		n, _ := strconv.Atoi(f[1])
+		t = now.Add(time.Duration(n) * relativeUnits[f[2]])
+	case len(f) == 3 && f[2] == "ago":
+		n, _ := strconv.Atoi(f[0])
+		t = now.Add(-time.Duration(n) * relativeUnits[f[1]])
+	default:
+		t = now
+	}
+	return date(t.Format("2006-01-02T15:04:05.000Z"))
 }
