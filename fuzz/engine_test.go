@@ -60,6 +60,16 @@ type engineCase struct {
 	svc     *service.Service
 	world   *World
 	indexes []string
+	cover   *coverage // what the checked queries exercised, when set
+}
+
+// coverage counts what the checked queries exercised, so that the test
+// fails when a change of the generator stops reaching part of the engine.
+type coverage struct {
+	plans    map[string]int // the planner's access kinds
+	partial  int            // answers neither empty nor the whole class
+	refused  int            // 154s
+	compared int
 }
 
 // openCase builds data set seed in dir.
@@ -114,6 +124,9 @@ func (c *engineCase) check(q Query) error {
 	res, err := c.svc.Find(master, q.Class, p)
 	if err != nil {
 		if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeInefficientQuery {
+			if c.cover != nil {
+				c.cover.refused++
+			}
 			return nil
 		}
 		return c.report(q, want, nil, fmt.Sprintf("engine error: %v", err))
@@ -135,6 +148,13 @@ func (c *engineCase) check(q Query) error {
 	}
 	if res.Count != len(want.IDs) {
 		return c.report(q, want, res.Results, fmt.Sprintf("count %d, want %d", res.Count, len(want.IDs)))
+	}
+	if c.cover != nil {
+		c.cover.compared++
+		c.cover.plans[res.Plan]++
+		if len(want.IDs) > 0 && len(want.IDs) < len(c.world.Objects[q.Class]) {
+			c.cover.partial++
+		}
 	}
 	return nil
 }
@@ -168,14 +188,25 @@ func (c *engineCase) report(q Query, want Answer, got []schema.Object, why strin
 // random data sets, each through the whole engine and the reference.
 func TestEngineVersusReference(t *testing.T) {
 	dir := t.TempDir()
-	for seed := int64(1); seed <= 4; seed++ {
+	cover := &coverage{plans: map[string]int{}}
+	for seed := int64(1); seed <= 6; seed++ {
 		c := openCase(t, dir, seed)
+		c.cover = cover
 		g := &QueryGen{R: rand.New(rand.NewSource(seed * 7919)), World: c.world}
-		for i := 0; i < 100; i++ {
+		for i := 0; i < 120; i++ {
 			if err := c.check(g.Query()); err != nil {
 				t.Fatalf("data set %d query %d: %v", seed, i, err)
 			}
 		}
+	}
+	t.Logf("compared %d, partial answers %d, refused %d, plans %v", cover.compared, cover.partial, cover.refused, cover.plans)
+	for _, kind := range []string{"empty", "full_scan", "index_range", "id_lookup", "index_union", "geo_cover"} {
+		if cover.plans[kind] == 0 {
+			t.Errorf("no query ran a %s plan: the generator no longer reaches it", kind)
+		}
+	}
+	if cover.partial < cover.compared/4 {
+		t.Errorf("only %d of %d answers were neither empty nor everything", cover.partial, cover.compared)
 	}
 }
 

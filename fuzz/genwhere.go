@@ -21,6 +21,9 @@ var (
 
 // Query draws a query on Item: a where, sometimes an order, skip and limit.
 func (g *QueryGen) Query() Query {
+	if g.R.Intn(8) == 0 {
+		return g.ownerQuery()
+	}
 	q := Query{Class: ItemClass, Where: g.Where(ItemClass, 0), Limit: 1000}
 	if g.R.Intn(5) == 0 {
 		q.Where = map[string]any{}
@@ -47,6 +50,15 @@ func (g *QueryGen) Query() Query {
 // and subqueries.
 func (g *QueryGen) Where(class string, depth int) map[string]any {
 	w := map[string]any{}
+	if class == ItemClass && depth == 0 && g.R.Intn(5) == 0 {
+		// An $or of simple branches, which indexes can serve as a union.
+		var branches []any
+		for j := 2 + g.R.Intn(2); j > 0; j-- {
+			key := []string{"n", "s", "d", "b", "arr", "objectId"}[g.R.Intn(6)]
+			branches = append(branches, map[string]any{key: g.simpleValue(key)})
+		}
+		w["$or"] = branches
+	}
 	for i := 1 + g.R.Intn(3); i > 0; i-- {
 		if depth < 2 && g.R.Intn(6) == 0 {
 			op := []string{"$or", "$and", "$nor"}[g.R.Intn(3)]
@@ -67,15 +79,40 @@ func (g *QueryGen) Where(class string, depth int) map[string]any {
 	return w
 }
 
+// ownerQuery is a query on Owner: its relation to items both ways.
+func (g *QueryGen) ownerQuery() Query {
+	q := Query{Class: OwnerClass, Where: g.Where(OwnerClass, 0), Limit: 1000}
+	if g.R.Intn(2) == 0 {
+		q.Order = []OrderKey{{Path: []string{"name", "k", "objectId"}[g.R.Intn(3)], Desc: g.R.Intn(2) == 0}}
+		q.Limit = 1 + g.R.Intn(4)
+	}
+	return q
+}
+
 func (g *QueryGen) ownerConstraint(w map[string]any) {
-	switch g.R.Intn(3) {
+	r := g.R
+	switch r.Intn(6) {
 	case 0:
 		w["name"] = g.scalarCond(poolStrings)
 	case 1:
 		w["k"] = g.scalarCond(poolNumbers)
+	case 2:
+		w["members"] = pick(r, g.itemPointers())
+	case 3:
+		w["members"] = map[string]any{[]string{"$in", "$nin", "$all"}[r.Intn(3)]: g.someOf(g.itemPointers(), 1)}
+	case 4:
+		w["$relatedTo"] = map[string]any{"object": pick(r, g.itemPointers()), "key": "rel"}
 	default:
 		w["objectId"] = g.scalarCond(g.ids(OwnerClass))
 	}
+}
+
+func (g *QueryGen) itemPointers() []any {
+	var out []any
+	for _, id := range g.ids(ItemClass) {
+		out = append(out, pointer(ItemClass, id.(string)))
+	}
+	return out
 }
 
 // ids are the ids of a class plus one that does not exist.
@@ -163,7 +200,7 @@ func (g *QueryGen) itemConstraint(depth int) (string, any) {
 	case 6:
 		return "objectId", g.scalarCond(g.ids(ItemClass))
 	case 7:
-		return []string{"s", "o.y", "txt", "arr"}[r.Intn(4)], g.regex()
+		return []string{"s", "o.y", "txt", "arr", "n", "objectId"}[r.Intn(6)], g.regex()
 	case 8:
 		return "txt", g.text()
 	case 9:
@@ -368,4 +405,19 @@ func (g *QueryGen) arrayExtra() any {
 		return map[string]any{"$all": all}
 	}
 	return []any{pick(r, poolNumbers), pick(r, poolStrings)}
+}
+
+// simpleValue is an equality value for key, of its type.
+func (g *QueryGen) simpleValue(key string) any {
+	switch key {
+	case "n":
+		return pick(g.R, poolNumbers)
+	case "s", "arr":
+		return pick(g.R, poolStrings)
+	case "d":
+		return pick(g.R, dates(g.R))
+	case "b":
+		return g.R.Intn(2) == 0
+	}
+	return pick(g.R, g.ids(ItemClass))
 }
