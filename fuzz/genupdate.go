@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 )
 
 // Changer is a Writer that can also delete: Populate's later phase
@@ -48,7 +49,15 @@ func Mutate(r *rand.Rand, w Changer, world *World) error {
 
 // randomUpdate draws one key's change: a new value, or an operator.
 func randomUpdate(r *rand.Rand, world *World, o map[string]any) (string, any) {
-	switch r.Intn(9) {
+	switch r.Intn(11) {
+	case 9:
+		return "n", nil
+	case 10:
+		if _, ok := o["o"].(map[string]any); ok {
+			// A dot path sets one key inside an Object field.
+			return "o.x", pick(r, poolNumbers)
+		}
+		return "s", pick(r, poolStrings)
 	case 0:
 		return "n", pick(r, poolNumbers)
 	case 1:
@@ -78,6 +87,15 @@ func randomUpdate(r *rand.Rand, world *World, o map[string]any) (string, any) {
 // AddUnique appends what is not there yet, Remove drops every equal
 // element, Delete removes the key.
 func applyUpdate(o map[string]any, key string, change any) {
+	if parent, child, dotted := strings.Cut(key, "."); dotted {
+		inner := map[string]any{}
+		for k, v := range o[parent].(map[string]any) {
+			inner[k] = v
+		}
+		inner[child] = change
+		o[parent] = inner
+		return
+	}
 	op, _ := change.(map[string]any)
 	if op == nil || op["__op"] == nil {
 		o[key] = change

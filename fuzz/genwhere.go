@@ -15,7 +15,8 @@ type QueryGen struct {
 // regexes mean the same in RE2 and PCRE; "a p" only with the x option
 // matches what "ap" does.
 var (
-	regexes  = []string{"^a", "an", "^A", "e$", "^$", "a.b", `a\.b`, "^(ap|ba)", "[bc]h?err", "^[^a]", `\d`, "Ü", "p+l", "^ap.*e$"}
+	regexes  = []string{"^a", "an", "^A", "e$", "^$", "a.b", `a\.b`, "^(ap|ba)", "[bc]h?err", "^[^a]", `\d`, "Ü", "p+l", "^ap.*e$",
+		"^ba", "t$", "^first.banana$"}
 	regexOpt = []string{"", "", "i", "m", "s", "x", "im", "ix"}
 )
 
@@ -175,7 +176,18 @@ func ordered(v any) bool {
 // itemConstraint draws one field constraint of Item.
 func (g *QueryGen) itemConstraint(depth int) (string, any) {
 	r := g.R
-	switch r.Intn(20) {
+	switch r.Intn(21) {
+	case 19:
+		// Whole-value equality on an Object (keys in any order) or a GeoPoint.
+		objs := g.World.Objects[ItemClass]
+		o := objs[r.Intn(len(objs))]
+		if loc, ok := o["loc"]; ok && r.Intn(2) == 0 {
+			return "loc", loc
+		}
+		if v, ok := o["o"]; ok {
+			return "o", v
+		}
+		return "o", map[string]any{"y": pick(r, poolStrings)}
 	case 16:
 		return "d", g.relativeCond()
 	case 17:
