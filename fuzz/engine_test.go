@@ -121,7 +121,7 @@ func (c *engineCase) check(q Query) error {
 	for _, k := range q.Order {
 		p.Order = append(p.Order, service.SortKey{Path: k.Path, Desc: k.Desc})
 	}
-	res, err := c.svc.Find(master, q.Class, p)
+	res, err := c.svc.Find(authOf(q.Caller), q.Class, p)
 	if err != nil {
 		if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeInefficientQuery {
 			if c.cover != nil {
@@ -159,6 +159,14 @@ func (c *engineCase) check(q Query) error {
 	return nil
 }
 
+// authOf is the engine's caller for the reference's.
+func authOf(c *Caller) service.Auth {
+	if c == nil {
+		return master
+	}
+	return service.Auth{UserID: c.UserID, Roles: c.Roles}
+}
+
 func (c *engineCase) report(q Query, want Answer, got []schema.Object, why string) error {
 	w, _ := json.Marshal(q.Where)
 	var ids []string
@@ -180,8 +188,8 @@ func (c *engineCase) report(q Query, want Answer, got []schema.Object, why strin
 			diff += fmt.Sprintf("\n  %s", b)
 		}
 	}
-	return fmt.Errorf("%s\nwhere %s\norder %v skip %d limit %d indexes %v\ngot  %v\nwant %v ranks %v\nplan %s\ndiffering objects:%s",
-		why, w, q.Order, q.Skip, q.Limit, c.indexes, ids, want.IDs, want.Ranks, plan, diff)
+	return fmt.Errorf("%s\nclass %s where %s\norder %v skip %d limit %d caller %+v indexes %v\ngot  %v\nwant %v ranks %v\nplan %s\ndiffering objects:%s",
+		why, q.Class, w, q.Order, q.Skip, q.Limit, q.Caller, c.indexes, ids, want.IDs, want.Ranks, plan, diff)
 }
 
 // TestEngineVersusReference runs a few hundred random queries over a few

@@ -75,6 +75,9 @@ func Populate(r *rand.Rand, w Writer, items int) (*World, error) {
 	world.Targets[ClassField{OwnerClass, "members"}] = ItemClass
 	for i := 0; i < 5; i++ {
 		body := map[string]any{"name": pick(r, poolStrings), "k": pick(r, poolNumbers)}
+		if r.Intn(4) == 0 {
+			body["ACL"] = randomACL(r)
+		}
 		if err := create(w, world, OwnerClass, body); err != nil {
 			return nil, err
 		}
@@ -189,5 +192,28 @@ func randomItem(r *rand.Rand, world *World) map[string]any {
 	})
 	maybe("loc", 80, func() any { return geoPoint(randomPoint(r, 1.5)) })
 	maybe("txt", 70, func() any { return randomText(r) })
+	maybe("ACL", 60, func() any { return randomACL(r) })
 	return o
+}
+
+// Callers are who the queries run as, besides the master key: the
+// public, a user, and a user with a role.
+var Callers = []*Caller{{}, {UserID: "u1"}, {UserID: "u2", Roles: []string{"role:A"}}}
+
+// randomACL grants read to some of the callers (write alone hides).
+func randomACL(r *rand.Rand) map[string]any {
+	acl := map[string]any{}
+	for _, who := range []string{"*", "u1", "u2", "role:A", "role:B"} {
+		switch r.Intn(5) {
+		case 0:
+			acl[who] = map[string]any{"read": true}
+		case 1:
+			acl[who] = map[string]any{"read": true, "write": true}
+		case 2:
+			if who == "*" {
+				acl[who] = map[string]any{"write": true}
+			}
+		}
+	}
+	return acl
 }

@@ -22,6 +22,14 @@ var (
 
 // Query draws a query on Item: a where, sometimes an order, skip and limit.
 func (g *QueryGen) Query() Query {
+	q := g.query()
+	if g.R.Intn(2) == 0 {
+		q.Caller = Callers[g.R.Intn(len(Callers))]
+	}
+	return q
+}
+
+func (g *QueryGen) query() Query {
 	if g.R.Intn(8) == 0 {
 		return g.ownerQuery()
 	}

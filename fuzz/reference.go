@@ -34,6 +34,33 @@ type Query struct {
 	Order []OrderKey
 	Skip  int
 	Limit int
+	// Caller is who asks; nil is the master key, which sees everything.
+	Caller *Caller
+}
+
+// Caller is a user (or the public, with no UserID) and its roles.
+type Caller struct {
+	UserID string
+	Roles  []string // "role:<name>", inherited ones included
+}
+
+// canRead is the read ACL rule of the specification: an object without
+// an ACL is public; otherwise "*", the user's id or one of its roles must
+// be granted read.
+func (c *Caller) canRead(o map[string]any) bool {
+	if c == nil {
+		return true
+	}
+	acl, ok := o["ACL"].(map[string]any)
+	if !ok {
+		return true
+	}
+	for _, who := range append([]string{"*", c.UserID}, c.Roles...) {
+		if entry, ok := acl[who].(map[string]any); ok && who != "" && entry["read"] == true {
+			return true
+		}
+	}
+	return false
 }
 
 // OrderKey is one sort key.
@@ -65,15 +92,16 @@ func (a Answer) Page(skip, limit int) []int {
 // evaluator evaluates one query; it notes boundary cases.
 type evaluator struct {
 	w         *World
+	caller    *Caller
 	ambiguous bool
 }
 
 // Find answers q over w.
 func (w *World) Find(q Query) Answer {
-	ev := &evaluator{w: w}
+	ev := &evaluator{w: w, caller: q.Caller}
 	var hits []map[string]any
 	for _, o := range w.Objects[q.Class] {
-		if ev.matches(q.Class, o, q.Where) {
+		if q.Caller.canRead(o) && ev.matches(q.Class, o, q.Where) {
 			hits = append(hits, o)
 		}
 	}
@@ -151,8 +179,14 @@ func (ev *evaluator) matchKey(class string, o map[string]any, key string, cond a
 	case "$relatedTo":
 		rt := cond.(map[string]any)
 		owner := rt["object"].(map[string]any)
-		members := ev.w.Members[RelKey{owner["className"].(string), owner["objectId"].(string), rt["key"].(string)}]
-		return contains(members, o["objectId"].(string))
+		ownerClass, ownerID := owner["className"].(string), owner["objectId"].(string)
+		if ev.caller != nil && !ev.readable(ownerClass, ownerID) {
+			// Choice (the specification is silent): the members of a
+			// relation are read through its owner, so an owner the caller
+			// cannot read has no members for it.
+			return false
+		}
+		return contains(ev.w.Members[RelKey{ownerClass, ownerID, rt["key"].(string)}], o["objectId"].(string))
 	}
 	v, present := ev.lookup(class, o, key)
 	if ops, ok := operators(cond); ok {
@@ -236,3 +270,13 @@ func pointer(class, id string) map[string]any {
 }
 
 func date(iso string) map[string]any { return map[string]any{"__type": "Date", "iso": iso} }
+
+// readable reports whether the caller may read an existing object.
+func (ev *evaluator) readable(class, id string) bool {
+	for _, o := range ev.w.Objects[class] {
+		if o["objectId"] == id {
+			return ev.caller.canRead(o)
+		}
+	}
+	return false
+}

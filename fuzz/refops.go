@@ -218,7 +218,8 @@ func (ev *evaluator) subquery(sub map[string]any) []string {
 	where, _ := sub["where"].(map[string]any)
 	var ids []string
 	for _, o := range ev.w.Objects[class] {
-		if ev.matches(class, o, where) {
+		// Subqueries run with the caller's rights.
+		if ev.caller.canRead(o) && ev.matches(class, o, where) {
 			ids = append(ids, o["objectId"].(string))
 		}
 	}
@@ -233,7 +234,7 @@ func (ev *evaluator) selectValues(sub map[string]any, key string) []any {
 	where, _ := sub["where"].(map[string]any)
 	var vals []any
 	for _, o := range ev.w.Objects[class] {
-		if ev.matches(class, o, where) {
+		if ev.caller.canRead(o) && ev.matches(class, o, where) {
 			if v, ok := ev.lookup(class, o, key); ok {
 				vals = append(vals, v)
 			}
