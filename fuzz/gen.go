@@ -25,7 +25,7 @@ var (
 	poolNumbers = []any{-3.0, 0.0, 1.0, 2.0, 2.5, 7.0, 100.0, 1e9}
 	poolStrings = []any{"apple", "apricot", "banana", "Berry", "cherry", "", "a.b", "zeta", "Ünïcode", "apple pie", "APPLE",
 		"a\nb", "first\nbanana"}
-	poolYears   = []int{2020, 2021, 2022, 2023}
+	poolYears = []int{2020, 2021, 2022, 2023}
 	// textWords are no stop words, carry no diacritics and no two share a
 	// stem (see textMatch).
 	textWords = []string{"river", "stone", "cloud", "maple", "ember", "quartz"}

@@ -15,7 +15,7 @@ type QueryGen struct {
 // regexes mean the same in RE2 and PCRE; "a p" only with the x option
 // matches what "ap" does.
 var (
-	regexes  = []string{"^a", "an", "^A", "e$", "^$", "a.b", `a\.b`, "^(ap|ba)", "[bc]h?err", "^[^a]", `\d`, "Ü", "p+l", "^ap.*e$",
+	regexes = []string{"^a", "an", "^A", "e$", "^$", "a.b", `a\.b`, "^(ap|ba)", "[bc]h?err", "^[^a]", `\d`, "Ü", "p+l", "^ap.*e$",
 		"^ba", "t$", "^first.banana$"}
 	regexOpt = []string{"", "", "i", "m", "s", "x", "im", "ix"}
 )
