@@ -2,6 +2,9 @@ package fuzz
 
 import (
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand"
 	"net/url"
 	"strings"
 	"testing"
@@ -165,21 +168,75 @@ func FuzzHTTPRoutes(f *testing.F) {
 			}
 		}
 	}
+	for i := range httpRoutes {
+		f.Add(uint8(i), uint8(0x80), []byte("structured"))
+	}
 	h := startHTTPTarget(f)
-	f.Fuzz(func(t *testing.T, route, who uint8, input []byte) {
-		r := httpRoutes[int(route)%len(httpRoutes)]
-		path := h.replace.Replace(r.path)
-		headers := []map[string]string{h.master, h.app, h.session, nil}[who%4]
-		var body any
-		if r.query {
-			path += "?" + encodeQuery(input, who/4)
-		} else {
-			body = input
+	f.Fuzz(h.exercise)
+}
+
+// TestHTTPRoutesStructured sends random bodies of Parse words to every
+// route with every kind of caller: the fuzz target's checks, as a test.
+func TestHTTPRoutesStructured(t *testing.T) {
+	h := startHTTPTarget(t)
+	for i := 0; i < 8*len(httpRoutes); i++ {
+		h.exercise(t, uint8(i), uint8(0x80|i/len(httpRoutes)), []byte(fmt.Sprint(i)))
+	}
+}
+
+// exercise is one fuzz execution: input goes to the route it picks.
+func (h *httpTarget) exercise(t *testing.T, route, who uint8, input []byte) {
+	r := httpRoutes[int(route)%len(httpRoutes)]
+	path := h.replace.Replace(r.path)
+	headers := []map[string]string{h.master, h.app, h.session, nil}[who%4]
+	if who&0x80 != 0 {
+		// Structured mode: the input seeds a random body of Parse words.
+		sum := fnv.New64a()
+		sum.Write(input)
+		input, _ = json.Marshal(randomParseValue(rand.New(rand.NewSource(int64(sum.Sum64()))), 0))
+	}
+	var body any
+	if r.query {
+		path += "?" + encodeQuery(input, who/4)
+	} else {
+		body = input
+	}
+	res := h.srv.Do(t, r.method, path, body, headers)
+	checkReply(t, r.method+" "+path+" "+string(input), res.Status, res.Body)
+	if health := h.srv.Do(t, "GET", "/health", nil, nil); health.Status != 200 {
+		t.Fatalf("after %s %s %q: /health answers %d %s", r.method, path, input, health.Status, health.Body)
+	}
+}
+
+// parseWords are keys and strings a Parse request is made of.
+var parseWords = []string{"username", "password", "email", "name", "ACL", "fields", "className", "requests",
+	"params", "where", "pipeline", "__op", "objects", "amount", "__type", "iso", "latitude", "longitude",
+	"objectId", "method", "path", "body", "classLevelPermissions", "deviceType", "installationId", "query",
+	"users", "roles", "sessionToken", "authData", "type", "targetClass", "$gt", "$in", "$regex", "$or",
+	"$group", "$match", "_id", "*", "read", "Increment", "AddRelation", "Delete", "Pointer", "Date",
+	"GeoPoint", "Relation", "/parse/classes/Fuzz", "POST", "PUT", "String", "Number", "n", "s", "Fuzz"}
+
+// randomParseValue is a random JSON value over parseWords; objects are
+// the most likely, as request bodies are.
+func randomParseValue(r *rand.Rand, depth int) any {
+	word := func() string { return parseWords[r.Intn(len(parseWords))] }
+	switch k := r.Intn(10); {
+	case depth > 3 || k == 0:
+		return word()
+	case k == 1:
+		return []any{-1.0, 0.0, 1.0, 2.5, 1e21, 91.0}[r.Intn(6)]
+	case k == 2:
+		return []any{true, false, nil}[r.Intn(3)]
+	case k == 3:
+		var a []any
+		for i := r.Intn(4); i > 0; i-- {
+			a = append(a, randomParseValue(r, depth+1))
 		}
-		res := h.srv.Do(t, r.method, path, body, headers)
-		checkReply(t, r.method+" "+path+" "+string(input), res.Status, res.Body)
-		if health := h.srv.Do(t, "GET", "/health", nil, nil); health.Status != 200 {
-			t.Fatalf("after %s %s %q: /health answers %d %s", r.method, path, input, health.Status, health.Body)
-		}
-	})
+		return a
+	}
+	m := map[string]any{}
+	for i := 1 + r.Intn(4); i > 0; i-- {
+		m[word()] = randomParseValue(r, depth+1)
+	}
+	return m
 }
