@@ -68,6 +68,10 @@ func (c *liveConn) await(t *testing.T, what string, stop func(map[string]any) bo
 				if !errors.As(c.err, &ce) {
 					t.Fatalf("%s: the connection ended without a close frame: %v", what, c.err)
 				}
+				// 1011 is how the server ends a connection after a panic.
+				if ce.Code == websocket.CloseInternalServerErr {
+					t.Fatalf("%s: closed with %v", what, ce)
+				}
 				return false
 			}
 			var m map[string]any
@@ -187,32 +191,51 @@ func FuzzLiveFrames(f *testing.F) {
 	f.Add(uint8(0), []byte("not json\n[]\n{}\nnull"))
 	f.Add(uint8(3), []byte("seed"))
 	f.Add(uint8(1), []byte("other seed"))
-	srv := servertest.Start(f, func(o *config.Options) { o.LiveQuery.ClassNames = []string{"Fuzz"} })
-	f.Fuzz(func(t *testing.T, mode uint8, input []byte) {
-		c := dialLive(t, srv)
-		defer c.conn.Close()
-		frames := liveFrames(mode, input)
-		sentinel := fmt.Sprintf(`{"op":"unsubscribe","requestId":%d,"sentinel":true}`, sentinelID)
-		for _, fr := range append(frames, []byte(sentinel)) {
-			if c.conn.WriteMessage(websocket.TextMessage, fr) != nil {
-				break // closed by the server: await sees the end
-			}
+	srv := startLive(f)
+	f.Fuzz(func(t *testing.T, mode uint8, input []byte) { liveExercise(t, srv, mode, input) })
+}
+
+// TestLiveFramesStructured sends random protocol messages, connected or
+// not, with and without a write that raises events: the fuzz target's
+// checks, as a test.
+func TestLiveFramesStructured(t *testing.T) {
+	srv := startLive(t)
+	for i := 0; i < 200; i++ {
+		liveExercise(t, srv, uint8(1|i%8), []byte(fmt.Sprint(i)))
+	}
+}
+
+func startLive(tb testing.TB) *servertest.Server {
+	return servertest.Start(tb, func(o *config.Options) { o.LiveQuery.ClassNames = []string{"Fuzz"} })
+}
+
+// liveExercise is one fuzz execution: the input's frames on a new
+// connection, the sentinel, then a fresh connect.
+func liveExercise(t *testing.T, srv *servertest.Server, mode uint8, input []byte) {
+
+	c := dialLive(t, srv)
+	defer c.conn.Close()
+	frames := liveFrames(mode, input)
+	sentinel := fmt.Sprintf(`{"op":"unsubscribe","requestId":%d,"sentinel":true}`, sentinelID)
+	for _, fr := range append(frames, []byte(sentinel)) {
+		if c.conn.WriteMessage(websocket.TextMessage, fr) != nil {
+			break // closed by the server: await sees the end
 		}
-		if mode&4 != 0 {
-			res := srv.Do(t, "POST", "/classes/Fuzz", map[string]any{"n": 2, "s": "x"}, servertest.Master())
-			checkReply(t, "create", res.Status, res.Body)
-		}
-		c.await(t, fmt.Sprintf("frames %q", frames), func(m map[string]any) bool {
-			return m["op"] == "error" && m["requestId"] == float64(sentinelID)
-		})
-		fresh := dialLive(t, srv)
-		defer fresh.conn.Close()
-		connect := fmt.Sprintf(`{"op":"connect","applicationId":%q}`, servertest.AppID)
-		if err := fresh.conn.WriteMessage(websocket.TextMessage, []byte(connect)); err != nil {
-			t.Fatalf("after %q: write a connect: %v", frames, err)
-		}
-		if !fresh.await(t, "a fresh connect", func(m map[string]any) bool { return m["op"] == "connected" }) {
-			t.Fatalf("after %q: a fresh connect was closed", frames)
-		}
+	}
+	if mode&4 != 0 {
+		res := srv.Do(t, "POST", "/classes/Fuzz", map[string]any{"n": 2, "s": "x"}, servertest.Master())
+		checkReply(t, "create", res.Status, res.Body)
+	}
+	c.await(t, fmt.Sprintf("frames %q", frames), func(m map[string]any) bool {
+		return m["op"] == "error" && m["requestId"] == float64(sentinelID)
 	})
+	fresh := dialLive(t, srv)
+	defer fresh.conn.Close()
+	connect := fmt.Sprintf(`{"op":"connect","applicationId":%q}`, servertest.AppID)
+	if err := fresh.conn.WriteMessage(websocket.TextMessage, []byte(connect)); err != nil {
+		t.Fatalf("after %q: write a connect: %v", frames, err)
+	}
+	if !fresh.await(t, "a fresh connect", func(m map[string]any) bool { return m["op"] == "connected" }) {
+		t.Fatalf("after %q: a fresh connect was closed", frames)
+	}
 }
