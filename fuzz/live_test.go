@@ -212,7 +212,6 @@ func startLive(tb testing.TB) *servertest.Server {
 // liveExercise is one fuzz execution: the input's frames on a new
 // connection, the sentinel, then a fresh connect.
 func liveExercise(t *testing.T, srv *servertest.Server, mode uint8, input []byte) {
-
 	c := dialLive(t, srv)
 	defer c.conn.Close()
 	frames := liveFrames(mode, input)
