@@ -222,7 +222,11 @@ func (g *QueryGen) itemConstraint(depth int) (string, any) {
 	case 7:
 		return []string{"s", "o.y", "txt", "arr", "n", "objectId"}[r.Intn(6)], g.regex()
 	case 8:
-		return "txt", g.text()
+		if r.Intn(3) == 0 {
+			// Words of the s pool: no stop words, no diacritics.
+			return "s", g.text([]string{"apple", "banana", "cherry", "pie", "zeta", "berry", "first"})
+		}
+		return "txt", g.text(textWords)
 	case 9:
 		return "arr", g.arrayCond(append(append([]any{}, poolNumbers...), poolStrings...))
 	case 10:
@@ -285,10 +289,10 @@ func (g *QueryGen) regex() any {
 	return c
 }
 
-func (g *QueryGen) text() any {
+func (g *QueryGen) text(words []string) any {
 	var term []string
 	for i := 1 + g.R.Intn(2); i > 0; i-- {
-		w := textWords[g.R.Intn(len(textWords))]
+		w := words[g.R.Intn(len(words))]
 		if g.R.Intn(3) == 0 {
 			w = strings.ToUpper(w)
 		}
