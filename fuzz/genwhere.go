@@ -234,7 +234,8 @@ func (g *QueryGen) itemConstraint(depth int) (string, any) {
 	case 11:
 		return "rel", g.relationCond()
 	case 12:
-		return "p", g.pointerCond(depth)
+		// An array of pointers takes subqueries too (any element).
+		return []string{"p", "p", "ps"}[r.Intn(3)], g.pointerCond(depth)
 	case 13:
 		return "$relatedTo", map[string]any{"object": pick(r, g.pointers()), "key": "members"}
 	case 14:
