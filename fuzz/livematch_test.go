@@ -78,7 +78,33 @@ func (lc *liveCase) checkLive(wheres []map[string]any) (compiled int, err error)
 			}
 		}
 	}
-	return len(queries), nil
+	return len(queries), lc.checkUpdates(ix, queries, groups)
+}
+
+// checkUpdates tests the index on updates: each stored object is changed
+// into the next one (same objectId), and every subscription that matches
+// the original or the new version must be offered, or its leave or enter
+// event would be lost.
+func (lc *liveCase) checkUpdates(ix *match.Index[int], queries []*match.Query, groups []*match.Group[int]) error {
+	for k := 1; k < len(lc.stored); k++ {
+		obj := lc.stored[k]
+		original := schema.Object{}
+		for key, v := range lc.stored[k-1] {
+			original[key] = v
+		}
+		original["objectId"] = obj["objectId"]
+		offered := map[*match.Group[int]]bool{}
+		for _, g := range ix.Candidates(ItemClass, original, obj, nil) {
+			offered[g] = true
+		}
+		for i, q := range queries {
+			if (q.Match(original) || q.Match(obj)) && !offered[groups[i]] {
+				return fmt.Errorf("the subscription index does not offer the update of %v to where %s\noriginal %v\nobject %v",
+					obj["objectId"], js(q.Where()), original, obj)
+			}
+		}
+	}
+	return nil
 }
 
 func js(v any) string {
