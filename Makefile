@@ -59,7 +59,10 @@ bench-compare:
 # Runs every fuzz target for a number of inputs (count-based: a time-based
 # -fuzztime can end in the coordinator's "context deadline exceeded" race);
 # crashers land in testdata/fuzz and are committed as regression seeds
-# (plain `go test` replays them).
+# (plain `go test` replays them). Package fuzz holds the cross-package
+# targets (the engine against a reference evaluator, HTTP routes, LiveQuery
+# frames); a long run of one: go test ./fuzz -run '^$' -fuzz
+# FuzzEngineVersusReference -fuzztime 10m -parallel 1
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \

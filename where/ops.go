@@ -46,6 +46,16 @@ func (p *parser) field(key string, raw any, inOr string) ([]*Node, error) {
 		if err := p.tick(); err != nil {
 			return nil, err
 		}
+		if ftype == schema.TypeRelation && op.Code == OpAll {
+			// A relation holds all the pointers: one membership test each
+			// (an empty list holds nothing, as for arrays).
+			ops, err := relationAll(key, op.Values)
+			if err != nil {
+				return nil, err
+			}
+			node.Ops = append(node.Ops, ops...)
+			continue
+		}
 		node.Ops = append(node.Ops, op)
 	}
 	// Plain keys next to operators are an equality on an object made of
@@ -299,6 +309,25 @@ func relationOp(key string, code OpCode, vals []any) (Op, error) {
 		return Op{Code: OpRelationIn, Values: vals}, nil
 	}
 	return Op{Code: OpRelationNin, Values: vals}, nil
+}
+
+// relationAll is $all on a Relation field (the specification: a relation
+// takes every operation valid on an array of pointers): the relation
+// holds each of the pointers.
+func relationAll(key string, vals []any) ([]Op, error) {
+	if len(vals) == 0 {
+		op, err := relationOp(key, OpIn, []any{})
+		return []Op{op}, err
+	}
+	ops := make([]Op, len(vals))
+	for i, v := range vals {
+		op, err := relationOp(key, OpIn, []any{v})
+		if err != nil {
+			return nil, err
+		}
+		ops[i] = op
+	}
+	return ops, nil
 }
 
 // flatten spreads nested arrays one level, as Parse Server does for $in

@@ -105,6 +105,7 @@ var parseErrors = []errorCase{
 	{`{"a":{"$in":[{"__type":"Pointer"}]}}`, 107, `bad atom: {"__type":"Pointer"}`},
 	{`{"a":{"$eq":[{"__type":"Weird"}]}}`, 107, `bad atom: [{"__type":"Weird"}]`},
 	{`{"likes":5}`, 102, "Relation field likes can only be queried with Pointers"},
+	{`{"likes":{"$all":[{"__type":"Pointer","className":"U","objectId":"u1"},5]}}`, 102, "Relation field likes can only be queried with Pointers"},
 	{`{"likes":{"$in":[{"__type":"GeoPoint","latitude":1,"longitude":2}]}}`, 102, "Relation field likes can only be queried with Pointers"},
 	// Subqueries.
 	{`{"a":{"$inQuery":{"where":{}}}}`, 102, "improper usage of $inQuery"},
@@ -203,6 +204,8 @@ var parseTrees = []struct{ where, tree string }{
 	{`{"likes":{"__type":"Pointer","className":"U","objectId":"u1"}}`, `and(field(likes $relationIn [{"__type":"Pointer","className":"U","objectId":"u1"}]))`},
 	{`{"likes":{"$ne":{"__type":"Pointer","className":"U","objectId":"u1"}}}`, `and(field(likes $relationNin [{"__type":"Pointer","className":"U","objectId":"u1"}]))`},
 	{`{"likes":{"$in":[{"__type":"Pointer","className":"U","objectId":"u1"}],"$exists":true}}`, `and(field(likes $exists true $relationIn [{"__type":"Pointer","className":"U","objectId":"u1"}]))`},
+	{`{"likes":{"$all":[{"__type":"Pointer","className":"U","objectId":"u1"},{"__type":"Pointer","className":"U","objectId":"u2"}]}}`, `and(field(likes $relationIn [{"__type":"Pointer","className":"U","objectId":"u1"}] $relationIn [{"__type":"Pointer","className":"U","objectId":"u2"}]))`},
+	{`{"likes":{"$all":[]}}`, `and(field(likes $relationIn []))`},
 	{`{"$or":[{"a":1},{"b":2}],"c":3}`, `and(or(and(field(a $eq 1)), and(field(b $eq 2))), field(c $eq 3))`},
 	{`{"$and":[{"a":1}],"$nor":[{"b":{"$exists":true}}]}`, `and(and(and(field(a $eq 1))), nor(and(field(b $exists true))))`},
 	{`{"$or":[{"order":1}]}`, `and(or(and(field(order $eq 1))))`},
