@@ -132,19 +132,6 @@ func setCLP(t testing.TB, srv *servertest.Server, class string, clp map[string]a
 	}
 }
 
-// allOps is a CLP granting every operation to the given keys; more
-// specific entries are overridden by over.
-func allOps(grant map[string]any, over map[string]any) map[string]any {
-	clp := map[string]any{}
-	for _, op := range []string{"get", "find", "count", "create", "update", "delete", "addField"} {
-		clp[op] = grant
-	}
-	for k, v := range over {
-		clp[k] = v
-	}
-	return clp
-}
-
 var everyone = map[string]any{"*": true}
 
 func whereQ(w any) string {
@@ -434,7 +421,7 @@ func TestPermissionMissingCLPOperation(t *testing.T) {
 func TestPermissionCountCLP(t *testing.T) {
 	w := newWorld(t, nil)
 	mustCreate(t, w.srv, "MxCount", map[string]any{"n": 1})
-	setCLP(t, w.srv, "MxCount", allOps(everyone, map[string]any{"find": map[string]any{}}))
+	setCLP(t, w.srv, "MxCount", accesstest.AllOps(everyone, map[string]any{"find": map[string]any{}}))
 	runScenarios(t, w.srv, []scenario{
 		{name: "count only", path: "/classes/MxCount?count=1&limit=0", headers: w.alice.headers, expectedStatus: 200, expectedContains: []string{`"count":1`}},
 		{name: "find refused", path: "/classes/MxCount", headers: w.alice.headers, expectedStatus: 400, check: codeIs(119)},
@@ -468,11 +455,11 @@ func TestPermissionSubqueries(t *testing.T) {
 		id := mustCreate(t, srv, "SqPtr", map[string]any{"name": "p-" + name, "owner": ptr("_User", owner)})
 		mustCreate(t, srv, "SqPtrHold", map[string]any{"name": "ph-" + name, "target": ptr("SqPtr", id)})
 	}
-	setCLP(t, srv, "SqPtr", allOps(map[string]any{}, map[string]any{"create": everyone, "readUserFields": []any{"owner"}}))
+	setCLP(t, srv, "SqPtr", accesstest.AllOps(map[string]any{}, map[string]any{"create": everyone, "readUserFields": []any{"owner"}}))
 	mustCreate(t, srv, "SqProt", map[string]any{"name": "secretive", "secret": "c-pub"})
-	setCLP(t, srv, "SqProt", allOps(everyone, map[string]any{"protectedFields": map[string]any{"*": []any{"secret"}}}))
+	setCLP(t, srv, "SqProt", accesstest.AllOps(everyone, map[string]any{"protectedFields": map[string]any{"*": []any{"secret"}}}))
 	mustCreate(t, srv, "SqAuth", map[string]any{"name": "x"})
-	setCLP(t, srv, "SqAuth", allOps(everyone, map[string]any{"find": map[string]any{"requiresAuthentication": true}}))
+	setCLP(t, srv, "SqAuth", accesstest.AllOps(everyone, map[string]any{"find": map[string]any{"requiresAuthentication": true}}))
 
 	inQuery := func(cls string, where map[string]any) map[string]any {
 		return map[string]any{"$inQuery": map[string]any{"className": cls, "where": where}}
@@ -791,7 +778,7 @@ func TestPermissionSpecialUserCLP(t *testing.T) {
 		body: map[string]any{"username": "alice", "password": password("alice")}, headers: servertest.App(), expectedStatus: 200}
 	me := scenario{name: "/users/me ignores the get CLP", path: "/users/me", headers: a.headers, expectedStatus: 200}
 
-	setCLP(t, srv, "_User", allOps(everyone, map[string]any{"find": map[string]any{}}))
+	setCLP(t, srv, "_User", accesstest.AllOps(everyone, map[string]any{"find": map[string]any{}}))
 	runScenarios(t, srv, []scenario{
 		{name: "a stored CLP keeps emails protected", path: "/users/" + w.bob.userID, headers: a.headers, expectedStatus: 200,
 			expectedContains: []string{`"username":"bob"`}, notExpectedContains: []string{"bob@example.com"}},
@@ -800,7 +787,7 @@ func TestPermissionSpecialUserCLP(t *testing.T) {
 		{name: "get still allowed", path: "/users/" + w.bob.userID, headers: a.headers, expectedStatus: 200},
 		{name: "master unaffected", path: "/users", headers: servertest.Master(), expectedStatus: 200},
 	})
-	setCLP(t, srv, "_User", allOps(everyone, map[string]any{"get": map[string]any{}, "create": map[string]any{}, "update": map[string]any{}, "delete": map[string]any{}}))
+	setCLP(t, srv, "_User", accesstest.AllOps(everyone, map[string]any{"get": map[string]any{}, "create": map[string]any{}, "update": map[string]any{}, "delete": map[string]any{}}))
 	runScenarios(t, srv, []scenario{
 		login, me,
 		{name: "get disabled", path: "/users/" + a.userID, headers: a.headers, expectedStatus: 400, check: codeIs(119)},
@@ -873,7 +860,7 @@ func TestPermissionSpecialInstallation(t *testing.T) {
 	instOpen := create("11111111-1111-1111-1111-111111111111", nil)
 	instAlice := create("22222222-2222-2222-2222-222222222222", map[string]any{w.alice.userID: rw()})
 	// Every operation but find is closed by the CLP.
-	setCLP(t, srv, "_Installation", allOps(map[string]any{}, map[string]any{"find": everyone}))
+	setCLP(t, srv, "_Installation", accesstest.AllOps(map[string]any{}, map[string]any{"find": everyone}))
 	runScenarios(t, srv, []scenario{
 		{name: "get ignores the CLP", path: "/installations/" + instOpen, headers: w.bob.headers, expectedStatus: 200},
 		{name: "get obeys the ACL", path: "/installations/" + instAlice, headers: w.bob.headers, expectedStatus: 404, check: codeIs(101)},
