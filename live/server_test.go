@@ -30,7 +30,7 @@ func (openAuthority) ReadFilter(Identity, string, string, map[string]any) (servi
 func (openAuthority) FieldType(string, string) (schema.Type, bool) { return "", false }
 
 // serveBare runs a Server on its own fasthttp listener.
-func serveBare(t *testing.T, opts Options) (*Server, string) {
+func serveBare(t testing.TB, opts Options) (*Server, string) {
 	t.Helper()
 	if opts.Authority == nil {
 		opts.Authority = openAuthority{}
@@ -52,7 +52,7 @@ func serveBare(t *testing.T, opts Options) (*Server, string) {
 	return s, "ws://" + ln.Addr().String() + "/"
 }
 
-func rawDial(t *testing.T, url string) *websocket.Conn {
+func rawDial(t testing.TB, url string) *websocket.Conn {
 	t.Helper()
 	conn, _, err := websocket.DefaultDialer.Dial(url, nil)
 	if err != nil {
@@ -62,7 +62,7 @@ func rawDial(t *testing.T, url string) *websocket.Conn {
 	return conn
 }
 
-func rawRoundTrip(t *testing.T, conn *websocket.Conn, msg, wantOp string) {
+func rawRoundTrip(t testing.TB, conn *websocket.Conn, msg, wantOp string) {
 	t.Helper()
 	if err := conn.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
 		t.Fatal(err)
