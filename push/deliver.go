@@ -19,7 +19,7 @@ func newTally() *tally {
 	return &tally{sentPer: map[string]any{}, failedPer: map[string]any{}, reasons: map[string]any{}}
 }
 
-func bump(m map[string]any, k string) { n, _ := m[k].(int); m[k] = n + 1 }
+func bump(m map[string]any, k string) { n, _ := m[k].(float64); m[k] = n + 1 }
 
 func (t *tally) add(deviceType string, r Result) {
 	if r.Outcome == Sent {
@@ -50,8 +50,8 @@ func (s *Sender) deliver(id string, where map[string]any, data Data, expiry time
 		}
 		err = s.walk(where, func(page []Device) error { return s.sendPage(n, page, t) })
 	}
-	end := map[string]any{"status": StatusSucceeded, "numSent": t.sent, "numFailed": t.failed,
-		"sentPerType": t.sentPer, "failedPerType": t.failedPer, "count": t.sent + t.failed}
+	end := map[string]any{"status": StatusSucceeded, "numSent": float64(t.sent), "numFailed": float64(t.failed),
+		"sentPerType": t.sentPer, "failedPerType": t.failedPer, "count": float64(t.sent + t.failed)}
 	if len(t.reasons) > 0 {
 		end["errorMessage"] = map[string]any{"reasons": t.reasons}
 	}
@@ -175,7 +175,7 @@ func (s *Sender) resolveBadges(data Data, page []Device) {
 	}
 	for i := range page {
 		reply, err := s.svc.Update(master, "_Installation", page[i].ObjectID,
-			map[string]any{"badge": map[string]any{"__op": "Increment", "amount": 1}})
+			map[string]any{"badge": map[string]any{"__op": "Increment", "amount": 1.0}})
 		if err != nil {
 			s.warn(fmt.Sprintf("push: badge of installation %s: %v", page[i].ObjectID, err))
 			page[i].Badge++

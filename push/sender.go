@@ -97,16 +97,16 @@ func (s *Sender) Send(auth service.Auth, body map[string]any) (string, error) {
 	payload, _ := json.Marshal(data)
 	status := map[string]any{
 		"pushTime": schema.FormatTime(times.PushTime), "query": string(query), "payload": string(payload),
-		"source": "rest", "status": StatusPending, "numSent": 0, "ACL": map[string]any{},
+		"source": "rest", "status": StatusPending, "numSent": 0.0, "ACL": map[string]any{},
 	}
 	if t, ok := data["title"].(string); ok {
 		status["title"] = t
 	}
 	if !times.Expiry.IsZero() {
-		status["expiry"] = times.Expiry.Unix()
+		status["expiry"] = float64(times.Expiry.Unix())
 	}
 	if times.Interval > 0 {
-		status["expiration_interval"] = times.Interval
+		status["expiration_interval"] = float64(times.Interval)
 	}
 	if times.Scheduled {
 		status["status"] = StatusScheduled
