@@ -75,6 +75,8 @@ func TestEnvNames(t *testing.T) {
 		"metricsPort":                                   "QUARRY_METRICS_PORT",
 		"pprofAddress":                                  "QUARRY_PPROF_ADDRESS",
 		"idempotencyOptions":                            "QUARRY_IDEMPOTENCY_OPTIONS PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS",
+		"push":                                          "QUARRY_PUSH PARSE_SERVER_PUSH",
+		"push.adapter":                                  "QUARRY_PUSH_ADAPTER",
 		"idempotencyOptions.paths":                      "QUARRY_IDEMPOTENCY_OPTIONS_PATHS",
 		"idempotencyOptions.ttl":                        "QUARRY_IDEMPOTENCY_OPTIONS_TTL",
 		"filesAdapter":                                  "QUARRY_FILES_ADAPTER PARSE_SERVER_FILES_ADAPTER",
