@@ -15,6 +15,8 @@ func TestPushOptions(t *testing.T) {
 		{loadCase{name: "file", args: []string{"$FILE"}, file: `{"push": {"adapter": "log"}}`}, "log", ""},
 		{loadCase{name: "flag", args: []string{"--push", `{"adapter":"log"}`}}, "log", ""},
 		{loadCase{name: "env", env: []string{"QUARRY_PUSH_ADAPTER=log"}}, "log", ""},
+		{loadCase{name: "fcm", args: []string{"$FILE"}, file: `{"push": {"adapter": "fcm", "fcm": {"projectId": "p", "serviceAccountFile": "/k.json"}}}`}, "fcm", ""},
+		{loadCase{name: "fcm without a key", args: []string{"$FILE"}, file: `{"push": {"adapter": "fcm"}}`}, "", "push.fcm.serviceAccountFile"},
 		{loadCase{name: "unknown adapter", args: []string{"$FILE"}, file: `{"push": {"adapter": "pigeon"}}`}, "", "push.adapter"},
 	}
 	for _, tc := range cases {

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/push"
@@ -10,14 +12,25 @@ import (
 
 // openPush builds the push sender the push option asks for; nil without
 // an adapter (POST /push then answers 115).
-func openPush(opts *config.Options, svc *service.Service, log *slog.Logger) *push.Sender {
+func openPush(opts *config.Options, svc *service.Service, log *slog.Logger) (*push.Sender, error) {
 	var adapter push.Adapter
 	switch opts.Push.Adapter {
 	case config.PushAdapterLog:
 		// A dry run: each batch is logged; a few are kept for inspection.
 		adapter = &push.LogAdapter{Keep: 1000, Log: log.Info}
+	case config.PushAdapterFCM:
+		f := opts.Push.FCM
+		key, err := os.ReadFile(f.ServiceAccountFile)
+		if err != nil {
+			return nil, fmt.Errorf("push.fcm.serviceAccountFile: %w", err)
+		}
+		fcm, err := push.NewFCM(push.FCMOptions{ProjectID: f.ProjectID, ServiceAccount: key, Endpoint: f.Endpoint, TokenURI: f.TokenURI})
+		if err != nil {
+			return nil, fmt.Errorf("push.fcm: %w", err)
+		}
+		adapter = fcm
 	default:
-		return nil
+		return nil, nil
 	}
-	return push.NewSender(svc, adapter, push.Options{Warn: func(msg string) { log.Warn(msg) }})
+	return push.NewSender(svc, adapter, push.Options{Warn: func(msg string) { log.Warn(msg) }}), nil
 }

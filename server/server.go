@@ -153,7 +153,13 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		observeLive(m, lq.server, lq.pub)
 	}
 	observeStore(m, adapter)
-	sender := openPush(opts, svc, log)
+	sender, err := openPush(opts, svc, log)
+	if err != nil {
+		lq.close()
+		scripts.Close()
+		adapter.Close()
+		return nil, err
+	}
 	var pusher transport.Pusher
 	if sender != nil {
 		pusher = sender
