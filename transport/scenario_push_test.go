@@ -122,6 +122,18 @@ func TestScenarioPushRefusals(t *testing.T) {
 	})
 }
 
+// TestScenarioPushFeatures: with an adapter, Parse Dashboard is told that
+// immediate, scheduled and stored pushes are available.
+func TestScenarioPushFeatures(t *testing.T) {
+	srv, _, _ := pushServer(t, nil)
+	res := srv.Do(t, "GET", "/serverInfo", nil, servertest.Master())
+	features, _ := res.Map()["features"].(map[string]any)
+	got := fmt.Sprint(features["push"])
+	if want := "map[immediatePush:true localization:false pushAudiences:true scheduledPush:true storedPushData:true]"; got != want {
+		t.Errorf("push features %s, want %s", got, want)
+	}
+}
+
 func TestScenarioPushDelivers(t *testing.T) {
 	srv, log, ids := pushServer(t, map[string][3]any{
 		"tokA": {"ios", []any{"news"}, 3}, "tokB": {"android", []any{"news", "sport"}, nil},
