@@ -66,6 +66,16 @@ func (s *Sender) deliver(id string, where map[string]any, data Data, expiry time
 	s.setStatus(id, end)
 }
 
+// pageQuery is the query of one page of the audience: the installations
+// with a deviceToken that where matches, after the objectId after.
+func pageQuery(where map[string]any, after string, limit int) service.FindParams {
+	clauses := []any{where, map[string]any{"deviceToken": map[string]any{"$exists": true}}}
+	if after != "" {
+		clauses = append(clauses, map[string]any{"objectId": map[string]any{"$gt": after}})
+	}
+	return service.FindParams{Where: map[string]any{"$and": clauses}, Order: []service.SortKey{{Path: "objectId"}}, Limit: limit}
+}
+
 // walk reads the audience in pages ordered by objectId (each page starts
 // after the last id seen), so memory holds one page whatever its size.
 // Only installations with a deviceToken receive pushes.
@@ -75,13 +85,7 @@ func (s *Sender) walk(where map[string]any, page func([]Device) error) error {
 		if err := s.ctx.Err(); err != nil {
 			return fmt.Errorf("the server shut down while sending")
 		}
-		clauses := []any{where, map[string]any{"deviceToken": map[string]any{"$exists": true}}}
-		if after != "" {
-			clauses = append(clauses, map[string]any{"objectId": map[string]any{"$gt": after}})
-		}
-		res, err := s.svc.Find(master, "_Installation", service.FindParams{
-			Where: map[string]any{"$and": clauses}, Order: []service.SortKey{{Path: "objectId"}}, Limit: s.opts.PageSize,
-		})
+		res, err := s.svc.Find(master, "_Installation", pageQuery(where, after, s.opts.PageSize))
 		if err != nil {
 			return err
 		}

@@ -93,6 +93,11 @@ func (s *Sender) Send(auth service.Auth, body map[string]any) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The audience query is planned now, so a bad or refused query (102,
+	// 154) fails the request rather than the push in the background.
+	if _, err := s.svc.Find(master, "_Installation", pageQuery(where, "", 1)); err != nil {
+		return "", err
+	}
 	query, _ := json.Marshal(where)
 	payload, _ := json.Marshal(data)
 	status := map[string]any{

@@ -117,9 +117,33 @@ func TestScenarioPushRefusals(t *testing.T) {
 		{name: "both expirations", method: "POST", path: "/push", headers: m, expectedStatus: 400,
 			body: map[string]any{"channels": []any{"a"}, "data": data, "expiration_interval": 60,
 				"expiration_time": future.Format(time.RFC3339)}, check: codeIs(152)},
+		{name: "bad where", method: "POST", path: "/push", headers: m, expectedStatus: 400,
+			body: map[string]any{"where": map[string]any{"deviceType": map[string]any{"$bogus": 1}}, "data": data}, check: codeIs(107)}, // as the same where on /classes
+		{name: "channels not strings", method: "POST", path: "/push", headers: m, expectedStatus: 400,
+			body: map[string]any{"channels": []any{1}, "data": data}, check: codeIs(134)},
 		{name: "bad interval", method: "POST", path: "/push", headers: m, expectedStatus: 400,
 			body: map[string]any{"channels": []any{"a"}, "data": data, "expiration_interval": -5}, check: codeIs(152)},
 	})
+}
+
+// TestScenarioPushInefficientQuery: with maxScan applying to the master
+// key, a push whose audience query has no usable index is refused (154)
+// before any _PushStatus exists.
+func TestScenarioPushInefficientQuery(t *testing.T) {
+	devices := map[string][3]any{}
+	for i := range 6 {
+		devices[fmt.Sprintf("tok%d", i)] = [3]any{"ios", []any{"news"}, nil}
+	}
+	srv, _, _ := pushServer(t, devices)
+	srv.Opts.MaxScan, srv.Opts.MaxScanMasterKey = 2, true
+	srv.Restart(t)
+	res := srv.Do(t, "POST", "/push", map[string]any{"where": map[string]any{"appName": "x"}, "data": map[string]any{"alert": "a"}}, servertest.Master())
+	if res.Status != http.StatusBadRequest || res.Map()["code"] != 154.0 {
+		t.Fatalf("inefficient audience: %d %s", res.Status, res.Body)
+	}
+	if list := srv.Do(t, "GET", "/classes/_PushStatus", nil, servertest.Master()).Map()["results"]; len(list.([]any)) != 0 {
+		t.Errorf("a refused push left a status: %v", list)
+	}
 }
 
 // TestScenarioPushFeatures: with an adapter, Parse Dashboard is told that
