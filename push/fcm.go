@@ -139,6 +139,9 @@ func (a *FCMAdapter) sendOne(ctx context.Context, token string, n Notification, 
 	if res.StatusCode == http.StatusOK {
 		return Result{ObjectID: d.ObjectID, Outcome: Sent}
 	}
+	if res.StatusCode == http.StatusUnauthorized {
+		a.forgetToken(token) // revoked early: the next batch gets a new one
+	}
 	code := fcmErrorCode(reply, res.StatusCode)
 	if code == "UNREGISTERED" || (code == "INVALID_ARGUMENT" && strings.Contains(string(reply), "registration token")) {
 		return Result{ObjectID: d.ObjectID, Outcome: BadToken, Reason: code}
@@ -168,4 +171,13 @@ func fcmErrorCode(reply []byte, status int) string {
 		}
 	}
 	return fmt.Sprintf("HTTP %d", status)
+}
+
+// forgetToken drops the kept access token if it is still token.
+func (a *FCMAdapter) forgetToken(token string) {
+	a.mu.Lock()
+	if a.token == token {
+		a.token = ""
+	}
+	a.mu.Unlock()
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,8 +26,12 @@ type fakeFCM struct {
 	key      *rsa.PrivateKey
 	tokens   atomic.Int32
 	mu       sync.Mutex
+	valid    string                    // the access token sends must carry
 	messages map[string]map[string]any // by device token
 }
+
+// revoke makes the issued access token invalid.
+func (f *fakeFCM) revoke() { f.mu.Lock(); f.valid = "revoked"; f.mu.Unlock() }
 
 func newFakeFCM(t *testing.T) *fakeFCM {
 	t.Helper()
@@ -41,11 +46,17 @@ func newFakeFCM(t *testing.T) *fakeFCM {
 			http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
 			return
 		}
-		f.tokens.Add(1)
-		w.Write([]byte(`{"access_token":"at-1","expires_in":3600,"token_type":"Bearer"}`))
+		tok := fmt.Sprintf("at-%d", f.tokens.Add(1))
+		f.mu.Lock()
+		f.valid = tok
+		f.mu.Unlock()
+		fmt.Fprintf(w, `{"access_token":%q,"expires_in":3600,"token_type":"Bearer"}`, tok)
 	})
 	mux.HandleFunc("POST /v1/projects/proj/messages:send", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer at-1" {
+		f.mu.Lock()
+		valid := f.valid
+		f.mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+valid {
 			http.Error(w, `{"error":{"code":401,"status":"UNAUTHENTICATED"}}`, http.StatusUnauthorized)
 			return
 		}
@@ -143,6 +154,34 @@ func TestFCMAdapter(t *testing.T) {
 	payload, _ := apns["payload"].(map[string]any)
 	if aps, _ := payload["aps"].(map[string]any); aps["badge"] != 5.0 || aps["alert"] != "hello" {
 		t.Errorf("ios apns %v", ios["apns"])
+	}
+}
+
+// TestFCMRenewsRevokedToken: a 401 fails that device and drops the token;
+// the next send exchanges a new one.
+func TestFCMRenewsRevokedToken(t *testing.T) {
+	f := newFakeFCM(t)
+	a, err := NewFCM(FCMOptions{ServiceAccount: f.serviceAccount(t), Endpoint: f.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := Notification{Data: Data{"alert": "x"}}
+	dev := []Device{{ObjectID: "a", DeviceType: "android", DeviceToken: "tok-a"}}
+	want := []struct {
+		outcome Outcome
+		reason  string
+	}{{Sent, ""}, {Failed, "UNAUTHENTICATED"}, {Sent, ""}}
+	for i, w := range want {
+		if i == 1 {
+			f.revoke()
+		}
+		res, err := a.Send(context.Background(), n, dev)
+		if err != nil || res[0].Outcome != w.outcome || res[0].Reason != w.reason {
+			t.Errorf("send %d: %+v %v, want %v %q", i, res, err, w.outcome, w.reason)
+		}
+	}
+	if got := f.tokens.Load(); got != 2 {
+		t.Errorf("%d token exchanges, want 2", got)
 	}
 }
 

@@ -16,8 +16,9 @@ func openPush(opts *config.Options, svc *service.Service, log *slog.Logger) (*pu
 	var adapter push.Adapter
 	switch opts.Push.Adapter {
 	case config.PushAdapterLog:
-		// A dry run: each batch is logged; a few are kept for inspection.
-		adapter = &push.LogAdapter{Keep: 1000, Log: log.Info}
+		// A dry run: each batch is logged; the first hundred are kept
+		// (push.LogAdapter.Batches) for inspection.
+		adapter = &push.LogAdapter{Keep: 100, Log: log.Info}
 	case config.PushAdapterFCM:
 		f := opts.Push.FCM
 		key, err := os.ReadFile(f.ServiceAccountFile)
