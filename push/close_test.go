@@ -52,3 +52,38 @@ func TestCloseStopsDelivery(t *testing.T) {
 		t.Errorf("status after Close: %v", st)
 	}
 }
+
+// TestFailInterrupted: pushes left pending or running by a stopped process
+// are marked failed at start-up; scheduled and finished ones are kept.
+func TestFailInterrupted(t *testing.T) {
+	adapter, err := store.Open(store.MemoryURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adapter.Close()
+	svc, err := service.Open(adapter, service.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{StatusPending: StatusFailed, StatusRunning: StatusFailed,
+		StatusScheduled: StatusScheduled, StatusSucceeded: StatusSucceeded}
+	ids := map[string]string{}
+	for status := range want {
+		res, err := svc.Create(master, service.ClassPushStatus, map[string]any{"status": status, "source": "rest"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[status] = res.ObjectID
+	}
+	sender := NewSender(svc, &LogAdapter{}, Options{})
+	defer sender.Close()
+	if n, err := sender.FailInterrupted(); n != 2 || err != nil {
+		t.Fatalf("FailInterrupted = %d, %v; want 2", n, err)
+	}
+	for before, after := range want {
+		st, _ := svc.Get(master, service.ClassPushStatus, ids[before], service.ReadOptions{})
+		if st["status"] != after {
+			t.Errorf("%s became %v, want %s", before, st["status"], after)
+		}
+	}
+}

@@ -66,3 +66,35 @@ func (s *Sender) SendDue() {
 		s.start(d.id, where, data, d.expiry)
 	}
 }
+
+// interruptedMessage is the errorMessage of a push a stopped process left
+// pending or running.
+const interruptedMessage = "the server stopped while sending"
+
+// FailInterrupted marks failed the pushes a previous process left pending
+// or running (a crash, a kill): nothing will finish them. Call it once at
+// start-up, before any push is sent. It returns how many it marked.
+func (s *Sender) FailInterrupted() (int, error) {
+	n := 0
+	for {
+		res, err := s.svc.Find(master, service.ClassPushStatus, service.FindParams{
+			Where: map[string]any{"status": map[string]any{"$in": []any{StatusPending, StatusRunning}}}, Limit: 100,
+		})
+		if err != nil || len(res.Results) == 0 {
+			return n, err
+		}
+		ids := make([]string, 0, len(res.Results))
+		for _, o := range res.Results {
+			id, _ := o["objectId"].(string)
+			ids = append(ids, id)
+		}
+		for _, id := range ids {
+			if _, err := s.svc.Update(master, service.ClassPushStatus, id, map[string]any{
+				"status": StatusFailed, "errorMessage": map[string]any{"message": interruptedMessage},
+			}); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+}

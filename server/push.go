@@ -33,5 +33,13 @@ func openPush(opts *config.Options, svc *service.Service, log *slog.Logger) (*pu
 	default:
 		return nil, nil
 	}
-	return push.NewSender(svc, adapter, push.Options{Warn: func(msg string) { log.Warn(msg) }}), nil
+	sender := push.NewSender(svc, adapter, push.Options{Warn: func(msg string) { log.Warn(msg) }})
+	n, err := sender.FailInterrupted()
+	if err != nil {
+		return nil, fmt.Errorf("push: %w", err)
+	}
+	if n > 0 {
+		log.Warn("pushes interrupted by the last stop are marked failed", "count", n)
+	}
+	return sender, nil
 }
