@@ -347,7 +347,7 @@ func TestParseServerConfigFile(t *testing.T) {
 	want(t, o.LiveQuery.ClassNames, []string{"Posts", "Comments"})
 	want(t, o.AllowClientClassCreation, false)
 	want(t, o.Cloud, "./cloud/main.js")
-	for _, w := range []string{"push", "auth", "filesAdapter", "liveQuery.redisOptions", "startLiveQueryServer"} {
+	for _, w := range []string{"push.android", "auth", "filesAdapter", "liveQuery.redisOptions", "startLiveQueryServer"} {
 		if !hasWarning(warns, w) {
 			t.Errorf("no warning about %s in %q", w, warns)
 		}
@@ -374,7 +374,7 @@ func TestLoadWarnings(t *testing.T) {
 		{loadCase{name: "ignored file option", args: []string{"$FILE"}, file: `{"rateLimit": [{"requestPath": "*"}]}`},
 			[]string{`rateLimit (config file `, `ignored (not supported yet)`}},
 		{loadCase{name: "ignored flag skips its value", args: []string{"--push", `{"ios":{}}`, "--port", "2"}},
-			[]string{"push (flag --push): ignored (not supported yet)"}},
+			[]string{"push.ios (flag --push): ignored (not supported yet)"}},
 		{loadCase{name: "ignored flag before next flag", args: []string{"--trustProxy", "--port", "2"}},
 			[]string{"trustProxy (flag --trustProxy): ignored (not supported yet)"}},
 		{loadCase{name: "ignored flag keeps config file", args: []string{"--startLiveQueryServer", "$FILE"}, file: `{"port": 2}`},
@@ -383,8 +383,8 @@ func TestLoadWarnings(t *testing.T) {
 			[]string{"liveQuery.pubSubAdapter (flag --liveQuery): ignored (not supported yet)"}},
 		{loadCase{name: "unknown quarry env", env: []string{"QUARRY_APPID=x"}},
 			[]string{"env QUARRY_APPID: ignored, not a Quarry option"}},
-		{loadCase{name: "unsupported parse env", env: []string{"PARSE_SERVER_PUSH={}"}},
-			[]string{"env PARSE_SERVER_PUSH: ignored (not supported yet)"}},
+		{loadCase{name: "unsupported parse env", env: []string{"PARSE_SERVER_RATE_LIMIT={}"}},
+			[]string{"env PARSE_SERVER_RATE_LIMIT: ignored (not supported yet)"}},
 		{loadCase{name: "shadowed parse env", env: []string{"QUARRY_APP_ID=a", "PARSE_SERVER_APPLICATION_ID=b"}},
 			[]string{"env PARSE_SERVER_APPLICATION_ID: ignored, QUARRY_APP_ID takes precedence"}},
 		{loadCase{name: "apps with top-level keys", args: []string{"$FILE"}, file: `{"port": 1, "apps": [{"appId": "a"}]}`},

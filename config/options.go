@@ -194,6 +194,8 @@ type Options struct {
 
 	// Idempotency is idempotencyOptions.
 	Idempotency IdempotencyOptions
+	// Push is the push object (push.go).
+	Push PushOptions
 
 	// DevMode is true when no source gave appId: a development start with
 	// AppID DevAppID.

@@ -153,6 +153,7 @@ func (l *loader) finish() {
 		check("slowQueryMs", fmt.Errorf("must be 0 or more, got %d", o.SlowQueryMs))
 	}
 	checkFiles(&o.Files, check)
+	checkPush(&o.Push, check)
 
 	// Options Quarry accepts but does not act on yet: each says so once at
 	// start-up rather than leaving the operator to wonder.

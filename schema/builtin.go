@@ -12,7 +12,7 @@ import (
 // their own routes or /classes.
 var builtinClasses = map[string]bool{
 	"_User": true, "_Role": true, "_Installation": true, "_Session": true, "_Audience": true,
-	"_Idempotency": true, "_JobStatus": true,
+	"_Idempotency": true, "_JobStatus": true, "_PushStatus": true,
 }
 
 // defaultFields are the fields every class has.
@@ -71,6 +71,25 @@ var builtinClassFields = map[string]map[string]Field{
 		"message":    {Type: TypeString},
 		"params":     {Type: TypeObject},
 		"finishedAt": {Type: TypeDate},
+	},
+	"_PushStatus": {
+		"pushTime":            {Type: TypeString},
+		"source":              {Type: TypeString},
+		"query":               {Type: TypeString},
+		"payload":             {Type: TypeString},
+		"title":               {Type: TypeString},
+		"expiry":              {Type: TypeNumber},
+		"expiration_interval": {Type: TypeNumber},
+		"status":              {Type: TypeString},
+		"numSent":             {Type: TypeNumber},
+		"numFailed":           {Type: TypeNumber},
+		"pushHash":            {Type: TypeString},
+		"errorMessage":        {Type: TypeObject},
+		"sentPerType":         {Type: TypeObject},
+		"failedPerType":       {Type: TypeObject},
+		"sentPerUTCOffset":    {Type: TypeObject},
+		"failedPerUTCOffset":  {Type: TypeObject},
+		"count":               {Type: TypeNumber},
 	},
 	"_Session": {
 		"user":           {Type: TypePointer, TargetClass: "_User"},

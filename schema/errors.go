@@ -41,6 +41,10 @@ const (
 	CodeChangedImmutableField = 136
 	CodeValidationError       = 142
 	CodeInvalidEventName      = 160
+
+	// Push codes.
+	CodePushMisconfigured = 115
+	CodeInvalidPushTime   = 152
 )
 
 // File codes.

@@ -23,6 +23,7 @@ import (
 	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
+	"github.com/quarrydata/quarry/push"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
 	"github.com/quarrydata/quarry/transport"
@@ -38,10 +39,12 @@ type Server struct {
 	Live *live.Server
 	// Metrics are served at /metrics.
 	Metrics *metrics.Metrics
-	live    *liveQuery
-	store   store.Adapter
-	ln      net.Listener
-	log     *slog.Logger
+	// Push sends POST /push and scheduled pushes; nil without push.adapter.
+	Push  *push.Sender
+	live  *liveQuery
+	store store.Adapter
+	ln    net.Listener
+	log   *slog.Logger
 	// keyGenerated is set when Quarry made the master key (the development
 	// start): only then does the banner show it.
 	keyGenerated bool
@@ -150,6 +153,17 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		observeLive(m, lq.server, lq.pub)
 	}
 	observeStore(m, adapter)
+	sender, err := openPush(opts, svc, log)
+	if err != nil {
+		lq.close()
+		scripts.Close()
+		adapter.Close()
+		return nil, err
+	}
+	var pusher transport.Pusher
+	if sender != nil {
+		pusher = sender
+	}
 	rest, err := transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
@@ -162,6 +176,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 		CloudCode:        reg != nil,
+		Push:             pusher,
 	})
 	if err != nil {
 		lq.close()
@@ -170,7 +185,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
-		scripts: scripts, files: fileStore}
+		scripts: scripts, files: fileStore, Push: sender}
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -244,7 +259,12 @@ func (s *Server) Serve(ctx context.Context) error {
 		}()
 		s.log.Info("metrics listening", "address", "http://"+s.metricsLn.Addr().String()+"/metrics")
 	}
+	if s.Push != nil {
+		s.Push.StartScheduler()
+	}
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
+	// Pushes under way stop at their next batch; the scheduler stops.
+	s.closePush()
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
 	// LiveQuery closes them, then Redis, before the store goes.
 	s.live.close()
@@ -267,6 +287,7 @@ func (s *Server) Close() error {
 	if s.metricsLn != nil {
 		s.metricsLn.Close()
 	}
+	s.closePush()
 	s.live.close()
 	s.scripts.Close()
 	s.files.close()
@@ -327,4 +348,10 @@ func (s *Server) MetricsAddr() net.Addr {
 		return nil
 	}
 	return s.metricsLn.Addr()
+}
+
+func (s *Server) closePush() {
+	if s.Push != nil {
+		s.Push.Close()
+	}
 }

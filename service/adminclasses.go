@@ -11,9 +11,12 @@ import (
 // Parse Dashboard manages through /push_audiences.
 const ClassAudience = "_Audience"
 
+// ClassPushStatus holds one object per push sent through /push.
+const ClassPushStatus = "_PushStatus"
+
 // masterOnlyClasses are the built-in classes whose objects only the master
 // key reads or writes: they come into being with a CLP that grants nothing.
-var masterOnlyClasses = map[string]bool{ClassAudience: true, ClassIdempotency: true, ClassJobStatus: true}
+var masterOnlyClasses = map[string]bool{ClassAudience: true, ClassIdempotency: true, ClassJobStatus: true, ClassPushStatus: true}
 
 // masterOnlyCLP grants no operation to anyone but the master key.
 func masterOnlyCLP() map[string]any {

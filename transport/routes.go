@@ -36,6 +36,7 @@ var routeFamilies = []func() []route{
 	serverInfoRoutes,
 	scriptLogRoutes,
 	audienceRoutes,
+	pushRoutes,
 	graphQLConfigRoutes,
 	functionRoutes,
 }

@@ -25,7 +25,7 @@ func TestUnknownAndNotBuiltRoutesAnswerJSON(t *testing.T) {
 		{"POST", "/jobs/nightly", false, master, 400, 141, "Invalid job."},
 		{"POST", "/cloud_code/jobs", false, master, 400, 108, "Scheduling cloud code jobs is not available yet"},
 		{"GET", "/hooks/functions", false, master, 400, 108, "Webhooks are not available yet"},
-		{"POST", "/push", false, master, 400, 108, "Push notifications are not available yet"},
+		{"POST", "/push", false, master, 400, 115, "Push controller is not set"},
 		{"POST", "/requestPasswordReset", false, app, 400, 108, "no email adapter"},
 		{"POST", "/verificationEmailRequest", false, app, 400, 108, "no email adapter"},
 		{"POST", "/validate_purchase", false, app, 400, 108, "Purchase validation"},

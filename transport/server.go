@@ -69,6 +69,8 @@ type Options struct {
 	// and address, which cloud code reads (the cloud context is always
 	// passed on).
 	CloudCode bool
+	// Push sends POST /push; nil answers that no push adapter is set.
+	Push Pusher
 	// WebSocket, when set, receives every WebSocket upgrade request, on any
 	// path (LiveQuery shares the HTTP server's port).
 	WebSocket fasthttp.RequestHandler

@@ -18,6 +18,10 @@ type dashboardFeature struct {
 	needs       []string // "METHOD /pattern"; none means not supported
 }
 
+// needPushAdapter is a need met when a push adapter is configured: POST
+// /push answers 115 without one.
+const needPushAdapter = "ADAPTER push"
+
 // dashboardFeatures is the whole features map the Dashboard reads
 // (reference §9.5), as data.
 var dashboardFeatures = []dashboardFeature{
@@ -35,11 +39,11 @@ var dashboardFeatures = []dashboardFeature{
 	{"logs", "order", []string{"GET /scriptlog"}},
 	{"logs", "until", []string{"GET /scriptlog"}},
 	{"logs", "from", []string{"GET /scriptlog"}},
-	{"push", "immediatePush", []string{"POST /push"}},
-	{"push", "scheduledPush", nil}, // the specification: scheduled push is not supported
-	{"push", "storedPushData", []string{"POST /push"}},
+	{"push", "immediatePush", []string{"POST /push", needPushAdapter}},
+	{"push", "scheduledPush", []string{"POST /push", needPushAdapter}},
+	{"push", "storedPushData", []string{"POST /push", "GET /classes/{}", needPushAdapter}},
 	{"push", "pushAudiences", []string{"GET /push_audiences", "POST /push_audiences"}},
-	{"push", "localization", []string{"POST /push"}},
+	{"push", "localization", nil}, // localized alerts (alert-<locale>) are not built
 	{"schemas", "addField", []string{"PUT /schemas/{}"}},
 	{"schemas", "removeField", []string{"PUT /schemas/{}"}},
 	{"schemas", "addClass", []string{"POST /schemas/{}"}},
@@ -68,6 +72,9 @@ func (s *Server) features() map[string]any {
 	served := map[string]bool{}
 	for _, r := range s.routes {
 		served[routeShape(r.method, r.pattern)] = true
+	}
+	if s.opts.Push != nil {
+		served[routeShape("ADAPTER", "push")] = true
 	}
 	out := map[string]any{}
 	for _, f := range dashboardFeatures {

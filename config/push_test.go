@@ -1,0 +1,39 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPushOptions(t *testing.T) {
+	cases := []struct {
+		c       loadCase
+		adapter string
+		err     string // substring of the error; "" for none
+	}{
+		{loadCase{name: "default"}, "", ""},
+		{loadCase{name: "file", args: []string{"$FILE"}, file: `{"push": {"adapter": "log"}}`}, "log", ""},
+		{loadCase{name: "flag", args: []string{"--push", `{"adapter":"log"}`}}, "log", ""},
+		{loadCase{name: "env", env: []string{"QUARRY_PUSH_ADAPTER=log"}}, "log", ""},
+		{loadCase{name: "fcm", args: []string{"$FILE"}, file: `{"push": {"adapter": "fcm", "fcm": {"projectId": "p", "serviceAccountFile": "/k.json"}}}`}, "fcm", ""},
+		{loadCase{name: "fcm without a key", args: []string{"$FILE"}, file: `{"push": {"adapter": "fcm"}}`}, "", "push.fcm.serviceAccountFile"},
+		{loadCase{name: "unknown adapter", args: []string{"$FILE"}, file: `{"push": {"adapter": "pigeon"}}`}, "", "push.adapter"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.c.name, func(t *testing.T) {
+			o, _, err := tc.c.load(t)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one about %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Push.Adapter != tc.adapter {
+				t.Errorf("push.adapter %q, want %q", o.Push.Adapter, tc.adapter)
+			}
+		})
+	}
+}
