@@ -280,6 +280,9 @@ var options = []*option{
 	{name: "cloudCodeTimeout", group: groupLog,
 		usage: "milliseconds one cloud function or trigger may run before it fails with 124 (jobs: no limit)",
 		field: func(o *Options) any { return &o.CloudCodeTimeout }},
+	{name: "webhookKey", group: groupLog, env: []string{"PARSE_SERVER_WEBHOOK_KEY"},
+		usage: "sent as X-Parse-Webhook-Key with every webhook call (/hooks)",
+		field: func(o *Options) any { return &o.WebhookKey }},
 	{name: "silent", group: groupLog, env: []string{"SILENT"},
 		usage: "no log output at all",
 		field: func(o *Options) any { return &o.Silent }},
@@ -329,7 +332,7 @@ var unsupported = []string{
 	"scheduledPush", "schema", "schemaCacheTTL", "security",
 	"sendUserEmailVerification", "serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "trustProxy", "userSensitiveFields",
-	"verifyUserEmails", "webhookKey",
+	"verifyUserEmails",
 	"liveQuery.pubSubAdapter", "liveQuery.redisOptions", "liveQuery.wssAdapter",
 	"liveQueryServerOptions.pubSubAdapter", "liveQueryServerOptions.redisOptions", "liveQueryServerOptions.wssAdapter",
 }
