@@ -12,7 +12,7 @@ import (
 // their own routes or /classes.
 var builtinClasses = map[string]bool{
 	"_User": true, "_Role": true, "_Installation": true, "_Session": true, "_Audience": true,
-	"_Idempotency": true, "_JobStatus": true,
+	"_Idempotency": true, "_JobStatus": true, "_Hooks": true,
 }
 
 // defaultFields are the fields every class has.
@@ -71,6 +71,12 @@ var builtinClassFields = map[string]map[string]Field{
 		"message":    {Type: TypeString},
 		"params":     {Type: TypeObject},
 		"finishedAt": {Type: TypeDate},
+	},
+	"_Hooks": {
+		"functionName": {Type: TypeString},
+		"className":    {Type: TypeString},
+		"triggerName":  {Type: TypeString},
+		"url":          {Type: TypeString},
 	},
 	"_Session": {
 		"user":           {Type: TypePointer, TargetClass: "_User"},
