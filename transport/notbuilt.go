@@ -16,7 +16,6 @@ import (
 var notBuilt = map[string]string{
 	"files":                    "Files are not available: no files adapter is configured.",
 	"cloud_code":               "Scheduling cloud code jobs is not available yet.",
-	"hooks":                    "Webhooks are not available yet.",
 	"push":                     "Push notifications are not available yet.",
 	"requestPasswordReset":     "Password reset emails are not available yet: Quarry has no email adapter.",
 	"verificationEmailRequest": "Verification emails are not available yet: Quarry has no email adapter.",

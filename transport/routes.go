@@ -38,6 +38,7 @@ var routeFamilies = []func() []route{
 	audienceRoutes,
 	graphQLConfigRoutes,
 	functionRoutes,
+	hookRoutes,
 }
 
 func (s *Server) registerRoutes() {
