@@ -3,9 +3,11 @@ package transport_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -51,6 +53,8 @@ func TestHookCRUD(t *testing.T) {
 	runHookSteps(t, srv, []hookStep{
 		{name: "no master key", method: "GET", path: "/hooks/functions", headers: app, status: 403, says: "master key is required"},
 		{name: "empty list", method: "GET", path: "/hooks/functions", headers: m, status: 200, says: "[]"},
+		// The JS SDK's Parse.Hooks sends a doubled slash.
+		{name: "doubled slash", method: "GET", path: "//hooks/triggers", headers: m, status: 200, says: "[]"},
 		{name: "client create", method: "POST", path: "/hooks/functions", body: fn, headers: app, status: 403},
 		{name: "create function", method: "POST", path: "/hooks/functions", body: fn, headers: m, status: 200, says: `"functionName":"greet"`},
 		{name: "create twice", method: "POST", path: "/hooks/functions", body: fn, headers: m, status: 400, code: 143, says: "function name: greet already exists"},
@@ -211,4 +215,27 @@ func TestHookInProcessWins(t *testing.T) {
 			headers: servertest.Master(), status: 400, code: 143, says: "function name: greet already exists"},
 		{name: "Go runs", method: "POST", path: "/functions/greet", body: map[string]any{}, headers: servertest.App(), status: 200, says: "in process"},
 	})
+}
+
+// TestHookAfterTriggerWebhooks: afterSave and afterDelete webhooks are
+// called once the write is done, with the object and the trigger's name.
+func TestHookAfterTriggerWebhooks(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	var calls []string
+	hs, _ := webhookServer(t, func(w http.ResponseWriter, body map[string]any) {
+		obj, _ := body["object"].(map[string]any)
+		calls = append(calls, fmt.Sprintf("%v %v %v", body["triggerName"], obj["className"], obj["name"]))
+		_, _ = io.WriteString(w, `{"success":true}`)
+	})
+	for _, trigger := range []string{"afterSave", "afterDelete"} {
+		defineHook(t, srv, "/hooks/triggers", map[string]any{"className": "Note", "triggerName": trigger, "url": hs.URL})
+	}
+	id, _ := srv.Do(t, "POST", "/classes/Note", map[string]any{"name": "n1"}, servertest.App()).Map()["objectId"].(string)
+	if res := srv.Do(t, "DELETE", "/classes/Note/"+id, nil, servertest.App()); res.Status != 200 {
+		t.Fatalf("delete: %d %s", res.Status, res.Body)
+	}
+	want := []string{"afterSave Note n1", "afterDelete Note n1"}
+	if !reflect.DeepEqual(calls, want) {
+		t.Errorf("webhook calls %q, want %q", calls, want)
+	}
 }
