@@ -14,6 +14,9 @@ var _ service.Hooks = (*Registry)(nil)
 func (r *Registry) Has(kind service.TriggerKind, class string) bool {
 	r.mu.RLock()
 	_, ok := r.triggers[kind][class]
+	if !ok {
+		_, ok = r.hooks.triggers[kind][class]
+	}
 	r.mu.RUnlock()
 	return ok
 }
@@ -40,9 +43,11 @@ func (r *Registry) JobNames() []string {
 
 func (r *Registry) lookupTrigger(kind service.TriggerKind, class string) (trigger, bool) {
 	r.mu.RLock()
-	t, ok := r.triggers[kind][class]
-	r.mu.RUnlock()
-	return t, ok
+	defer r.mu.RUnlock()
+	if t, ok := r.triggers[kind][class]; ok {
+		return t, true
+	}
+	return r.webhookTrigger(kind, class)
 }
 
 // caller describes auth for cloud code, loading the user's object.
@@ -66,6 +71,9 @@ func (r *Registry) caller(auth service.Auth) Caller {
 func (r *Registry) RunFunction(auth service.Auth, name string, params map[string]any) (any, error) {
 	r.mu.RLock()
 	f, ok := r.functions[name]
+	if !ok {
+		f, ok = r.webhookFunction(name)
+	}
 	r.mu.RUnlock()
 	if !ok {
 		return nil, schema.Errorf(schema.CodeScriptFailed, "Invalid function: %q", name)

@@ -97,6 +97,7 @@ type Registry struct {
 	functions map[string]function
 	jobs      map[string]JobHandler
 	triggers  [service.AfterFind + 1]map[string]trigger
+	hooks     webhooks // defined through /hooks (webhooks.go)
 
 	svc     *service.Service
 	log     *slog.Logger
@@ -113,7 +114,7 @@ func New(log *slog.Logger, timeout time.Duration) *Registry {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	r := &Registry{functions: map[string]function{}, jobs: map[string]JobHandler{}, log: log, timeout: timeout}
+	r := &Registry{functions: map[string]function{}, jobs: map[string]JobHandler{}, hooks: newWebhooks(), log: log, timeout: timeout}
 	for i := range r.triggers {
 		r.triggers[i] = map[string]trigger{}
 	}

@@ -172,6 +172,9 @@ type Options struct {
 	// CloudCodeTimeout is cloudCodeTimeout: the most milliseconds one cloud
 	// function or trigger may run before it fails with 124.
 	CloudCodeTimeout int
+	// WebhookKey is webhookKey: sent as X-Parse-Webhook-Key with every
+	// webhook call so that the receiver can tell the call is Quarry's.
+	WebhookKey string
 	// Silent is silent: no log output at all.
 	Silent bool
 	// JSONLogs is jsonLogs: log lines as JSON objects instead of key=value text.

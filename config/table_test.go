@@ -67,6 +67,7 @@ func TestEnvNames(t *testing.T) {
 		"verbose":                                       "QUARRY_VERBOSE VERBOSE",
 		"cloud":                                         "QUARRY_CLOUD PARSE_SERVER_CLOUD",
 		"cloudCodeTimeout":                              "QUARRY_CLOUD_CODE_TIMEOUT",
+		"webhookKey":                                    "QUARRY_WEBHOOK_KEY PARSE_SERVER_WEBHOOK_KEY",
 		"silent":                                        "QUARRY_SILENT SILENT",
 		"jsonLogs":                                      "QUARRY_JSON_LOGS JSON_LOGS",
 		"requestLogPercent":                             "QUARRY_REQUEST_LOG_PERCENT",

@@ -12,7 +12,7 @@ import (
 // their own routes or /classes.
 var builtinClasses = map[string]bool{
 	"_User": true, "_Role": true, "_Installation": true, "_Session": true, "_Audience": true,
-	"_Idempotency": true, "_JobStatus": true, "_PushStatus": true,
+	"_Idempotency": true, "_JobStatus": true, "_PushStatus": true, "_Hooks": true,
 }
 
 // defaultFields are the fields every class has.
@@ -90,6 +90,12 @@ var builtinClassFields = map[string]map[string]Field{
 		"sentPerUTCOffset":    {Type: TypeObject},
 		"failedPerUTCOffset":  {Type: TypeObject},
 		"count":               {Type: TypeNumber},
+	},
+	"_Hooks": {
+		"functionName": {Type: TypeString},
+		"className":    {Type: TypeString},
+		"triggerName":  {Type: TypeString},
+		"url":          {Type: TypeString},
 	},
 	"_Session": {
 		"user":           {Type: TypePointer, TargetClass: "_User"},

@@ -88,14 +88,16 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	// LiveQuery's publisher is known once the service is open; no write
 	// happens before.
 	var publish func(service.Change)
-	if reg == nil && opts.Cloud != "" {
+	// Cloud code defined in Go or JavaScript fills the request's headers
+	// for it; webhooks (/hooks) may be defined at any time, so a registry
+	// always exists.
+	cloudCode := reg != nil || opts.Cloud != ""
+	if reg == nil {
 		reg = cloud.New(log, time.Duration(opts.CloudCodeTimeout)*time.Millisecond)
 	}
-	var hooks service.Hooks
-	if reg != nil {
-		hooks = reg
-		observeCloud(m, reg)
-	}
+	reg.SetWebhookKey(opts.WebhookKey)
+	var hooks service.Hooks = reg
+	observeCloud(m, reg)
 	svc, err := service.Open(adapter, service.Options{
 		Hooks:                    hooks,
 		DefaultLimit:             opts.DefaultLimit,
@@ -175,7 +177,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		IdempotencyPaths: opts.Idempotency.Paths,
 		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
-		CloudCode:        reg != nil,
+		CloudCode:        cloudCode,
 		Push:             pusher,
 	})
 	if err != nil {

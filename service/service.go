@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -123,6 +124,11 @@ type Service struct {
 	// their deduplication reads before it writes (installations.go).
 	installLocks [64]sync.Mutex
 
+	// webhookMu serializes /hooks changes; webhookCount counts the
+	// webhooks defined (webhooks.go).
+	webhookMu    sync.Mutex
+	webhookCount atomic.Int64
+
 	metaMu sync.Mutex
 	meta   map[string][]byte // server settings kept with the data
 
@@ -186,6 +192,7 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("building indexes: %w", err)
 	}
 	s.data.FinishLoad()
+	s.loadWebhooks()
 	return s, nil
 }
 

@@ -231,7 +231,7 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 			return nil, err
 		}
 	}
-	c.auth.Request = requestInfo(ctx, body, s.opts.CloudCode) // for cloud code (functions.go)
+	c.auth.Request = requestInfo(ctx, body, s.opts.CloudCode || s.svc.HasWebhooks()) // for cloud code (functions.go)
 	for _, k := range bodyCredentialKeys {
 		delete(body, k)
 	}

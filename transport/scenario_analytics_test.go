@@ -68,7 +68,7 @@ func TestScenarioServerInfo(t *testing.T) {
 	srv := servertest.Start(t, nil)
 	semver := regexp.MustCompile(`^\d+\.\d+\.\d+$`)
 	features := `{"globalConfig":{"create":true,"read":true,"update":true,"delete":true},` +
-		`"hooks":{"create":false,"read":false,"update":false,"delete":false},"cloudCode":{"jobs":true},` +
+		`"hooks":{"create":true,"read":true,"update":true,"delete":true},"cloudCode":{"jobs":true},` +
 		`"logs":{"level":true,"size":true,"order":true,"until":true,"from":true},` +
 		`"push":{"immediatePush":false,"scheduledPush":false,"storedPushData":false,"pushAudiences":true,"localization":false},` +
 		`"schemas":{"addField":true,"removeField":true,"addClass":true,"removeClass":true,"clearAllDataFromClass":true,` +

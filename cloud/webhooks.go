@@ -1,0 +1,229 @@
+package cloud
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// maxWebhookReply bounds the body of a webhook's answer.
+const maxWebhookReply = 16 << 20
+
+// WebhookKeyHeader carries the webhookKey option with every webhook call.
+const WebhookKeyHeader = "X-Parse-Webhook-Key"
+
+// webhooks are the functions and triggers defined through /hooks: URLs by
+// function name, and by trigger kind and class. In-process definitions of
+// the same name win over them.
+type webhooks struct {
+	key       string
+	client    *http.Client
+	functions map[string]string
+	triggers  [service.AfterFind + 1]map[string]string
+}
+
+func newWebhooks() webhooks {
+	w := webhooks{client: &http.Client{}, functions: map[string]string{}}
+	for i := range w.triggers {
+		w.triggers[i] = map[string]string{}
+	}
+	return w
+}
+
+var _ service.WebhookHost = (*Registry)(nil)
+
+// SetWebhookKey sets the value of X-Parse-Webhook-Key on webhook calls
+// (the webhookKey option); empty sends no such header.
+func (r *Registry) SetWebhookKey(key string) {
+	r.mu.Lock()
+	r.hooks.key = key
+	r.mu.Unlock()
+}
+
+// SetWebhook defines a webhook, or forgets it when its URL is empty
+// (service.WebhookHost).
+func (r *Registry) SetWebhook(w service.Webhook) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.hooks.functions
+	key := w.FunctionName
+	if !w.IsFunction() {
+		kind, ok := w.Kind()
+		if !ok {
+			return
+		}
+		m, key = r.hooks.triggers[kind], w.ClassName
+	}
+	if w.URL == "" {
+		delete(m, key)
+	} else {
+		m[key] = w.URL
+	}
+}
+
+// DefinesInProcess reports whether Go or JavaScript cloud code of w's name
+// and kind is defined (service.WebhookHost).
+func (r *Registry) DefinesInProcess(w service.Webhook) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if w.IsFunction() {
+		_, ok := r.functions[w.FunctionName]
+		return ok
+	}
+	kind, ok := w.Kind()
+	if !ok {
+		return false
+	}
+	_, ok = r.triggers[kind][w.ClassName]
+	return ok
+}
+
+// webhookFunction is the function webhook called name, as a function.
+// Call it with r.mu held for reading.
+func (r *Registry) webhookFunction(name string) (function, bool) {
+	url, ok := r.hooks.functions[name]
+	if !ok {
+		return function{}, false
+	}
+	return function{fn: func(ctx context.Context, req *FunctionRequest) (any, error) {
+		payload := callerJSON(&req.Caller)
+		payload["params"], payload["functionName"] = req.Params, name
+		return r.callWebhook(ctx, url, payload)
+	}}, true
+}
+
+// webhookTrigger is the trigger webhook of kind for class, as a trigger.
+// Call it with r.mu held for reading.
+func (r *Registry) webhookTrigger(kind service.TriggerKind, class string) (trigger, bool) {
+	url, ok := r.hooks.triggers[kind][class]
+	if !ok || kind == service.BeforeFind || kind == service.AfterFind {
+		return trigger{}, false
+	}
+	return trigger{save: func(ctx context.Context, req *TriggerRequest) error {
+		payload := callerJSON(&req.Caller)
+		payload["triggerName"] = kind.String()
+		payload["object"] = withClass(req.Object, req.Class)
+		if req.Original != nil {
+			payload["original"] = withClass(req.Original, req.Class)
+		}
+		out, err := r.callWebhook(ctx, url, payload)
+		if err != nil || kind != service.BeforeSave {
+			return err
+		}
+		mergeWebhookObject(req, out)
+		return nil
+	}}, true
+}
+
+// mergeWebhookObject applies a beforeSave webhook's answer, the object's
+// JSON, to the object to save: its fields replace the object's, except
+// the ones the server owns. Fields it leaves out are kept.
+func mergeWebhookObject(req *TriggerRequest, out any) {
+	obj, ok := out.(map[string]any)
+	if !ok {
+		return
+	}
+	next := cloneObject(req.Object)
+	for k, v := range obj {
+		switch k {
+		case "className", "objectId", "createdAt", "updatedAt":
+			continue
+		}
+		next[k] = v
+	}
+	req.Object = next
+}
+
+// webhookReply is what a webhook answers: {"success": x} or {"error": e},
+// e a message or {code, error}.
+type webhookReply struct {
+	Success json.RawMessage `json:"success"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// callWebhook POSTs payload to url and returns the success value of the
+// answer. Every failure is a 141 (or the code the webhook gave) whose
+// message never shows the URL; the details go to the log.
+func (r *Registry) callWebhook(ctx context.Context, url string, payload map[string]any) (any, error) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return nil, schema.Errorf(schema.CodeScriptFailed, "the webhook request could not be encoded")
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, schema.Errorf(schema.CodeScriptFailed, "the webhook URL is invalid")
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	r.mu.RLock()
+	key, client := r.hooks.key, r.hooks.client
+	r.mu.RUnlock()
+	if key != "" {
+		hreq.Header.Set(WebhookKeyHeader, key)
+	}
+	resp, err := client.Do(hreq)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, schema.Errorf(schema.CodeScriptFailed, "The webhook timed out.")
+		}
+		r.log.Warn("webhook call failed", "url", url, "err", err)
+		return nil, schema.Errorf(schema.CodeScriptFailed, "The webhook could not be reached.")
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxWebhookReply))
+	if err != nil {
+		return nil, schema.Errorf(schema.CodeScriptFailed, "The webhook's answer could not be read.")
+	}
+	return decodeWebhookReply(resp.StatusCode, raw)
+}
+
+// decodeWebhookReply turns a webhook's HTTP answer into a result or error.
+func decodeWebhookReply(status int, raw []byte) (any, error) {
+	var reply webhookReply
+	if err := json.Unmarshal(raw, &reply); err != nil {
+		if status/100 != 2 {
+			return nil, schema.Errorf(schema.CodeScriptFailed, "The webhook answered HTTP %d.", status)
+		}
+		return nil, schema.Errorf(schema.CodeScriptFailed, "Malformed response")
+	}
+	if len(reply.Error) > 0 && string(reply.Error) != "null" {
+		return nil, webhookError(reply.Error)
+	}
+	if status/100 != 2 {
+		return nil, schema.Errorf(schema.CodeScriptFailed, "The webhook answered HTTP %d.", status)
+	}
+	if len(reply.Success) == 0 {
+		return service.NoResult, nil
+	}
+	var out any
+	if err := json.Unmarshal(reply.Success, &out); err != nil {
+		return nil, schema.Errorf(schema.CodeScriptFailed, "Malformed response")
+	}
+	return out, nil
+}
+
+// webhookError is the error a webhook answered: a message (141) or
+// {code, error}.
+func webhookError(raw json.RawMessage) error {
+	var msg string
+	if json.Unmarshal(raw, &msg) == nil {
+		return schema.Errorf(schema.CodeScriptFailed, "%s", msg)
+	}
+	var coded struct {
+		Code  int    `json:"code"`
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(raw, &coded) == nil && coded.Error != "" {
+		if coded.Code == 0 {
+			coded.Code = schema.CodeScriptFailed
+		}
+		return schema.Errorf(coded.Code, "%s", coded.Error)
+	}
+	return schema.Errorf(schema.CodeScriptFailed, "%s", fmt.Sprintf("webhook error: %s", raw))
+}

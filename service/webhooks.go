@@ -1,0 +1,254 @@
+package service
+
+import (
+	"net/url"
+	"sort"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// ClassHooks keeps the webhooks defined through /hooks (Parse's _Hooks),
+// one master-only object per function or trigger webhook.
+const ClassHooks = "_Hooks"
+
+// CodeWebhookError is Parse's code for a refused /hooks request (a hook
+// that exists already, a missing one, a malformed declaration). A webhook
+// that fails when it runs answers 141 like any cloud code.
+const CodeWebhookError = 143
+
+// Webhook is cloud code run by an HTTP POST to URL: a function when
+// FunctionName is set, else the trigger TriggerName of ClassName.
+type Webhook struct {
+	FunctionName string
+	ClassName    string
+	TriggerName  string
+	URL          string
+}
+
+// IsFunction reports whether w is a function webhook.
+func (w Webhook) IsFunction() bool { return w.FunctionName != "" }
+
+// Kind is the trigger kind a trigger webhook runs as.
+func (w Webhook) Kind() (TriggerKind, bool) {
+	for i, name := range triggerNames {
+		if name == w.TriggerName {
+			return TriggerKind(i), true
+		}
+	}
+	return 0, false
+}
+
+// WebhookHost is implemented by the Hooks that run webhooks
+// (cloud.Registry): the service keeps the definitions, the host runs them.
+type WebhookHost interface {
+	// SetWebhook defines w, or forgets it when w.URL is empty.
+	SetWebhook(w Webhook)
+	// DefinesInProcess reports whether Go or JavaScript cloud code of w's
+	// name and kind exists: it would win, so w is refused.
+	DefinesInProcess(w Webhook) bool
+}
+
+func (s *Service) webhookHost() (WebhookHost, bool) {
+	h, ok := s.opts.Hooks.(WebhookHost)
+	return h, ok
+}
+
+// HasWebhooks reports whether any webhook is defined (the front end then
+// gives cloud code each request's headers).
+func (s *Service) HasWebhooks() bool { return s.webhookCount.Load() > 0 }
+
+// loadWebhooks hands the stored webhooks to the host (at Open).
+func (s *Service) loadWebhooks() {
+	h, ok := s.webhookHost()
+	c := s.data.Collection(ClassHooks, false)
+	if !ok || c == nil {
+		return
+	}
+	c.Scan(func(o schema.Object) bool {
+		h.SetWebhook(webhookOf(o))
+		s.webhookCount.Add(1)
+		return true
+	})
+}
+
+func webhookOf(o schema.Object) Webhook {
+	str := func(k string) string { v, _ := o[k].(string); return v }
+	return Webhook{FunctionName: str("functionName"), ClassName: str("className"), TriggerName: str("triggerName"), URL: str("url")}
+}
+
+// findWebhook returns the stored object of w's name and kind, or nil.
+func (s *Service) findWebhook(w Webhook) schema.Object {
+	c := s.data.Collection(ClassHooks, false)
+	if c == nil {
+		return nil
+	}
+	var found schema.Object
+	c.Scan(func(o schema.Object) bool {
+		got := webhookOf(o)
+		if got.FunctionName == w.FunctionName && got.ClassName == w.ClassName && got.TriggerName == w.TriggerName {
+			found = o
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+func requireMasterForHooks(a Auth, write bool) error {
+	if !a.Master || write && a.ReadOnly {
+		return schema.Errorf(schema.CodeOperationForbidden, "unauthorized: master key is required")
+	}
+	return nil
+}
+
+// Webhooks lists the function webhooks, or the trigger webhooks, sorted.
+func (s *Service) Webhooks(a Auth, triggers bool) ([]Webhook, error) {
+	if err := requireMasterForHooks(a, false); err != nil {
+		return nil, err
+	}
+	out := []Webhook{}
+	if c := s.data.Collection(ClassHooks, false); c != nil {
+		c.Scan(func(o schema.Object) bool {
+			if w := webhookOf(o); w.IsFunction() != triggers {
+				out = append(out, w)
+			}
+			return true
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.FunctionName != b.FunctionName {
+			return a.FunctionName < b.FunctionName
+		}
+		if a.ClassName != b.ClassName {
+			return a.ClassName < b.ClassName
+		}
+		return a.TriggerName < b.TriggerName
+	})
+	return out, nil
+}
+
+// Webhook returns the webhook of w's name (function) or class and trigger.
+func (s *Service) Webhook(a Auth, w Webhook) (Webhook, error) {
+	if err := requireMasterForHooks(a, false); err != nil {
+		return Webhook{}, err
+	}
+	o := s.findWebhook(w)
+	if o == nil {
+		return Webhook{}, errNoWebhook(w)
+	}
+	return webhookOf(o), nil
+}
+
+func errNoWebhook(w Webhook) error {
+	if w.IsFunction() {
+		return schema.Errorf(CodeWebhookError, "no function named: %s is defined", w.FunctionName)
+	}
+	return schema.Errorf(CodeWebhookError, "class %s does not exist", w.ClassName)
+}
+
+// checkWebhook refuses a malformed declaration.
+func (s *Service) checkWebhook(w Webhook, withURL bool) error {
+	if w.IsFunction() == (w.ClassName != "" || w.TriggerName != "") {
+		return schema.Errorf(CodeWebhookError, "invalid hook declaration")
+	}
+	if !w.IsFunction() {
+		kind, ok := w.Kind()
+		if !ok || !schema.ValidClassName(w.ClassName) {
+			return schema.Errorf(CodeWebhookError, "invalid hook declaration")
+		}
+		if kind == BeforeFind || kind == AfterFind {
+			return schema.Errorf(CodeWebhookError, "%s webhooks are not supported yet", w.TriggerName)
+		}
+	}
+	if withURL {
+		u, err := url.Parse(w.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return schema.Errorf(CodeWebhookError, "invalid hook declaration: url must be an http or https URL")
+		}
+	}
+	if _, ok := s.webhookHost(); !ok {
+		return schema.Errorf(schema.CodeCommandUnavailable, "Webhooks are not available: this server runs no cloud code.")
+	}
+	return nil
+}
+
+// CreateWebhook defines a new webhook; one of the same name and kind, or
+// in-process cloud code of that name and kind, refuses it with 143.
+func (s *Service) CreateWebhook(a Auth, w Webhook) (Webhook, error) {
+	if err := requireMasterForHooks(a, true); err != nil {
+		return Webhook{}, err
+	}
+	if err := s.checkWebhook(w, true); err != nil {
+		return Webhook{}, err
+	}
+	h, _ := s.webhookHost()
+	s.webhookMu.Lock()
+	defer s.webhookMu.Unlock()
+	if s.findWebhook(w) != nil || h.DefinesInProcess(w) {
+		if w.IsFunction() {
+			return Webhook{}, schema.Errorf(CodeWebhookError, "function name: %s already exists", w.FunctionName)
+		}
+		return Webhook{}, schema.Errorf(CodeWebhookError, "class %s already has trigger %s", w.ClassName, w.TriggerName)
+	}
+	body := map[string]any{"url": w.URL, "ACL": map[string]any{}}
+	if w.IsFunction() {
+		body["functionName"] = w.FunctionName
+	} else {
+		body["className"], body["triggerName"] = w.ClassName, w.TriggerName
+	}
+	if _, err := s.Create(Auth{Master: true, internal: true}, ClassHooks, body); err != nil {
+		return Webhook{}, err
+	}
+	s.webhookCount.Add(1)
+	h.SetWebhook(w)
+	return w, nil
+}
+
+// UpdateWebhook changes the URL of an existing webhook.
+func (s *Service) UpdateWebhook(a Auth, w Webhook) (Webhook, error) {
+	if err := requireMasterForHooks(a, true); err != nil {
+		return Webhook{}, err
+	}
+	if err := s.checkWebhook(w, true); err != nil {
+		return Webhook{}, err
+	}
+	h, _ := s.webhookHost()
+	s.webhookMu.Lock()
+	defer s.webhookMu.Unlock()
+	o := s.findWebhook(w)
+	if o == nil {
+		return Webhook{}, errNoWebhook(w)
+	}
+	id, _ := o["objectId"].(string)
+	if _, err := s.Update(Auth{Master: true, internal: true}, ClassHooks, id, map[string]any{"url": w.URL}); err != nil {
+		return Webhook{}, err
+	}
+	h.SetWebhook(w)
+	return w, nil
+}
+
+// DeleteWebhook forgets an existing webhook.
+func (s *Service) DeleteWebhook(a Auth, w Webhook) error {
+	if err := requireMasterForHooks(a, true); err != nil {
+		return err
+	}
+	if err := s.checkWebhook(w, false); err != nil {
+		return err
+	}
+	h, _ := s.webhookHost()
+	s.webhookMu.Lock()
+	defer s.webhookMu.Unlock()
+	o := s.findWebhook(w)
+	if o == nil {
+		return errNoWebhook(w)
+	}
+	id, _ := o["objectId"].(string)
+	if err := s.Delete(Auth{Master: true, internal: true}, ClassHooks, id); err != nil {
+		return err
+	}
+	s.webhookCount.Add(-1)
+	w.URL = ""
+	h.SetWebhook(w)
+	return nil
+}
