@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/quarrydata/quarry/service"
-	"github.com/quarrydata/quarry/store"
 )
 
 // blockingAdapter holds every batch until the sender's context ends.
@@ -20,15 +19,7 @@ func (b blockingAdapter) Send(ctx context.Context, n Notification, devices []Dev
 // TestCloseStopsDelivery: Close ends a push under way (its status says
 // so) and returns; nothing is left running.
 func TestCloseStopsDelivery(t *testing.T) {
-	adapter, err := store.Open(store.MemoryURI)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.Close()
-	svc, err := service.Open(adapter, service.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := openMemoryService(t)
 	for _, iid := range []string{"3f1b6c2e-0000-4000-8000-000000000001", "3f1b6c2e-0000-4000-8000-000000000002"} {
 		if _, err := svc.Create(master, "_Installation", map[string]any{"deviceType": "android", "deviceToken": iid, "installationId": iid}); err != nil {
 			t.Fatal(err)
@@ -56,15 +47,7 @@ func TestCloseStopsDelivery(t *testing.T) {
 // TestFailInterrupted: pushes left pending or running by a stopped process
 // are marked failed at start-up; scheduled and finished ones are kept.
 func TestFailInterrupted(t *testing.T) {
-	adapter, err := store.Open(store.MemoryURI)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.Close()
-	svc, err := service.Open(adapter, service.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := openMemoryService(t)
 	want := map[string]string{StatusPending: StatusFailed, StatusRunning: StatusFailed,
 		StatusScheduled: StatusScheduled, StatusSucceeded: StatusSucceeded}
 	ids := map[string]string{}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/quarrydata/quarry/service"
-	"github.com/quarrydata/quarry/store"
 )
 
 // TestSenderThroughFCM sends a where push through the sender and the FCM
@@ -16,15 +15,7 @@ func TestSenderThroughFCM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adapter, err := store.Open(store.MemoryURI)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer adapter.Close()
-	svc, err := service.Open(adapter, service.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := openMemoryService(t)
 	ids := map[string]string{}
 	for i, tok := range []string{"tok-1", "dead", "busy", "tok-2"} {
 		typ := "android"

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/quarrydata/quarry/service"
-	"github.com/quarrydata/quarry/store"
 )
 
 // clock is a settable clock for the sender.
@@ -35,15 +34,7 @@ func TestSendDue(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			adapter, err := store.Open(store.MemoryURI)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer adapter.Close()
-			svc, err := service.Open(adapter, service.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			svc := openMemoryService(t)
 			if _, err := svc.Create(master, "_Installation", map[string]any{"deviceType": "android", "deviceToken": "t1",
 				"installationId": "3f1b6c2e-0000-4000-8000-000000000001", "channels": []any{"c"}}); err != nil {
 				t.Fatal(err)
