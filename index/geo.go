@@ -1,8 +1,10 @@
 package index
 
 import (
+	"cmp"
 	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -46,14 +48,23 @@ type geoEntry struct {
 	rec  *record
 }
 
-func lessGeo(a, b geoEntry) bool {
-	if a.cell != b.cell {
-		return a.cell < b.cell
+func lessGeo(a, b geoEntry) bool { return compareGeo(a, b) < 0 }
+
+// compareGeo orders geo entries by cell, then record (a nil record, the
+// scan pivot, first), then objectId.
+func compareGeo(a, b geoEntry) int {
+	if c := cmp.Compare(a.cell, b.cell); c != 0 {
+		return c
 	}
-	if a.rec == nil || b.rec == nil {
-		return a.rec == nil && b.rec != nil
+	switch {
+	case a.rec == b.rec:
+		return 0
+	case a.rec == nil:
+		return -1
+	case b.rec == nil:
+		return 1
 	}
-	return a.rec.id < b.rec.id
+	return strings.Compare(a.rec.id, b.rec.id)
 }
 
 // geoIndex is the geo index of one path. Objects whose value at the path
@@ -143,15 +154,7 @@ func (gx *geoIndex) build(objects map[string]*record) {
 			gx.levels[geo.CellLevel(e.cell)]++
 		}
 	}
-	slices.SortFunc(entries, func(a, b geoEntry) int {
-		switch {
-		case lessGeo(a, b):
-			return -1
-		case lessGeo(b, a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(entries, compareGeo)
 	for _, e := range entries {
 		gx.tree.Load(e)
 	}

@@ -120,34 +120,30 @@ type entry struct {
 // equal key, one with recLast after them. They never enter a tree.
 var recFirst, recLast = &record{}, &record{}
 
-// compareEntries orders entries as lessEntry does, for slices.SortFunc
-// (a typed sort: sort.Slice's reflection swaps cost a third of a build).
+// compareEntries orders entries by key, then by record (the pivots
+// around a key's entries, then objectId); slices.SortFunc takes it (a
+// typed sort: sort.Slice's reflection swaps cost a third of a build).
 func compareEntries(a, b entry) int {
 	if c := compareKeys(a.key, b.key); c != 0 {
 		return c
 	}
-	switch {
-	case a.rec == b.rec:
-		return 0
-	case lessEntry(a, b):
-		return -1
-	}
-	return 1
+	return compareRecords(a.rec, b.rec)
 }
 
-func lessEntry(a, b entry) bool {
-	if c := compareKeys(a.key, b.key); c != 0 {
-		return c < 0
-	}
+func lessEntry(a, b entry) bool { return compareEntries(a, b) < 0 }
+
+// compareRecords orders the records of one key: recFirst before all,
+// recLast after all, the rest by objectId.
+func compareRecords(a, b *record) int {
 	switch {
-	case a.rec == b.rec:
-		return false
-	case a.rec == recFirst || b.rec == recLast:
-		return true
-	case a.rec == recLast || b.rec == recFirst:
-		return false
+	case a == b:
+		return 0
+	case a == recFirst || b == recLast:
+		return -1
+	case a == recLast || b == recFirst:
+		return 1
 	}
-	return a.rec.id < b.rec.id
+	return strings.Compare(a.id, b.id)
 }
 
 // isoDate is the compact key of a Date (a createdAt/updatedAt timestamp or
