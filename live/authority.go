@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"iter"
 	"strconv"
 	"sync"
 	"time"
@@ -111,12 +112,21 @@ func newSessions(auth Authority, ttl time.Duration, now func() time.Time) *sessi
 
 var errSessionExpired = schema.Errorf(schema.CodeInvalidSessionToken, "Session token is expired.")
 
-// cached reports whether token's answer is cached and fresh.
-func (s *sessions) cached(token string) bool {
+// missing returns the tokens whose answers the cache lacks or holds stale,
+// under one lock for them all. A token may come back twice (singleflight
+// and the cache make the second lookup cheap); with everything cached,
+// nothing is allocated.
+func (s *sessions) missing(tokens iter.Seq[string]) []string {
+	now := s.now()
+	var out []string
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.entries[token]
-	return e != nil && s.now().Sub(e.fetched) < e.ttl
+	for t := range tokens {
+		if e := s.entries[t]; e == nil || now.Sub(e.fetched) >= e.ttl {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // get resolves token through the cache.

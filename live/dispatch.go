@@ -88,22 +88,15 @@ const maxParallelLookups = 8
 // REST server for each session concurrently instead of one after another
 // inside the per-subscriber loop.
 func (s *Server) resolveSessions(matched []matchedGroup) {
-	var missing []string
-	var seen map[string]bool
-	for _, m := range matched {
-		for _, sub := range m.group.Members() {
-			if sub.master || sub.token == "" || seen[sub.token] {
-				continue
-			}
-			if seen == nil {
-				seen = map[string]bool{}
-			}
-			seen[sub.token] = true
-			if !s.sessions.cached(sub.token) {
-				missing = append(missing, sub.token)
+	missing := s.sessions.missing(func(yield func(string) bool) {
+		for _, m := range matched {
+			for _, sub := range m.group.Members() {
+				if !sub.master && sub.token != "" && !yield(sub.token) {
+					return
+				}
 			}
 		}
-	}
+	})
 	if len(missing) < 2 {
 		return // one lookup gains nothing from a goroutine
 	}
