@@ -29,7 +29,9 @@ func (s *Service) load() error {
 			for batch := range work {
 				if err := s.loadObjects(batch); err != nil {
 					failMu.Lock()
-					failed = cmpErr(failed, err)
+					if failed == nil {
+						failed = err // the first damaged record is the one reported
+					}
 					failMu.Unlock()
 				}
 			}
@@ -55,14 +57,6 @@ func (s *Service) load() error {
 		return err
 	}
 	return failed
-}
-
-// cmpErr keeps the first error.
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 func (s *Service) loadObjects(batch []store.Record) error {
