@@ -173,82 +173,93 @@ func (s *Service) checkWebhook(w Webhook, withURL bool) error {
 	return nil
 }
 
-// CreateWebhook defines a new webhook; one of the same name and kind, or
-// in-process cloud code of that name and kind, refuses it with 143.
-func (s *Service) CreateWebhook(a Auth, w Webhook) (Webhook, error) {
+// changeWebhook runs one change of the webhook definitions for the master
+// key: w is checked (with its URL when withURL), and change runs under
+// webhookMu with the cloud code host that runs webhooks.
+func (s *Service) changeWebhook(a Auth, w Webhook, withURL bool, change func(h WebhookHost) error) error {
 	if err := requireMasterForHooks(a, true); err != nil {
-		return Webhook{}, err
+		return err
 	}
-	if err := s.checkWebhook(w, true); err != nil {
-		return Webhook{}, err
+	if err := s.checkWebhook(w, withURL); err != nil {
+		return err
 	}
 	h, _ := s.webhookHost()
 	s.webhookMu.Lock()
 	defer s.webhookMu.Unlock()
-	if s.findWebhook(w) != nil || h.DefinesInProcess(w) {
-		if w.IsFunction() {
-			return Webhook{}, schema.Errorf(CodeWebhookError, "function name: %s already exists", w.FunctionName)
+	return change(h)
+}
+
+// CreateWebhook defines a new webhook; one of the same name and kind, or
+// in-process cloud code of that name and kind, refuses it with 143.
+func (s *Service) CreateWebhook(a Auth, w Webhook) (Webhook, error) {
+	err := s.changeWebhook(a, w, true, func(h WebhookHost) error {
+		if s.findWebhook(w) != nil || h.DefinesInProcess(w) {
+			if w.IsFunction() {
+				return schema.Errorf(CodeWebhookError, "function name: %s already exists", w.FunctionName)
+			}
+			return schema.Errorf(CodeWebhookError, "class %s already has trigger %s", w.ClassName, w.TriggerName)
 		}
-		return Webhook{}, schema.Errorf(CodeWebhookError, "class %s already has trigger %s", w.ClassName, w.TriggerName)
-	}
-	body := map[string]any{"url": w.URL, "ACL": map[string]any{}}
-	if w.IsFunction() {
-		body["functionName"] = w.FunctionName
-	} else {
-		body["className"], body["triggerName"] = w.ClassName, w.TriggerName
-	}
-	if _, err := s.Create(Auth{Master: true, internal: true}, ClassHooks, body); err != nil {
+		body := map[string]any{"url": w.URL, "ACL": map[string]any{}}
+		if w.IsFunction() {
+			body["functionName"] = w.FunctionName
+		} else {
+			body["className"], body["triggerName"] = w.ClassName, w.TriggerName
+		}
+		if _, err := s.Create(Auth{Master: true, internal: true}, ClassHooks, body); err != nil {
+			return err
+		}
+		s.webhookCount.Add(1)
+		h.SetWebhook(w)
+		return nil
+	})
+	if err != nil {
 		return Webhook{}, err
 	}
-	s.webhookCount.Add(1)
-	h.SetWebhook(w)
 	return w, nil
 }
 
 // UpdateWebhook changes the URL of an existing webhook.
 func (s *Service) UpdateWebhook(a Auth, w Webhook) (Webhook, error) {
-	if err := requireMasterForHooks(a, true); err != nil {
+	err := s.changeWebhook(a, w, true, func(h WebhookHost) error {
+		id, err := s.webhookID(w)
+		if err != nil {
+			return err
+		}
+		if _, err := s.Update(Auth{Master: true, internal: true}, ClassHooks, id, map[string]any{"url": w.URL}); err != nil {
+			return err
+		}
+		h.SetWebhook(w)
+		return nil
+	})
+	if err != nil {
 		return Webhook{}, err
 	}
-	if err := s.checkWebhook(w, true); err != nil {
-		return Webhook{}, err
-	}
-	h, _ := s.webhookHost()
-	s.webhookMu.Lock()
-	defer s.webhookMu.Unlock()
-	o := s.findWebhook(w)
-	if o == nil {
-		return Webhook{}, errNoWebhook(w)
-	}
-	id, _ := o["objectId"].(string)
-	if _, err := s.Update(Auth{Master: true, internal: true}, ClassHooks, id, map[string]any{"url": w.URL}); err != nil {
-		return Webhook{}, err
-	}
-	h.SetWebhook(w)
 	return w, nil
 }
 
 // DeleteWebhook forgets an existing webhook.
 func (s *Service) DeleteWebhook(a Auth, w Webhook) error {
-	if err := requireMasterForHooks(a, true); err != nil {
-		return err
-	}
-	if err := s.checkWebhook(w, false); err != nil {
-		return err
-	}
-	h, _ := s.webhookHost()
-	s.webhookMu.Lock()
-	defer s.webhookMu.Unlock()
+	return s.changeWebhook(a, w, false, func(h WebhookHost) error {
+		id, err := s.webhookID(w)
+		if err != nil {
+			return err
+		}
+		if err := s.Delete(Auth{Master: true, internal: true}, ClassHooks, id); err != nil {
+			return err
+		}
+		s.webhookCount.Add(-1)
+		w.URL = ""
+		h.SetWebhook(w)
+		return nil
+	})
+}
+
+// webhookID is the _Hooks object of an existing webhook (143 when none).
+func (s *Service) webhookID(w Webhook) (string, error) {
 	o := s.findWebhook(w)
 	if o == nil {
-		return errNoWebhook(w)
+		return "", errNoWebhook(w)
 	}
 	id, _ := o["objectId"].(string)
-	if err := s.Delete(Auth{Master: true, internal: true}, ClassHooks, id); err != nil {
-		return err
-	}
-	s.webhookCount.Add(-1)
-	w.URL = ""
-	h.SetWebhook(w)
-	return nil
+	return id, nil
 }
