@@ -205,6 +205,9 @@ type Options struct {
 	DevMode bool
 	// ConfigFile is the path of the JSON config file that was read, or "".
 	ConfigFile string
+	// Now is the service's clock, for tests and embedders; no flag, file
+	// or environment variable sets it. nil is the real clock.
+	Now func() time.Time
 }
 
 // IdempotencyOptions is the idempotencyOptions object: with Paths set, a

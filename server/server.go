@@ -108,6 +108,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		PasswordHashCost:         opts.PasswordHashCost,
 		PrivateUsers:             opts.EnforcePrivateUsers,
 		SessionLength:            opts.SessionLength,
+		Now:                      opts.Now,
 		ScanBudgetForMaster:      opts.MaxScanMasterKey,
 		ScanBudgetWarnOnly:       opts.MaxScanWarnOnly,
 		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),

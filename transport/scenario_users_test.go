@@ -497,15 +497,22 @@ func TestScenarioUpgradeToRevocableSession(t *testing.T) {
 }
 
 // TestScenarioSessionExpiry: with sessionLength 1 s a token stops working
-// just after a second.
+// once the (injected) clock has moved past that second.
 func TestScenarioSessionExpiry(t *testing.T) {
-	srv := servertest.Start(t, func(o *config.Options) { o.SessionLength = time.Second })
+	var mu sync.Mutex
+	now := time.Now()
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.SessionLength = time.Second
+		o.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	})
 	res := srv.Do(t, "POST", "/users", map[string]any{"username": "brief", "password": password("brief")}, servertest.App())
 	tok := tokenOf(res)
 	if got := outcome(srv.Do(t, "GET", "/users/me", nil, asUser(tok))); got != "200" {
 		t.Fatalf("fresh token: %s", got)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	mu.Lock()
+	now = now.Add(1100 * time.Millisecond)
+	mu.Unlock()
 	runScenarios(t, srv, []scenario{
 		{name: "expired", path: "/classes/Thing", headers: asUser(tok), expectedStatus: 400, check: msgIs(209, "Session token is expired.")},
 		{name: "expired on /users/me", path: "/users/me", headers: asUser(tok), expectedStatus: 400, check: msgIs(209, "invalid session token")},
