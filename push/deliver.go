@@ -99,6 +99,7 @@ func (s *Sender) walk(where map[string]any, page func([]Device) error) error {
 			d.DeviceType, _ = o["deviceType"].(string)
 			d.DeviceToken, _ = o["deviceToken"].(string)
 			d.AppIdentifier, _ = o["appIdentifier"].(string)
+			d.Locale, _ = o["localeIdentifier"].(string)
 			if b, ok := wholeNumber(o["badge"]); ok {
 				d.Badge = int(b)
 			}

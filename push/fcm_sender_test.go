@@ -11,7 +11,7 @@ import (
 // device loses its token through the service.
 func TestSenderThroughFCM(t *testing.T) {
 	f := newFakeFCM(t)
-	fcm, err := NewFCM(FCMOptions{ServiceAccount: f.serviceAccount(t), Endpoint: f.URL})
+	fcm, err := NewFCM(FCMOptions{ServiceAccount: f.ServiceAccount(), Endpoint: f.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ package push
 
 import (
 	"context"
+	"strings"
 	"sync"
 )
 
@@ -26,6 +27,9 @@ type Device struct {
 	DeviceType    string
 	DeviceToken   string
 	AppIdentifier string
+	// Locale is the installation's localeIdentifier ("fr-CA"): it picks
+	// the payload's localized alert and title.
+	Locale string
 	// Badge is the badge to show when the payload sets one: the
 	// installation's new value after "Increment".
 	Badge    int
@@ -45,16 +49,57 @@ type Notification struct {
 }
 
 // Payload is the payload one device receives: Data with the badge
-// resolved to the device's value.
+// resolved to the device's value, and the alert and title in the device's
+// language when the push has them ("alert-fr", "title-fr-CA"; the full
+// locale wins over its language). Localized keys are not sent.
 func (n Notification) Payload(d Device) map[string]any {
 	out := make(map[string]any, len(n.Data))
+	localized := false
 	for k, v := range n.Data {
+		if isLocalizedKey(k) {
+			localized = true
+			continue
+		}
 		out[k] = v
+	}
+	if localized && d.Locale != "" {
+		for _, base := range []string{"alert", "title"} {
+			if v, ok := localizedValue(n.Data, base, d.Locale); ok {
+				out[base] = v
+			}
+		}
 	}
 	if d.HasBadge {
 		out["badge"] = d.Badge
 	}
 	return out
+}
+
+func isLocalizedKey(k string) bool {
+	return strings.HasPrefix(k, "alert-") || strings.HasPrefix(k, "title-")
+}
+
+// localizedValue is base's value for locale: "alert-fr-CA", else
+// "alert-fr". Locales are matched with either separator and any case.
+func localizedValue(data Data, base, locale string) (any, bool) {
+	locale = strings.ToLower(strings.ReplaceAll(locale, "_", "-"))
+	language, _, _ := strings.Cut(locale, "-")
+	var byLanguage any
+	found := false
+	for k, v := range data {
+		tag, ok := strings.CutPrefix(k, base+"-")
+		if !ok {
+			continue
+		}
+		tag = strings.ToLower(strings.ReplaceAll(tag, "_", "-"))
+		if tag == locale {
+			return v, true
+		}
+		if tag == language {
+			byLanguage, found = v, true
+		}
+	}
+	return byLanguage, found
 }
 
 // Result is one device's outcome.

@@ -2,6 +2,7 @@ package push
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	"github.com/quarrydata/quarry/schema"
@@ -37,7 +38,11 @@ func checkDataKey(k string, v any) error {
 	bad := func(want string) error {
 		return schema.Errorf(schema.CodeInvalidJSON, "push data: %s must be %s", k, want)
 	}
-	switch k {
+	field := k
+	if isLocalizedKey(k) {
+		field, _, _ = strings.Cut(k, "-") // "alert-fr" is checked as an alert
+	}
+	switch field {
 	case "badge":
 		if s, isStr := v.(string); isStr {
 			if s != BadgeIncrement {
