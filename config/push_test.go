@@ -17,6 +17,13 @@ func TestPushOptions(t *testing.T) {
 		{loadCase{name: "env", env: []string{"QUARRY_PUSH_ADAPTER=log"}}, "log", ""},
 		{loadCase{name: "fcm", args: []string{"$FILE"}, file: `{"push": {"adapter": "fcm", "fcm": {"projectId": "p", "serviceAccountFile": "/k.json"}}}`}, "fcm", ""},
 		{loadCase{name: "fcm without a key", args: []string{"$FILE"}, file: `{"push": {"adapter": "fcm"}}`}, "", "push.fcm.serviceAccountFile"},
+		{loadCase{name: "apns with a token key", args: []string{"$FILE"}, file: `{"push": {"adapter": "apns", "apns": {"topics": ["com.example.app"], "tokenKeyFile": "/AuthKey.p8", "keyId": "K", "teamId": "T", "environment": "both"}}}`}, "apns", ""},
+		{loadCase{name: "apns with a certificate", args: []string{"$FILE"}, file: `{"push": {"adapter": "apns", "apns": {"topics": ["com.example.app"], "certFile": "/c.pem", "certKeyFile": "/k.pem"}}}`}, "apns", ""},
+		{loadCase{name: "apns without topics", args: []string{"$FILE"}, file: `{"push": {"adapter": "apns", "apns": {"tokenKeyFile": "/AuthKey.p8", "keyId": "K", "teamId": "T"}}}`}, "", "push.apns.topics"},
+		{loadCase{name: "apns token without team", args: []string{"$FILE"}, file: `{"push": {"adapter": "apns", "apns": {"topics": ["a"], "tokenKeyFile": "/AuthKey.p8"}}}`}, "", "teamId"},
+		{loadCase{name: "apns with neither", args: []string{"$FILE"}, file: `{"push": {"adapter": "apns", "apns": {"topics": ["a"]}}}`}, "", "tokenKeyFile"},
+		{loadCase{name: "apns bad environment", args: []string{"$FILE"}, file: `{"push": {"adapter": "apns", "apns": {"topics": ["a"], "certFile": "/c", "certKeyFile": "/k", "environment": "staging"}}}`}, "", "push.apns.environment"},
+		{loadCase{name: "native needs fcm", args: []string{"$FILE"}, file: `{"push": {"adapter": "native", "apns": {"topics": ["a"], "certFile": "/c", "certKeyFile": "/k"}}}`}, "", "push.fcm.serviceAccountFile"},
 		{loadCase{name: "unknown adapter", args: []string{"$FILE"}, file: `{"push": {"adapter": "pigeon"}}`}, "", "push.adapter"},
 	}
 	for _, tc := range cases {

@@ -1,6 +1,11 @@
 package push_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -8,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quarrydata/quarry/push"
+	"github.com/quarrydata/quarry/push/pushtest"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
 )
@@ -95,6 +101,70 @@ func Benchmark_Push_Log_Channels(b *testing.B) {
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pushes/s")
 			b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
 			b.ReportMetric(float64(base.HeapInuse)/(1<<20), "seeded-heap-MB")
+		})
+	}
+}
+
+// Benchmark_Push_Native_Channels sends one channels push to every
+// installation (half ios, half android) through the APNs and FCM adapters
+// against local servers speaking their protocols: APNs over HTTP/2 with
+// token auth, FCM HTTP v1 with its OAuth exchange. Run it with
+// -benchtime 1x: one push to 100,000 devices is 100,000 HTTP requests.
+func Benchmark_Push_Native_Channels(b *testing.B) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	apnsServer := pushtest.NewAPNs(&key.PublicKey, "KEY123", "TEAM456", nil, 0)
+	defer apnsServer.Close()
+	fcmServer, err := pushtest.NewFCM(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fcmServer.Close()
+	apns, err := push.NewAPNs(push.APNsOptions{Topics: []string{"com.example.app"}, KeyID: "KEY123", TeamID: "TEAM456",
+		TokenKey:      pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
+		ProductionURL: apnsServer.URL, RootCAs: apnsServer.Trust(nil)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fcm, err := push.NewFCM(push.FCMOptions{ServiceAccount: fcmServer.ServiceAccount(), Endpoint: fcmServer.URL})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("installations=%d", n), func(b *testing.B) {
+			svc := seedInstallations(b, n)
+			sender := push.NewSender(svc, push.RouterAdapter{Apple: apns, Other: fcm}, push.Options{})
+			defer sender.Close()
+			runtime.GC()
+			var peak atomic.Uint64
+			stop := make(chan struct{})
+			go peakHeap(stop, &peak)
+			delivered := apnsServer.Delivered() + fcmServer.Delivered()
+			b.ResetTimer()
+			var id string
+			for range b.N {
+				if id, err = sender.Send(service.Auth{Master: true},
+					map[string]any{"channels": []any{"all"}, "data": map[string]any{"alert": "hi", "badge": 1.0}}); err != nil {
+					b.Fatal(err)
+				}
+				sender.Wait()
+			}
+			b.StopTimer()
+			close(stop)
+			st, err := svc.Get(service.Auth{Master: true}, service.ClassPushStatus, id, service.ReadOptions{})
+			sent, _ := st["sentPerType"].(map[string]any)
+			if err != nil || st["status"] != push.StatusSucceeded || st["numSent"] != float64(n) ||
+				sent["ios"] != float64(n/2) || sent["android"] != float64(n/2) {
+				b.Fatalf("status %v (%v), want %d sent, half per type", st, err, n)
+			}
+			if got := apnsServer.Delivered() + fcmServer.Delivered() - delivered; got != int64(n*b.N) {
+				b.Fatalf("the servers accepted %d messages, want %d", got, n*b.N)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "pushes/s")
+			b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
 		})
 	}
 }

@@ -96,7 +96,11 @@ func NewFCM(o FCMOptions) (*FCMAdapter, error) {
 	}
 	a.sendURL = strings.TrimSuffix(endpoint, "/") + "/v1/projects/" + url.PathEscape(project) + "/messages:send"
 	if a.client == nil {
-		a.client = &http.Client{Timeout: 30 * time.Second}
+		// Keep one idle connection per send in flight: the default two
+		// would open and close connections on every batch.
+		transport := http.DefaultTransport.(*http.Transport).Clone()
+		transport.MaxIdleConnsPerHost = fcmParallel
+		a.client = &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	}
 	return a, nil
 }

@@ -23,6 +23,9 @@ func TestPushAdapterStart(t *testing.T) {
 		{"none", "", "", ""},
 		{"fcm, no key file", config.PushAdapterFCM, filepath.Join(dir, "missing.json"), "push.fcm.serviceAccountFile"},
 		{"fcm, not a key", config.PushAdapterFCM, garbage, "push.fcm"},
+		{"apns, no key file", config.PushAdapterAPNs, filepath.Join(dir, "missing.p8"), "push.apns.tokenKeyFile"},
+		{"apns, not a key", config.PushAdapterAPNs, garbage, "push.apns"},
+		{"native, no key files", config.PushAdapterNative, filepath.Join(dir, "missing.json"), "push.apns.tokenKeyFile"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -32,6 +35,7 @@ func TestPushAdapterStart(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts.Push.Adapter, opts.Push.FCM.ServiceAccountFile = c.adapter, c.keyFile
+			opts.Push.APNs = config.APNsOptions{Topics: []string{"com.example.app"}, TokenKeyFile: c.keyFile, KeyID: "k", TeamID: "t"}
 			srv, err := server.Open(opts, nil)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
