@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Values of filesAdapter.
@@ -45,6 +46,15 @@ type FileUploadOptions struct {
 // S3Options locate the bucket of the S3 files adapter.
 type S3Options struct {
 	Bucket, Prefix, Region, Endpoint, AccessKey, SecretKey string
+	// DirectAccess is s3DirectAccess: file URLs point at the bucket.
+	DirectAccess bool
+	// BaseURL is s3BaseUrl: with DirectAccess, the address in front of
+	// the bucket (a CDN).
+	BaseURL string
+	// PresignedURL is s3PresignedUrl: with DirectAccess, file URLs are
+	// presigned GET URLs valid PresignedURLExpires (s3PresignedUrlExpires).
+	PresignedURL        bool
+	PresignedURLExpires time.Duration
 }
 
 // checkFiles validates the file storage options.
@@ -54,6 +64,9 @@ func checkFiles(f *FilesOptions, check func(string, error)) {
 	case FilesAdapterS3:
 		if f.S3.Bucket == "" {
 			check("s3Bucket", errors.New(`is required with filesAdapter "s3"`))
+		}
+		if (f.S3.BaseURL != "" || f.S3.PresignedURL) && !f.S3.DirectAccess {
+			check("s3DirectAccess", errors.New("must be true for s3BaseUrl or s3PresignedUrl to apply"))
 		}
 		if f.EncryptionKey != "" {
 			check("encryptionKey", errors.New(`applies to the local files adapter only; use the bucket's own encryption with "s3"`))

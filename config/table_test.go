@@ -111,6 +111,10 @@ func TestEnvNames(t *testing.T) {
 		"s3Endpoint":                                    "QUARRY_S3_ENDPOINT",
 		"s3AccessKey":                                   "QUARRY_S3_ACCESS_KEY AWS_ACCESS_KEY_ID",
 		"s3SecretKey":                                   "QUARRY_S3_SECRET_KEY AWS_SECRET_ACCESS_KEY",
+		"s3DirectAccess":                                "QUARRY_S3_DIRECT_ACCESS",
+		"s3BaseUrl":                                     "QUARRY_S3_BASE_URL",
+		"s3PresignedUrl":                                "QUARRY_S3_PRESIGNED_URL",
+		"s3PresignedUrlExpires":                         "QUARRY_S3_PRESIGNED_URL_EXPIRES",
 	}
 	if len(wantEnv) != len(options) {
 		t.Errorf("table has %d options, test knows %d", len(options), len(wantEnv))

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -245,5 +247,67 @@ func TestRotateKey(t *testing.T) {
 	}
 	if _, err := RotateKey(dir, "", "k1", []string{"missing.txt"}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("rotating a missing file: %v", err)
+	}
+}
+
+// TestS3DirectAccess: with direct access, a file's URL is the bucket's own
+// (or a CDN's, or presigned) and fetching it returns the file, without
+// Quarry in the path.
+func TestS3DirectAccess(t *testing.T) {
+	backend := s3mem.New()
+	if err := backend.CreateBucket("quarry"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	defer srv.Close()
+	open := func(o S3Options) *S3 {
+		o.Bucket, o.Prefix, o.Region, o.Endpoint, o.Insecure = "quarry", "app/", "us-east-1", strings.TrimPrefix(srv.URL, "http://"), true
+		o.AccessKey, o.SecretKey = "key", "secret"
+		s, err := NewS3(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	body := []byte("direct bytes")
+	ctx := context.Background()
+	if err := open(S3Options{}).Create(ctx, "a b.txt", bytes.NewReader(body), int64(len(body)), Info{ContentType: "text/plain"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := open(S3Options{}).DirectURL("a b.txt"); ok {
+		t.Error("without directAccess Quarry serves the file")
+	}
+	cases := []struct {
+		name  string
+		opts  S3Options
+		want  string // prefix of the URL
+		fetch bool
+	}{
+		{"bucket", S3Options{DirectAccess: true}, srv.URL + "/quarry/app/a%20b.txt", true},
+		{"cdn", S3Options{DirectAccess: true, BaseURL: "https://cdn.example.com/"}, "https://cdn.example.com/app/a%20b.txt", false},
+		{"presigned", S3Options{DirectAccess: true, PresignExpiry: 10 * time.Minute}, srv.URL + "/quarry/app/a%20b.txt?", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u, ok, err := open(c.opts).DirectURL("a b.txt")
+			if err != nil || !ok || !strings.HasPrefix(u, c.want) {
+				t.Fatalf("url %q (%v, %v), want prefix %q", u, ok, err, c.want)
+			}
+			if c.name == "presigned" && !strings.Contains(u, "X-Amz-Signature=") {
+				t.Errorf("presigned url without a signature: %s", u)
+			}
+			if !c.fetch {
+				return
+			}
+			res, err := http.Get(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 || string(got) != string(body) {
+				t.Errorf("GET %s: %d %q", u, res.StatusCode, got)
+			}
+		})
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -26,6 +28,15 @@ type S3Options struct {
 	// AccessKey and SecretKey are static credentials; when both are empty
 	// the usual AWS environment variables and instance roles are tried.
 	AccessKey, SecretKey string
+	// DirectAccess makes file URLs point at the bucket itself (a public
+	// bucket or a CDN in front of it) instead of at Quarry.
+	DirectAccess bool
+	// BaseURL, with DirectAccess, replaces the bucket's own address in
+	// file URLs (a CDN): <BaseURL>/<prefix><name>.
+	BaseURL string
+	// PresignExpiry, with DirectAccess, makes file URLs presigned GET
+	// URLs valid this long, for a private bucket.
+	PresignExpiry time.Duration
 }
 
 // S3 keeps files as objects in one bucket: content type and metadata as
@@ -35,6 +46,8 @@ type S3 struct {
 	client *minio.Client
 	bucket string
 	prefix string
+	direct S3Options // the direct-access options
+	public string    // the bucket's own address, without a trailing slash
 }
 
 // NewS3 builds the adapter; it does not contact the service.
@@ -58,7 +71,52 @@ func NewS3(o S3Options) (*S3, error) {
 	if err != nil {
 		return nil, fmt.Errorf("files: s3: %w", err)
 	}
-	return &S3{client: client, bucket: o.Bucket, prefix: o.Prefix}, nil
+	s := &S3{client: client, bucket: o.Bucket, prefix: o.Prefix, direct: o}
+	scheme := "https://"
+	if o.Insecure {
+		scheme = "http://"
+	}
+	if lookup == minio.BucketLookupPath {
+		s.public = scheme + endpoint + "/" + url.PathEscape(o.Bucket)
+	} else {
+		host := "s3.amazonaws.com"
+		if o.Region != "" {
+			host = "s3." + o.Region + ".amazonaws.com"
+		}
+		s.public = scheme + o.Bucket + "." + host
+	}
+	return s, nil
+}
+
+// DirectURL is the address clients fetch a file from when DirectAccess is
+// on: a presigned GET URL, the BaseURL's, or the bucket's own. ok is false
+// when direct access is off (Quarry serves the file).
+func (s *S3) DirectURL(name string) (u string, ok bool, err error) {
+	if !s.direct.DirectAccess {
+		return "", false, nil
+	}
+	key := s.prefix + name
+	if s.direct.PresignExpiry > 0 {
+		signed, err := s.client.PresignedGetObject(context.Background(), s.bucket, key, s.direct.PresignExpiry, nil)
+		if err != nil {
+			return "", true, fmt.Errorf("files: s3 presign: %w", err)
+		}
+		return signed.String(), true, nil
+	}
+	base := s.public
+	if s.direct.BaseURL != "" {
+		base = strings.TrimRight(s.direct.BaseURL, "/")
+	}
+	return base + "/" + escapeKey(key), true, nil
+}
+
+// escapeKey escapes each segment of an object key, keeping its slashes.
+func escapeKey(key string) string {
+	parts := strings.Split(key, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
 }
 
 // Create implements Adapter.

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/files"
@@ -18,13 +20,26 @@ import (
 // once the server listens when no serverURL is configured, and the
 // temporary directory of a server whose database is in memory.
 type fileStore struct {
-	base  atomic.Pointer[string]
-	appID string
-	tmp   string // removed by close
+	base   atomic.Pointer[string]
+	appID  string
+	tmp    string    // removed by close
+	direct *files.S3 // the S3 adapter, for s3DirectAccess
+	log    *slog.Logger
 }
 
-// url is a stored file's public address: <base>/files/<appId>/<name>.
+// url is a stored file's public address: <base>/files/<appId>/<name>, or
+// the bucket's own address with s3DirectAccess.
 func (f *fileStore) url(name string) string {
+	if f.direct != nil {
+		u, ok, err := f.direct.DirectURL(name)
+		if err == nil && ok {
+			return u
+		}
+		if err != nil {
+			// Quarry can still serve the file itself.
+			f.log.Warn("files: no direct URL, serving through Quarry", "file", name, "error", err)
+		}
+	}
 	base := ""
 	if p := f.base.Load(); p != nil {
 		base = *p
@@ -50,7 +65,7 @@ func (f *fileStore) close() {
 // openFiles builds the files adapter and the upload rules from options.
 func openFiles(opts *config.Options, log *slog.Logger) (service.FilesOptions, *fileStore, error) {
 	fo := opts.Files
-	fs := &fileStore{appID: opts.AppID}
+	fs := &fileStore{appID: opts.AppID, log: log}
 	for _, u := range []string{opts.PublicServerURL, opts.ServerURL} {
 		if u != "" {
 			base := strings.TrimRight(u, "/")
@@ -66,8 +81,16 @@ func openFiles(opts *config.Options, log *slog.Logger) (service.FilesOptions, *f
 	switch fo.Adapter {
 	case config.FilesAdapterS3:
 		endpoint, insecure := strings.CutPrefix(fo.S3.Endpoint, "http://")
-		adapter, err = files.NewS3(files.S3Options{Bucket: fo.S3.Bucket, Prefix: fo.S3.Prefix, Region: fo.S3.Region,
-			Endpoint: endpoint, Insecure: insecure, AccessKey: fo.S3.AccessKey, SecretKey: fo.S3.SecretKey})
+		so := files.S3Options{Bucket: fo.S3.Bucket, Prefix: fo.S3.Prefix, Region: fo.S3.Region,
+			Endpoint: endpoint, Insecure: insecure, AccessKey: fo.S3.AccessKey, SecretKey: fo.S3.SecretKey,
+			DirectAccess: fo.S3.DirectAccess, BaseURL: fo.S3.BaseURL}
+		if fo.S3.PresignedURL {
+			so.PresignExpiry = cmp.Or(fo.S3.PresignedURLExpires, 900*time.Second)
+		}
+		var s3 *files.S3
+		if s3, err = files.NewS3(so); err == nil {
+			adapter, fs.direct = s3, s3
+		}
 	default:
 		dir := fo.Directory
 		if dir == "" {

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"bytes"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -104,6 +106,47 @@ func TestFilesS3Adapter(t *testing.T) {
 	}
 	if res := srv.Do(t, "GET", "/files/"+servertest.AppID+"/"+name, nil, nil); res.Status != 404 {
 		t.Errorf("after delete: %d %s", res.Status, res.Body)
+	}
+}
+
+// TestFilesS3DirectAccess: with s3DirectAccess the url a client gets
+// for an upload, and for the File field of an object, is the bucket's own,
+// and fetching it returns the bytes without Quarry.
+func TestFilesS3DirectAccess(t *testing.T) {
+	backend := s3mem.New()
+	if err := backend.CreateBucket("uploads"); err != nil {
+		t.Fatal(err)
+	}
+	s3 := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(s3.Close)
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.Files.Adapter = config.FilesAdapterS3
+		o.Files.S3 = config.S3Options{Bucket: "uploads", Prefix: "app/", Region: "us-east-1",
+			Endpoint: s3.URL, AccessKey: "key", SecretKey: "secret", DirectAccess: true}
+	})
+	res := srv.Do(t, "POST", "/files/direct.txt", "straight from the bucket", map[string]string{
+		"X-Parse-Application-Id": servertest.AppID, "X-Parse-Master-Key": servertest.MasterKey, "Content-Type": "text/plain"})
+	if res.Status != 201 {
+		t.Fatalf("upload: %d %s", res.Status, res.Body)
+	}
+	up := res.Map()
+	url, _ := up["url"].(string)
+	if !strings.HasPrefix(url, s3.URL+"/uploads/app/") {
+		t.Fatalf("upload url %q is not the bucket's", url)
+	}
+	obj := srv.Do(t, "POST", "/classes/Doc", map[string]any{"file": map[string]any{"__type": "File", "name": up["name"]}}, servertest.Master()).Map()
+	got := srv.Do(t, "GET", "/classes/Doc/"+obj["objectId"].(string), nil, servertest.Master()).Map()
+	if f, _ := got["file"].(map[string]any); f["url"] != url {
+		t.Errorf("the File field's url %v, want %s", got["file"], url)
+	}
+	direct, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(direct.Body)
+	direct.Body.Close()
+	if string(body) != "straight from the bucket" {
+		t.Errorf("GET %s: %d %q", url, direct.StatusCode, body)
 	}
 }
 
