@@ -347,7 +347,7 @@ func TestParseServerConfigFile(t *testing.T) {
 	want(t, o.LiveQuery.ClassNames, []string{"Posts", "Comments"})
 	want(t, o.AllowClientClassCreation, false)
 	want(t, o.Cloud, "./cloud/main.js")
-	for _, w := range []string{"push.android", "auth", "filesAdapter", "liveQuery.redisOptions", "startLiveQueryServer"} {
+	for _, w := range []string{"push.android.apiKey", "auth", "filesAdapter", "liveQuery.redisOptions", "startLiveQueryServer"} {
 		if !hasWarning(warns, w) {
 			t.Errorf("no warning about %s in %q", w, warns)
 		}
@@ -373,8 +373,8 @@ func TestLoadWarnings(t *testing.T) {
 	}{
 		{loadCase{name: "ignored file option", args: []string{"$FILE"}, file: `{"rateLimit": [{"requestPath": "*"}]}`},
 			[]string{`rateLimit (config file `, `ignored (not supported yet)`}},
-		{loadCase{name: "ignored flag skips its value", args: []string{"--push", `{"ios":{}}`, "--port", "2"}},
-			[]string{"push.ios (flag --push): ignored (not supported yet)"}},
+		{loadCase{name: "ignored flag skips its value", args: []string{"--push", `{"adapterOptions":{}}`, "--port", "2"}},
+			[]string{"push.adapterOptions (flag --push): ignored (not supported yet)"}},
 		{loadCase{name: "ignored flag before next flag", args: []string{"--trustProxy", "--port", "2"}},
 			[]string{"trustProxy (flag --trustProxy): ignored (not supported yet)"}},
 		{loadCase{name: "ignored flag keeps config file", args: []string{"--startLiveQueryServer", "$FILE"}, file: `{"port": 2}`},

@@ -24,6 +24,12 @@ func TestPushOptions(t *testing.T) {
 		{loadCase{name: "apns with neither", args: []string{"$FILE"}, file: `{"push": {"adapter": "apns", "apns": {"topics": ["a"]}}}`}, "", "tokenKeyFile"},
 		{loadCase{name: "apns bad environment", args: []string{"$FILE"}, file: `{"push": {"adapter": "apns", "apns": {"topics": ["a"], "certFile": "/c", "certKeyFile": "/k", "environment": "staging"}}}`}, "", "push.apns.environment"},
 		{loadCase{name: "native needs fcm", args: []string{"$FILE"}, file: `{"push": {"adapter": "native", "apns": {"topics": ["a"], "certFile": "/c", "certKeyFile": "/k"}}}`}, "", "push.fcm.serviceAccountFile"},
+		{loadCase{name: "parse server ios token and android", args: []string{"$FILE"}, file: `{"push": {"ios": {"token": {"key": "/AuthKey.p8", "keyId": "K", "teamId": "T"}, "topic": "com.example.app", "production": true}, "android": {"firebaseServiceAccount": "/k.json"}}}`}, "", ""},
+		{loadCase{name: "parse server ios certificates array", args: []string{"$FILE"}, file: `{"push": {"ios": [{"pfx": "/dev.p12", "passphrase": "x", "bundleId": "com.example.app", "production": false}, {"cert": "/c.pem", "key": "/k.pem", "bundleId": "com.example.app", "production": true}]}}`}, "", ""},
+		{loadCase{name: "parse server ios without topic", args: []string{"$FILE"}, file: `{"push": {"ios": {"token": {"key": "/AuthKey.p8", "keyId": "K", "teamId": "T"}}}}`}, "", "push.ios[0]: topic"},
+		{loadCase{name: "parse server ios token without teamId", args: []string{"$FILE"}, file: `{"push": {"osx": {"token": {"key": "/AuthKey.p8", "keyId": "K"}, "topic": "a"}}}`}, "", "push.osx[0]: token.teamId"},
+		{loadCase{name: "parse server ios cert without key", args: []string{"$FILE"}, file: `{"push": {"tvos": {"cert": "/c.pem", "topic": "a"}}}`}, "", "key is required"},
+		{loadCase{name: "parse server ios not an object", args: []string{"$FILE"}, file: `{"push": {"ios": ["x"]}}`}, "", "push.ios"},
 		{loadCase{name: "unknown adapter", args: []string{"$FILE"}, file: `{"push": {"adapter": "pigeon"}}`}, "", "push.adapter"},
 	}
 	for _, tc := range cases {

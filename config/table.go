@@ -227,6 +227,24 @@ var options = []*option{
 	{name: "push.fcm.tokenURI", group: groupQuery,
 		usage: "OAuth token URI (default: the service account's token_uri)",
 		field: func(o *Options) any { return &o.Push.FCM.TokenURI }},
+	{name: "push.ios", group: groupQuery,
+		usage: `APNs entries for iOS devices, as Parse Server writes them (see docs/push.md)`,
+		field: func(o *Options) any { return &o.Push.IOS }},
+	{name: "push.osx", group: groupQuery,
+		usage: "APNs entries for macOS devices, as push.ios",
+		field: func(o *Options) any { return &o.Push.OSX }},
+	{name: "push.tvos", group: groupQuery,
+		usage: "APNs entries for tvOS devices, as push.ios",
+		field: func(o *Options) any { return &o.Push.TVOS }},
+	{name: "push.watchos", group: groupQuery,
+		usage: "APNs entries for watchOS devices, as push.ios",
+		field: func(o *Options) any { return &o.Push.WatchOS }},
+	{name: "push.android", group: groupQuery,
+		def:   "none",
+		usage: `object {"firebaseServiceAccount": "<key file>"}: Android devices through FCM`},
+	{name: "push.android.firebaseServiceAccount", group: groupQuery,
+		usage: "service account key file (JSON) for Android pushes through FCM HTTP v1",
+		field: func(o *Options) any { return &o.Push.Android.FirebaseServiceAccount }},
 	{name: "push.apns", group: groupQuery,
 		def:   "none",
 		usage: `object: Apple Push Notification service for push.adapter "apns" or "native" (see docs/push.md)`},
@@ -399,7 +417,7 @@ var unsupported = []string{
 	"sendUserEmailVerification", "serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "trustProxy", "userSensitiveFields",
 	"verifyUserEmails",
-	"push.android", "push.ios", "push.osx", "push.tvos", "push.watchos", "push.adapterOptions",
+	"push.adapterOptions", "push.android.apiKey",
 	"liveQuery.pubSubAdapter", "liveQuery.redisOptions", "liveQuery.wssAdapter",
 	"liveQueryServerOptions.pubSubAdapter", "liveQueryServerOptions.redisOptions", "liveQueryServerOptions.wssAdapter",
 }
@@ -465,6 +483,8 @@ func (o *option) typeName() string {
 		return "size"
 	case *time.Duration:
 		return "seconds"
+	case *[]map[string]any:
+		return "objects"
 	}
 	panic("config: option " + o.name + " has an unsupported field type")
 }

@@ -83,6 +83,12 @@ func TestEnvNames(t *testing.T) {
 		"push.fcm.serviceAccountFile":                   "QUARRY_PUSH_FCM_SERVICE_ACCOUNT_FILE",
 		"push.fcm.endpoint":                             "QUARRY_PUSH_FCM_ENDPOINT",
 		"push.fcm.tokenURI":                             "QUARRY_PUSH_FCM_TOKEN_URI",
+		"push.ios":                                      "QUARRY_PUSH_IOS",
+		"push.osx":                                      "QUARRY_PUSH_OSX",
+		"push.tvos":                                     "QUARRY_PUSH_TVOS",
+		"push.watchos":                                  "QUARRY_PUSH_WATCHOS",
+		"push.android":                                  "QUARRY_PUSH_ANDROID",
+		"push.android.firebaseServiceAccount":           "QUARRY_PUSH_ANDROID_FIREBASE_SERVICE_ACCOUNT",
 		"push.apns":                                     "QUARRY_PUSH_APNS",
 		"push.apns.topics":                              "QUARRY_PUSH_APNS_TOPICS",
 		"push.apns.environment":                         "QUARRY_PUSH_APNS_ENVIRONMENT",
@@ -155,7 +161,7 @@ func TestOptionTable(t *testing.T) {
 		if o.field == nil {
 			continue
 		}
-		value := map[string]string{"string": "x", "int": "7", "bool": "true", "list": "a", "size": "1kb", "seconds": "9"}[o.typeName()]
+		value := map[string]string{"string": "x", "int": "7", "bool": "true", "list": "a", "size": "1kb", "seconds": "9", "objects": `{"a": 1}`}[o.typeName()]
 		var flagErr, envErr error
 		l := &loader{opts: Defaults(), from: map[string]string{}}
 		l.apply(assignment{name: o.name, raw: value, source: "test"})

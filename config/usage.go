@@ -84,6 +84,8 @@ func (o *option) defaultText(d *Options) string {
 		return FormatSize(*v)
 	case *time.Duration:
 		return strconv.FormatInt(int64(*v/time.Second), 10)
+	case *[]map[string]any:
+		return "none"
 	}
 	return ""
 }
@@ -92,7 +94,7 @@ func (o *option) defaultText(d *Options) string {
 func (o *option) fileForm() string {
 	example := map[string]string{
 		"string": `"..."`, "int": "123", "bool": "true", "list": `["a", "b"]`,
-		"size": `"10mb"`, "seconds": "3600", "json": "{...}",
+		"size": `"10mb"`, "seconds": "3600", "json": "{...}", "objects": "[{...}]",
 	}[o.typeName()]
 	parts := strings.Split(o.name, ".")
 	for i := len(parts) - 1; i > 0; i-- {

@@ -44,6 +44,12 @@ func set(o *Options, opt *option, raw any) error {
 			return err
 		}
 		*p = v
+	case *[]map[string]any:
+		v, err := asObjects(raw)
+		if err != nil {
+			return err
+		}
+		*p = v
 	case *time.Duration:
 		v, err := asInt(raw)
 		if err != nil {
@@ -125,6 +131,33 @@ func asList(raw any) ([]string, error) {
 		}
 	}
 	return list, nil
+}
+
+// asObjects accepts one object or an array of objects, decoded or as
+// JSON text (a flag or variable).
+func asObjects(raw any) ([]map[string]any, error) {
+	if s, ok := raw.(string); ok {
+		v, err := decodeJSON([]byte(s))
+		if err != nil {
+			return nil, fmt.Errorf("want a JSON object or array of objects: %w", err)
+		}
+		raw = v
+	}
+	switch v := raw.(type) {
+	case map[string]any:
+		return []map[string]any{v}, nil
+	case []any:
+		out := make([]map[string]any, 0, len(v))
+		for i, e := range v {
+			obj, ok := e.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("want an array of objects, item %d is %s", i, jsonType(e))
+			}
+			out = append(out, obj)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("want an object or an array of objects, got %s", jsonType(raw))
 }
 
 func asSize(raw any) (int64, error) {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,36 +36,29 @@ const (
 	apnsMaxReply = 16 << 10
 )
 
-// APNs environments: which hosts a device token is tried on.
-const (
-	APNsEnvProduction  = "production"
-	APNsEnvDevelopment = "development"
-	// APNsEnvBoth tries production first and, for a token production
-	// calls BadDeviceToken, development (an app built for testing).
-	APNsEnvBoth = "both"
-)
-
-// APNsOptions configure the APNs adapter: token authentication (a .p8
-// signing key with its key id and team id, valid for every topic of the
-// team) or certificate authentication (a client certificate, valid for its
-// own topic).
-type APNsOptions struct {
-	// Topics are the bundle ids the app ships under. A device whose
-	// appIdentifier is one of them is sent with that topic; a device
-	// without one gets the first. Required.
-	Topics []string
-	// Environment is APNsEnvProduction (default), APNsEnvDevelopment or
-	// APNsEnvBoth.
-	Environment string
+// APNsProvider is one way to reach APNs: a topic (bundle id) on the
+// production or the development host, with token authentication (a .p8
+// signing key with its key id and team id) or certificate authentication
+// (a client certificate).
+type APNsProvider struct {
+	Topic      string
+	Production bool
 	// Token authentication: the PKCS#8 PEM key from Apple's developer
 	// site, its key id and the team id.
 	TokenKey      []byte
 	KeyID, TeamID string
 	// Certificate authentication: the client certificate and key.
 	Certificate *tls.Certificate
-	// ProductionURL and DevelopmentURL replace Apple's hosts (tests,
-	// proxies).
-	ProductionURL, DevelopmentURL string
+	// URL replaces Apple's host (tests, proxies).
+	URL string
+}
+
+// APNsOptions configure the APNs adapter.
+type APNsOptions struct {
+	// Providers, in any order: for a device, those whose topic is its
+	// appIdentifier are tried (all of them when none is), production
+	// before development, until one delivers or says the token is gone.
+	Providers []APNsProvider
 	// RootCAs, when set, are the CAs trusted for the APNs hosts (tests).
 	RootCAs *x509.CertPool
 }
@@ -72,65 +66,88 @@ type APNsOptions struct {
 // APNsAdapter delivers to Apple devices through the APNs HTTP/2 provider
 // API, one request per device.
 type APNsAdapter struct {
-	topics []string
-	hosts  []string // tried in order for a BadDeviceToken
+	all     []*apnsProvider // production first
+	byTopic map[string][]*apnsProvider
+}
+
+type apnsProvider struct {
+	topic  string
+	host   string
 	client *http.Client
 
 	key           *ecdsa.PrivateKey
 	keyID, teamID string
 
-	mu       sync.Mutex
-	token    string
-	tokenAt  time.Time
-	tokenNow func() time.Time
+	mu      sync.Mutex
+	token   string
+	tokenAt time.Time
 }
 
-// NewAPNs checks the options and returns the adapter.
+// NewAPNs checks the providers and returns the adapter.
 func NewAPNs(o APNsOptions) (*APNsAdapter, error) {
-	if len(o.Topics) == 0 {
-		return nil, errors.New("apns: at least one topic (bundle id) is required")
+	if len(o.Providers) == 0 {
+		return nil, errors.New("apns: no provider configured")
 	}
-	a := &APNsAdapter{topics: o.Topics, keyID: o.KeyID, teamID: o.TeamID, tokenNow: time.Now}
-	production, development := APNsProduction, APNsDevelopment
-	if o.ProductionURL != "" {
-		production = strings.TrimSuffix(o.ProductionURL, "/")
-	}
-	if o.DevelopmentURL != "" {
-		development = strings.TrimSuffix(o.DevelopmentURL, "/")
-	}
-	switch o.Environment {
-	case "", APNsEnvProduction:
-		a.hosts = []string{production}
-	case APNsEnvDevelopment:
-		a.hosts = []string{development}
-	case APNsEnvBoth:
-		a.hosts = []string{production, development}
-	default:
-		return nil, fmt.Errorf("apns: environment must be %q, %q or %q", APNsEnvProduction, APNsEnvDevelopment, APNsEnvBoth)
-	}
-	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs}
-	switch {
-	case o.TokenKey != nil && o.Certificate != nil:
-		return nil, errors.New("apns: configure a token key or a certificate, not both")
-	case o.TokenKey != nil:
-		key, err := parseP8(o.TokenKey)
-		if err != nil {
-			return nil, err
+	a := &APNsAdapter{byTopic: map[string][]*apnsProvider{}}
+	var shared *http.Client // token providers share one connection pool per host
+	ordered := slices.Clone(o.Providers)
+	slices.SortStableFunc(ordered, func(x, y APNsProvider) int {
+		if x.Production == y.Production {
+			return 0
 		}
-		if o.KeyID == "" || o.TeamID == "" {
-			return nil, errors.New("apns: token authentication needs the key id and the team id")
+		if x.Production {
+			return -1
 		}
-		a.key = key
-	case o.Certificate != nil:
-		tlsConf.Certificates = []tls.Certificate{*o.Certificate}
-	default:
-		return nil, errors.New("apns: a token key (.p8) or a client certificate is required")
+		return 1
+	})
+	for i, c := range ordered {
+		if c.Topic == "" {
+			return nil, fmt.Errorf("apns: provider %d has no topic (bundle id)", i+1)
+		}
+		p := &apnsProvider{topic: c.Topic, keyID: c.KeyID, teamID: c.TeamID, host: APNsDevelopment}
+		if c.Production {
+			p.host = APNsProduction
+		}
+		if c.URL != "" {
+			p.host = strings.TrimSuffix(c.URL, "/")
+		}
+		switch {
+		case c.TokenKey != nil && c.Certificate != nil:
+			return nil, fmt.Errorf("apns %s: configure a token key or a certificate, not both", c.Topic)
+		case c.TokenKey != nil:
+			key, err := parseP8(c.TokenKey)
+			if err != nil {
+				return nil, err
+			}
+			if c.KeyID == "" || c.TeamID == "" {
+				return nil, fmt.Errorf("apns %s: token authentication needs the key id and the team id", c.Topic)
+			}
+			p.key = key
+			if shared == nil {
+				shared = apnsClient(o.RootCAs, nil)
+			}
+			p.client = shared
+		case c.Certificate != nil:
+			p.client = apnsClient(o.RootCAs, c.Certificate)
+		default:
+			return nil, fmt.Errorf("apns %s: a token key (.p8) or a client certificate is required", c.Topic)
+		}
+		a.all = append(a.all, p)
+		a.byTopic[c.Topic] = append(a.byTopic[c.Topic], p)
 	}
-	// APNs speaks only HTTP/2: the transport negotiates it over TLS.
-	transport := &http.Transport{TLSClientConfig: tlsConf, ForceAttemptHTTP2: true,
-		MaxIdleConnsPerHost: 4, IdleConnTimeout: 5 * time.Minute}
-	a.client = &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	return a, nil
+}
+
+// apnsClient speaks HTTP/2 over TLS (the transport negotiates it), with a
+// client certificate for certificate authentication.
+func apnsClient(roots *x509.CertPool, cert *tls.Certificate) *http.Client {
+	conf := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots}
+	if cert != nil {
+		conf.Certificates = []tls.Certificate{*cert}
+	}
+	transport := &http.Transport{TLSClientConfig: conf, ForceAttemptHTTP2: true,
+		MaxIdleConnsPerHost: 4, IdleConnTimeout: 5 * time.Minute}
+	return &http.Client{Transport: transport, Timeout: 30 * time.Second}
 }
 
 // parseP8 reads Apple's signing key: PKCS#8 PEM holding a P-256 key.
@@ -167,59 +184,60 @@ func (a *APNsAdapter) Send(ctx context.Context, n Notification, devices []Device
 	return out, nil
 }
 
-// topic is the apns-topic of a device: its appIdentifier when it is one of
-// the configured topics.
-func (a *APNsAdapter) topic(d Device) (string, bool) {
-	if d.AppIdentifier == "" {
-		return a.topics[0], true
+// providers are the ones to try for a device: its appIdentifier's, or
+// all of them.
+func (a *APNsAdapter) providers(d Device) []*apnsProvider {
+	if list := a.byTopic[d.AppIdentifier]; len(list) > 0 {
+		return list
 	}
-	for _, t := range a.topics {
-		if t == d.AppIdentifier {
-			return t, true
-		}
-	}
-	return "", false
+	return a.all
 }
 
+// sendOne tries the device's providers in order. A provider that calls
+// the token bad may be the wrong topic or environment for it, so the next
+// is tried; the token counts as bad only when every provider says so.
 func (a *APNsAdapter) sendOne(ctx context.Context, n Notification, d Device) Result {
-	topic, ok := a.topic(d)
-	if !ok {
-		return Result{ObjectID: d.ObjectID, Outcome: Failed, Reason: "no APNs topic for " + d.AppIdentifier}
-	}
 	payload, headers := apnsRequest(n, d)
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return Result{ObjectID: d.ObjectID, Outcome: Failed, Reason: "unencodable payload"}
 	}
-	headers.Set("apns-topic", topic)
+	var failed *Result
 	var r Result
-	for _, host := range a.hosts {
-		r = a.post(ctx, host, d, body, headers)
-		if r.Reason != "BadDeviceToken" {
-			break
+	for _, p := range a.providers(d) {
+		r = p.post(ctx, d, body, headers)
+		if r.Outcome == Sent || r.Reason == "Unregistered" {
+			return r
 		}
+		if r.Outcome == Failed && failed == nil {
+			failed = &r
+		}
+	}
+	if failed != nil {
+		return *failed
 	}
 	return r
 }
 
 // post sends one request, renewing the provider token once when APNs
 // says it expired.
-func (a *APNsAdapter) post(ctx context.Context, host string, d Device, body []byte, headers http.Header) Result {
+func (p *apnsProvider) post(ctx context.Context, d Device, body []byte, headers http.Header) Result {
 	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, host+"/3/device/"+d.DeviceToken, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.host+"/3/device/"+d.DeviceToken, bytes.NewReader(body))
 		if err != nil {
 			return Result{ObjectID: d.ObjectID, Outcome: Failed, Reason: "bad request"}
 		}
 		req.Header = headers.Clone()
 		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("apns-topic", p.topic)
 		var token string
-		if a.key != nil {
-			if token, err = a.providerToken(); err != nil {
+		if p.key != nil {
+			if token, err = p.providerToken(time.Now()); err != nil {
 				return Result{ObjectID: d.ObjectID, Outcome: Failed, Reason: err.Error()}
 			}
 			req.Header.Set("Authorization", "bearer "+token)
 		}
-		res, err := a.client.Do(req)
+		res, err := p.client.Do(req)
 		if err != nil {
 			return Result{ObjectID: d.ObjectID, Outcome: Failed, Reason: "unreachable"}
 		}
@@ -235,7 +253,7 @@ func (a *APNsAdapter) post(ctx context.Context, host string, d Device, body []by
 			e.Reason = "HTTP " + strconv.Itoa(res.StatusCode)
 		}
 		if e.Reason == "ExpiredProviderToken" && token != "" && attempt == 0 {
-			a.forgetToken(token)
+			p.forgetToken(token)
 			continue
 		}
 		switch e.Reason {
@@ -248,19 +266,18 @@ func (a *APNsAdapter) post(ctx context.Context, host string, d Device, body []by
 
 // providerToken is the ES256 JWT APNs authenticates token-based providers
 // with, reused until it ages.
-func (a *APNsAdapter) providerToken() (string, error) {
-	now := a.tokenNow()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.token != "" && now.Sub(a.tokenAt) < apnsTokenAge {
-		return a.token, nil
+func (p *apnsProvider) providerToken(now time.Time) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.token != "" && now.Sub(p.tokenAt) < apnsTokenAge {
+		return p.token, nil
 	}
 	enc := base64.RawURLEncoding
-	header, _ := json.Marshal(map[string]string{"alg": "ES256", "kid": a.keyID})
-	claims, _ := json.Marshal(map[string]any{"iss": a.teamID, "iat": now.Unix()})
+	header, _ := json.Marshal(map[string]string{"alg": "ES256", "kid": p.keyID})
+	claims, _ := json.Marshal(map[string]any{"iss": p.teamID, "iat": now.Unix()})
 	signing := enc.EncodeToString(header) + "." + enc.EncodeToString(claims)
 	sum := sha256.Sum256([]byte(signing))
-	r, s, err := ecdsa.Sign(rand.Reader, a.key, sum[:])
+	r, s, err := ecdsa.Sign(rand.Reader, p.key, sum[:])
 	if err != nil {
 		return "", fmt.Errorf("apns: signing the provider token: %w", err)
 	}
@@ -268,16 +285,16 @@ func (a *APNsAdapter) providerToken() (string, error) {
 	sig := make([]byte, 64)
 	r.FillBytes(sig[:32])
 	s.FillBytes(sig[32:])
-	a.token, a.tokenAt = signing+"."+enc.EncodeToString(sig), now
-	return a.token, nil
+	p.token, p.tokenAt = signing+"."+enc.EncodeToString(sig), now
+	return p.token, nil
 }
 
-func (a *APNsAdapter) forgetToken(token string) {
-	a.mu.Lock()
-	if a.token == token {
-		a.token = ""
+func (p *apnsProvider) forgetToken(token string) {
+	p.mu.Lock()
+	if p.token == token {
+		p.token = ""
 	}
-	a.mu.Unlock()
+	p.mu.Unlock()
 }
 
 // apnsRequest builds one device's APNs payload and headers: the aps
@@ -338,21 +355,15 @@ func apnsRequest(n Notification, d Device) (map[string]any, http.Header) {
 	return out, h
 }
 
-// Apple device types go to APNs.
-func isAppleDevice(deviceType string) bool {
-	switch deviceType {
-	case "ios", "osx", "tvos", "watchos":
-		return true
-	}
-	return false
-}
+// AppleDeviceTypes are the deviceTypes APNs serves.
+var AppleDeviceTypes = []string{"ios", "osx", "tvos", "watchos"}
 
-// RouterAdapter sends Apple devices through Apple and every other device
-// through Other; a device whose adapter is missing fails with a reason.
-// The sender's batches hold one deviceType each, so a batch goes whole to
-// one of them.
+// RouterAdapter sends each batch through its deviceType's adapter, or
+// Default; a device with neither fails with a reason. The sender's
+// batches hold one deviceType each, so a batch goes whole to one adapter.
 type RouterAdapter struct {
-	Apple, Other Adapter
+	ByType  map[string]Adapter
+	Default Adapter
 }
 
 // Send picks the batch's adapter by its deviceType.
@@ -360,9 +371,9 @@ func (r RouterAdapter) Send(ctx context.Context, n Notification, devices []Devic
 	if len(devices) == 0 {
 		return nil, nil
 	}
-	target := r.Other
-	if isAppleDevice(devices[0].DeviceType) {
-		target = r.Apple
+	target, ok := r.ByType[devices[0].DeviceType]
+	if !ok {
+		target = r.Default
 	}
 	if target == nil {
 		out := make([]Result, len(devices))

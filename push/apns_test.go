@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
 
@@ -44,9 +43,12 @@ func TestAPNsTokenAuthOutcomes(t *testing.T) {
 	prod := newFakeAPNs(t, &key.PublicKey, false, nil)
 	dev := newFakeAPNs(t, &key.PublicKey, true, nil)
 	pool := dev.Trust(prod.Trust(nil))
-	a, err := NewAPNs(APNsOptions{Topics: []string{"com.example.app", "com.example.other"}, Environment: APNsEnvBoth,
-		TokenKey: pemKey, KeyID: "KEY123", TeamID: "TEAM456",
-		ProductionURL: prod.URL, DevelopmentURL: dev.URL, RootCAs: pool})
+	token := func(topic string, production bool, url string) APNsProvider {
+		return APNsProvider{Topic: topic, Production: production, URL: url, TokenKey: pemKey, KeyID: "KEY123", TeamID: "TEAM456"}
+	}
+	// Development first in the list: production is still tried first.
+	a, err := NewAPNs(APNsOptions{RootCAs: pool, Providers: []APNsProvider{
+		token("com.example.app", false, dev.URL), token("com.example.app", true, prod.URL), token("com.example.other", true, prod.URL)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +71,7 @@ func TestAPNsTokenAuthOutcomes(t *testing.T) {
 		reason  string
 	}{
 		{Sent, ""}, {BadToken, "Unregistered"}, {BadToken, "BadDeviceToken"}, {Sent, ""},
-		{Failed, "TooManyRequests"}, {Failed, "no APNs topic for com.example.unknown"}, {Sent, ""},
+		{Failed, "TooManyRequests"}, {Sent, ""}, {Sent, ""},
 	}
 	for i, w := range want {
 		if results[i].ObjectID != devices[i].ObjectID || results[i].Outcome != w.outcome || results[i].Reason != w.reason {
@@ -94,22 +96,29 @@ func TestAPNsTokenAuthOutcomes(t *testing.T) {
 	if d, _ := prod.Got("good3"); d.Header.Get("apns-topic") != "com.example.other" {
 		t.Errorf("a device's appIdentifier picks its topic, got %q", d.Header.Get("apns-topic"))
 	}
+	if d, _ := prod.Got("good2"); d.Header.Get("apns-topic") != "com.example.app" {
+		t.Errorf("a device of no configured topic is tried on every provider, production first: got topic %q", d.Header.Get("apns-topic"))
+	}
 }
 
 func TestAPNsRenewsAnExpiredProviderToken(t *testing.T) {
 	key, pemKey := p8Key(t)
 	srv := newFakeAPNs(t, &key.PublicKey, false, nil)
-	a, err := NewAPNs(APNsOptions{Topics: []string{"com.example.app"}, TokenKey: pemKey, KeyID: "KEY123", TeamID: "TEAM456",
-		ProductionURL: srv.URL, RootCAs: srv.Trust(nil)})
+	a, err := NewAPNs(APNsOptions{RootCAs: srv.Trust(nil), Providers: []APNsProvider{{Topic: "com.example.app", Production: true,
+		URL: srv.URL, TokenKey: pemKey, KeyID: "KEY123", TeamID: "TEAM456"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := a.providerToken()
+	p, now := a.all[0], time.Now()
+	first, err := p.providerToken(now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := a.providerToken(); again != first {
-		t.Error("a fresh provider token should be reused")
+	if again, _ := p.providerToken(now.Add(39 * time.Minute)); again != first {
+		t.Error("a provider token younger than 40 minutes should be reused")
+	}
+	if later, _ := p.providerToken(now.Add(41 * time.Minute)); later == first {
+		t.Error("a provider token older than 40 minutes should be renewed")
 	}
 	srv.ExpireOnce.Store(true)
 	// The token is re-signed within the same second; only its forgetting
@@ -124,10 +133,17 @@ func TestAPNsRenewsAnExpiredProviderToken(t *testing.T) {
 }
 
 func TestAPNsCertificateAuth(t *testing.T) {
-	clientCert, clientPool := selfSignedClientCert(t)
+	certPEM, keyPEM, clientPool, err := pushtest.ClientCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCert, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := newFakeAPNs(t, nil, false, clientPool)
-	a, err := NewAPNs(APNsOptions{Topics: []string{"com.example.app"}, Certificate: &clientCert,
-		ProductionURL: srv.URL, RootCAs: srv.Trust(nil)})
+	a, err := NewAPNs(APNsOptions{RootCAs: srv.Trust(nil), Providers: []APNsProvider{{Topic: "com.example.app", Production: true,
+		URL: srv.URL, Certificate: &clientCert}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,31 +158,12 @@ func TestAPNsCertificateAuth(t *testing.T) {
 
 	// Without the certificate the TLS handshake fails: the device fails.
 	_, pemKey := p8Key(t)
-	noCert, _ := NewAPNs(APNsOptions{Topics: []string{"com.example.app"}, TokenKey: pemKey, KeyID: "k", TeamID: "t",
-		ProductionURL: srv.URL, RootCAs: srv.Trust(nil)})
+	noCert, _ := NewAPNs(APNsOptions{RootCAs: srv.Trust(nil), Providers: []APNsProvider{{Topic: "com.example.app", Production: true,
+		URL: srv.URL, TokenKey: pemKey, KeyID: "k", TeamID: "t"}}})
 	res, _ = noCert.Send(context.Background(), Notification{Data: Data{"alert": "x"}}, []Device{{ObjectID: "i1", DeviceType: "ios", DeviceToken: "tok"}})
 	if res[0].Outcome != Failed {
 		t.Errorf("without the client certificate: %+v", res[0])
 	}
-}
-
-func selfSignedClientCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), NotBefore: time.Now().AddDate(0, 0, -1), NotAfter: time.Now().AddDate(1, 0, 0),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-	tmpl.Subject.CommonName = "Apple Push Services: com.example.app"
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
 
 func TestAPNsPayloadShapes(t *testing.T) {
@@ -234,14 +231,14 @@ func TestLocalizedAlerts(t *testing.T) {
 
 func TestRouterSendsAppleDevicesToAPNs(t *testing.T) {
 	apple, other := &LogAdapter{Keep: -1}, &LogAdapter{Keep: -1}
-	r := RouterAdapter{Apple: apple, Other: other}
+	r := RouterAdapter{ByType: map[string]Adapter{"ios": apple, "osx": apple, "tvos": apple}, Default: other}
 	for _, typ := range []string{"ios", "osx", "tvos", "android", "winrt"} {
 		r.Send(context.Background(), Notification{}, []Device{{ObjectID: typ, DeviceType: typ}})
 	}
 	if len(apple.Batches()) != 3 || len(other.Batches()) != 2 {
 		t.Errorf("apple got %d batches, other %d", len(apple.Batches()), len(other.Batches()))
 	}
-	res, _ := RouterAdapter{Other: other}.Send(context.Background(), Notification{}, []Device{{ObjectID: "x", DeviceType: "ios"}})
+	res, _ := RouterAdapter{ByType: map[string]Adapter{"android": other}}.Send(context.Background(), Notification{}, []Device{{ObjectID: "x", DeviceType: "ios"}})
 	if res[0].Outcome != Failed || !strings.Contains(res[0].Reason, "ios") {
 		t.Errorf("no Apple adapter: %+v", res[0])
 	}

@@ -123,9 +123,9 @@ func Benchmark_Push_Native_Channels(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer fcmServer.Close()
-	apns, err := push.NewAPNs(push.APNsOptions{Topics: []string{"com.example.app"}, KeyID: "KEY123", TeamID: "TEAM456",
-		TokenKey:      pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
-		ProductionURL: apnsServer.URL, RootCAs: apnsServer.Trust(nil)})
+	apns, err := push.NewAPNs(push.APNsOptions{RootCAs: apnsServer.Trust(nil), Providers: []push.APNsProvider{{
+		Topic: "com.example.app", Production: true, URL: apnsServer.URL, KeyID: "KEY123", TeamID: "TEAM456",
+		TokenKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func Benchmark_Push_Native_Channels(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("installations=%d", n), func(b *testing.B) {
 			svc := seedInstallations(b, n)
-			sender := push.NewSender(svc, push.RouterAdapter{Apple: apns, Other: fcm}, push.Options{})
+			sender := push.NewSender(svc, push.RouterAdapter{ByType: map[string]push.Adapter{"ios": apns}, Default: fcm}, push.Options{})
 			defer sender.Close()
 			runtime.GC()
 			var peak atomic.Uint64

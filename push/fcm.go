@@ -98,8 +98,8 @@ func NewFCM(o FCMOptions) (*FCMAdapter, error) {
 	if a.client == nil {
 		// Keep one idle connection per send in flight: the default two
 		// would open and close connections on every batch.
-		transport := http.DefaultTransport.(*http.Transport).Clone()
-		transport.MaxIdleConnsPerHost = fcmParallel
+		transport := &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true,
+			MaxIdleConnsPerHost: fcmParallel, IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second}
 		a.client = &http.Client{Transport: transport, Timeout: 30 * time.Second}
 	}
 	return a, nil

@@ -25,7 +25,7 @@ func TestPushAdapterStart(t *testing.T) {
 		{"fcm, not a key", config.PushAdapterFCM, garbage, "push.fcm"},
 		{"apns, no key file", config.PushAdapterAPNs, filepath.Join(dir, "missing.p8"), "push.apns.tokenKeyFile"},
 		{"apns, not a key", config.PushAdapterAPNs, garbage, "push.apns"},
-		{"native, no key files", config.PushAdapterNative, filepath.Join(dir, "missing.json"), "push.apns.tokenKeyFile"},
+		{"native, no key files", config.PushAdapterNative, filepath.Join(dir, "missing.json"), "push.fcm.serviceAccountFile"},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

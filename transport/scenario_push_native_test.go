@@ -101,3 +101,68 @@ func TestScenarioPushNativeAdapters(t *testing.T) {
 		t.Errorf("a throttled token must stay: %v", busy)
 	}
 }
+
+// TestScenarioPushParseServerConfig: a Parse Server push config moves in
+// unchanged: push.ios as an array (a production token entry and a
+// development certificate entry, keys given inline as PEM) and
+// push.android with a Firebase service account. A debug build's token,
+// refused by production, is delivered through development.
+func TestScenarioPushParseServerConfig(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	clientCert, clientKey, clientPool, err := pushtest.ClientCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod := pushtest.NewAPNs(&key.PublicKey, "KEY123", "TEAM456", nil, -1)
+	defer prod.Close()
+	dev := pushtest.NewAPNs(nil, "", "", clientPool, -1)
+	dev.Development = true
+	defer dev.Close()
+	fcm, err := pushtest.NewFCM(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fcm.Close()
+	caPEM := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: prod.Certificate().Raw}),
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: dev.Certificate().Raw})...)
+	ca := filepath.Join(dir, "ca.pem")
+	account := filepath.Join(dir, "firebase.json")
+	os.WriteFile(ca, caPEM, 0o600)
+	os.WriteFile(account, fcm.ServiceAccount(), 0o600)
+
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.Push.IOS = []map[string]any{
+			{"token": map[string]any{"key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+				"keyId": "KEY123", "teamId": "TEAM456"}, "topic": "com.example.app", "production": true},
+			{"cert": clientCert, "key": clientKey, "bundleId": "com.example.app", "production": false},
+		}
+		o.Push.Android.FirebaseServiceAccount = account
+		o.Push.FCM.Endpoint = fcm.URL
+		o.Push.APNs = config.APNsOptions{ProductionURL: prod.URL, DevelopmentURL: dev.URL, CAFile: ca}
+	})
+	for i, d := range [][2]string{{"ios", "ios-good"}, {"ios", "devonly"}, {"android", "android-good"}} {
+		res := srv.Do(t, "POST", "/installations", map[string]any{"installationId": "3f1b6c2e-0000-4000-8000-00000000010" + string(rune('1'+i)),
+			"deviceType": d[0], "deviceToken": d[1], "appIdentifier": "com.example.app", "channels": []any{"all"}}, servertest.Master())
+		if res.Status != http.StatusCreated {
+			t.Fatalf("installation %s: %d %s", d[1], res.Status, res.Body)
+		}
+	}
+	st := awaitPush(t, srv, sendPush(t, srv, map[string]any{"channels": []any{"all"}, "data": map[string]any{"alert": "hi"}}))
+	if st["status"] != "succeeded" || st["numSent"] != 3.0 {
+		t.Fatalf("_PushStatus %v", st)
+	}
+	if _, ok := prod.Got("ios-good"); !ok {
+		t.Error("the production token entry did not deliver")
+	}
+	if d, ok := dev.Got("devonly"); !ok || d.Header.Get("apns-topic") != "com.example.app" {
+		t.Errorf("the debug token was not delivered through the development certificate entry: %v", d)
+	}
+	if _, ok := fcm.Got("android-good"); !ok {
+		t.Error("push.android did not deliver")
+	}
+}

@@ -10,6 +10,7 @@ package pushtest
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -25,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Delivery is one accepted message: its headers and JSON body.
@@ -280,4 +282,34 @@ func (f *FCM) ServiceAccount() []byte {
 		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
 		"client_email": Email, "token_uri": f.URL + "/token"})
 	return b
+}
+
+// ClientCertificate is a self-signed client certificate standing in for
+// an APNs push certificate: as PEM text (certificate, key), and a pool
+// trusting it for NewAPNs's clientCAs.
+func ClientCertificate() (certPEM, keyPEM string, pool *x509.CertPool, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	tmpl.Subject.CommonName = "Apple Push Services: com.example.app"
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return "", "", nil, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return "", "", nil, err
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(leaf)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return "", "", nil, err
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})), pool, nil
 }
