@@ -199,6 +199,8 @@ type Options struct {
 	Idempotency IdempotencyOptions
 	// Push is the push object (push.go).
 	Push PushOptions
+	// Accounts are the email flows and account policies (accounts.go).
+	Accounts AccountOptions
 
 	// DevMode is true when no source gave appId: a development start with
 	// AppID DevAppID.
@@ -321,6 +323,7 @@ func Defaults() *Options {
 		LiveQuery:   LiveQueryOptions{AllClasses: true},
 		Idempotency: IdempotencyOptions{TTL: DefaultIdempotencyTTL},
 		Files:       FilesOptions{Adapter: FilesAdapterLocal, FileUpload: FileUploadOptions{EnableForAuthenticatedUser: true}},
+		Accounts:    DefaultAccounts(),
 		DevMode:     true,
 	}
 }

@@ -394,29 +394,25 @@ var options = []*option{
 // with a warning, so that a Parse Server config file still starts. Any other
 // unknown name is an error.
 var unsupported = []string{
-	"accountLockout", "allowCustomObjectId", "allowExpiredAuthDataToken",
-	"analyticsAdapter", "appName", "auth", "cacheAdapter", "cacheMaxSize",
+	"allowCustomObjectId", "allowExpiredAuthDataToken",
+	"analyticsAdapter", "auth", "cacheAdapter", "cacheMaxSize",
 	"cacheTTL", "cluster", "collectionPrefix", "convertEmailToLowercase",
-	"convertUsernameToLowercase", "customPages", "dashboardOptions",
-	"databaseAdapter", "databaseOptions", "directAccess", "emailAdapter",
-	"emailVerifySuccessOnInvalidEmail", "emailVerifyTokenReuseIfValid",
-	"emailVerifyTokenValidityDuration", "enableAnonymousUsers",
+	"convertUsernameToLowercase", "dashboardOptions",
+	"databaseAdapter", "databaseOptions", "directAccess", "enableAnonymousUsers",
 	"enableCollationCaseComparison", "enableExpressErrorHandler",
 	"enableInsecureAuthAdapters", "enableSingleSchemaCache",
 	"encodeParseObjectInCloudFunction",
-	"expireInactiveSessions", "extendSessionOnUse",
+	"extendSessionOnUse",
 	"graphQLCustomTypeDefs",
 	"graphQLPublicIntrospection", "graphQLSchema",
 	"loggerAdapter", "logLevels",
 	"logsFolder", "maintenanceKey", "maintenanceKeyIps", "maxLogFiles",
 	"middleware", "nonMasterExplain", "objectIdSize", "pages",
-	"passwordPolicy", "preventLoginWithUnverifiedEmail",
-	"preventSignupWithUnverifiedEmail", "protectedFields",
-	"rateLimit", "requestKeywordDenylist", "revokeSessionOnPasswordReset",
-	"scheduledPush", "schema", "schemaCacheTTL", "security",
+	"protectedFields",
+	"rateLimit", "requestKeywordDenylist", "scheduledPush", "schema", "schemaCacheTTL", "security",
 	"sendUserEmailVerification", "serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "trustProxy", "userSensitiveFields",
-	"verifyUserEmails",
+	"passwordPolicy.validatorCallback", "passwordPolicy.resetPasswordSuccessOnInvalidEmail",
 	"push.adapterOptions", "push.android.apiKey",
 	"liveQuery.pubSubAdapter", "liveQuery.redisOptions", "liveQuery.wssAdapter",
 	"liveQueryServerOptions.pubSubAdapter", "liveQueryServerOptions.redisOptions", "liveQueryServerOptions.wssAdapter",
@@ -428,6 +424,8 @@ var (
 )
 
 func init() {
+	options = append(options, accountOptions...) // accounts.go
+	groups = append(groups, groupAccounts)
 	for _, o := range options {
 		byName[o.name] = o
 	}
