@@ -75,6 +75,8 @@ type Options struct {
 	OnChange func(Change)
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
+	// Accounts configure the email flows and account policies (accounts.go).
+	Accounts AccountOptions
 }
 
 // Auth is who is calling.
@@ -141,6 +143,8 @@ type Service struct {
 
 	// jobs counts the cloud code jobs under way (functions.go).
 	jobs sync.WaitGroup
+	// mails counts the emails under way (accounts.go).
+	mails sync.WaitGroup
 
 	// configIndexes are Options.Indexes by class (read-only after Open).
 	configIndexes map[string][]string
@@ -200,7 +204,7 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 // token and by user, users by (lower-cased) name and email, roles by name.
 var internalIndexes = map[string][]string{
 	classSession: {"sessionToken", "user"},
-	classUser:    {"username", "_username_lc", "_email_lc"},
+	classUser:    {"username", "_username_lc", "_email_lc", fieldVerifyToken, fieldResetToken},
 	classRole:    {"name"},
 	// installations by installationId and deviceToken (deduplication)
 	classInstallation: {"installationId", "deviceToken"},

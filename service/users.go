@@ -126,7 +126,7 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 			d.obj["ACL"] = acl
 		}
 	}
-	return nil
+	return s.accountRules(a, d, body) // email_flows.go
 }
 
 func (s *Service) roleRules(d *draft) error {
@@ -178,7 +178,9 @@ func (s *Service) createSession(userID, installationID string, createdWith map[s
 	body["sessionToken"] = newSessionToken()
 	body["user"] = schema.Pointer(classUser, userID)
 	body["createdWith"] = createdWith
-	body["expiresAt"] = schema.Date(schema.FormatTime(s.opts.Now().Add(length)))
+	if !s.opts.Accounts.SessionsNeverExpire {
+		body["expiresAt"] = schema.Date(schema.FormatTime(s.opts.Now().Add(length)))
+	}
 	if installationID != "" {
 		body["installationId"] = installationID
 	}
@@ -237,6 +239,9 @@ func (s *Service) SignUp(a Auth, body map[string]any) (CreateResult, string, err
 	if err != nil {
 		return CreateResult{}, "", err
 	}
+	if !s.signUpGetsSession(res.ObjectID) { // email_flows.go
+		return res, "", nil
+	}
 	sess, err := s.createSession(res.ObjectID, a.InstallationID,
 		map[string]any{"action": "signup", "authProvider": "password"}, nil)
 	if err != nil {
@@ -277,7 +282,11 @@ func (s *Service) LogIn(a Auth, username, email, password any, verifyOnly bool) 
 		user, ok = s.findOne(classUser, "_email_lc", strings.ToLower(e))
 	}
 	hash, _ := user["_hashed_password"].(string)
-	if !ok || hash == "" || bcrypt.CompareHashAndPassword([]byte(hash), bcryptInput(p)) != nil {
+	match := ok && hash != "" && bcrypt.CompareHashAndPassword([]byte(hash), bcryptInput(p)) == nil
+	if err := s.loginPolicy(a, user, ok, match); err != nil { // lockout.go
+		return nil, err
+	}
+	if !match {
 		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
 	}
 	if acl, isMap := user["ACL"].(map[string]any); isMap && len(acl) == 0 && !a.Master {

@@ -120,6 +120,12 @@ type WriteOp struct {
 	// server's own part of a write, such as the stale installations an
 	// installation save removes in the same commit.
 	asServer bool
+	// edit changes the stored object of an update under its lock, after
+	// Body: the server's own fields (email flows, lockout; accounts.go).
+	edit func(schema.Object) error
+	// keepSessions spares the user's sessions when edit's update sets a
+	// new password (revokeSessionOnPasswordReset false).
+	keepSessions bool
 }
 
 // WriteResult is the outcome of one WriteOp.
@@ -136,6 +142,9 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 	// bcrypt takes tens of milliseconds: never under a lock.
 	for i, op := range ops {
 		if p, ok := op.Body["password"].(string); ok && p != "" && op.Class == classUser && op.Method != MethodDelete {
+			if err := s.checkNewPassword(op, p); err != nil { // password_policy.go
+				return nil, err
+			}
 			hash, err := bcrypt.GenerateFromPassword(bcryptInput(p), s.opts.PasswordHashCost)
 			if err != nil {
 				return nil, fmt.Errorf("hashing a password: %w", err)
@@ -151,6 +160,8 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 	if err != nil {
 		return nil, err
 	}
+	// Verification emails of new tokens (email_flows.go).
+	s.mailAfterWrite(drafts)
 	s.afterTriggers(auth, triggers, ops, results, drafts) // cloud code (hooks.go)
 	s.announce()
 	// Cascades run after the locks are released: they write other objects.
@@ -247,7 +258,7 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 		case d.class != classUser:
 		case d.obj == nil:
 			users = append(users, userCascade{id: d.id, result: i, deleted: true})
-		case ops[i].Method == MethodUpdate && d.passwordChanged:
+		case ops[i].Method == MethodUpdate && d.passwordChanged && !ops[i].keepSessions:
 			users = append(users, userCascade{id: d.id, result: i})
 		}
 	}
@@ -343,6 +354,11 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 	d.hashedPassword = op.hashedPassword
 	if err := d.apply(op.Body, false); err != nil {
 		return nil, err
+	}
+	if op.edit != nil {
+		if err := op.edit(d.obj); err != nil {
+			return nil, err
+		}
 	}
 	d.obj["updatedAt"] = now
 	if err := s.classRules(auth, d, op.Body); err != nil {
