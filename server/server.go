@@ -52,6 +52,7 @@ type Server struct {
 	metricsLn    net.Listener   // metricsPort, bound by Listen
 	scripts      *cloud.Scripts // the cloud option's JavaScript; nil without
 	files        *fileStore     // file URLs' base; a temporary files directory
+	links        *linkBase      // the base of links in emails (email.go)
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -80,6 +81,12 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if err != nil {
 		return nil, err
 	}
+	mailer, err := openMailer(opts) // email.go
+	if err != nil {
+		fileStore.close()
+		return nil, err
+	}
+	links := &linkBase{opts: opts}
 	adapter, err := store.Open(opts.DatabaseURI)
 	if err != nil {
 		fileStore.close()
@@ -114,6 +121,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),
 		Indexes:                  opts.Indexes,
 		Files:                    filesOpts,
+		Accounts:                 accountOptions(opts, mailer, links, log),
 		Warn:                     func(msg string) { log.Warn(msg) },
 		OnChange: func(c service.Change) {
 			if publish != nil {
@@ -180,6 +188,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 		CloudCode:        cloudCode,
 		Push:             pusher,
+		Pages:            pagesOptions(opts),
 	})
 	if err != nil {
 		lq.close()
@@ -188,7 +197,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
-		scripts: scripts, files: fileStore, Push: sender}
+		scripts: scripts, files: fileStore, Push: sender, links: links}
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -239,6 +248,8 @@ func (s *Server) Listen() (net.Addr, error) {
 	}
 	s.ln = ln
 	s.files.listening(s.Opts, bannerHost(s.Opts.Host, ln.Addr()))
+	addr := ln.Addr()
+	s.links.addr.Store(&addr)
 	return ln.Addr(), nil
 }
 
@@ -266,6 +277,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.Push.StartScheduler()
 	}
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
+	s.Service.WaitMail() // emails under way are delivered (or time out)
 	// Pushes under way stop at their next batch; the scheduler stops.
 	s.closePush()
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);

@@ -14,15 +14,12 @@ import (
 // says so (the SDKs show its message), never the router's text 404, which
 // the SDKs report as unparseable JSON.
 var notBuilt = map[string]string{
-	"files":                    "Files are not available: no files adapter is configured.",
-	"cloud_code":               "Scheduling cloud code jobs is not available yet.",
-	"requestPasswordReset":     "Password reset emails are not available yet: Quarry has no email adapter.",
-	"verificationEmailRequest": "Verification emails are not available yet: Quarry has no email adapter.",
-	"challenge":                "Multi-factor challenges are not available yet.",
-	"loginAs":                  "loginAs is not available yet.",
-	"validate_purchase":        "Purchase validation is not available.",
-	"security":                 "The security check is not available yet.",
-	"apps":                     "Email verification and password reset pages are not available yet.",
+	"files":             "Files are not available: no files adapter is configured.",
+	"cloud_code":        "Scheduling cloud code jobs is not available yet.",
+	"challenge":         "Multi-factor challenges are not available yet.",
+	"loginAs":           "loginAs is not available yet.",
+	"validate_purchase": "Purchase validation is not available.",
+	"security":          "The security check is not available yet.",
 }
 
 // notFound answers a request no route serves: a cloud function (none exist

@@ -40,6 +40,7 @@ var routeFamilies = []func() []route{
 	graphQLConfigRoutes,
 	functionRoutes,
 	hookRoutes,
+	emailRoutes,
 }
 
 func (s *Server) registerRoutes() {

@@ -71,6 +71,8 @@ type Options struct {
 	CloudCode bool
 	// Push sends POST /push; nil answers that no push adapter is set.
 	Push Pusher
+	// Pages configure the email links' pages under <mount>/apps/ (pages.go).
+	Pages PagesOptions
 	// WebSocket, when set, receives every WebSocket upgrade request, on any
 	// path (LiveQuery shares the HTTP server's port).
 	WebSocket fasthttp.RequestHandler
@@ -245,6 +247,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if s.serveFiles(ctx, path) {
+		return
+	}
+	if s.servePages(ctx, path) { // pages.go
 		return
 	}
 	if strings.HasPrefix(path, s.opts.MountPath+"/") {
