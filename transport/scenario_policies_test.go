@@ -1,0 +1,177 @@
+package transport_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/email/emailtest"
+	"github.com/quarrydata/quarry/server/servertest"
+)
+
+// Account policies: passwordPolicy, accountLockout, expireInactiveSessions,
+// revokeSessionOnPasswordReset, and the gates on unverified emails.
+
+func TestScenarioPasswordPolicyAndLockout(t *testing.T) {
+	relay := emailtest.Start(t, emailtest.Options{})
+	clock := newClock()
+	srv := servertest.Start(t, withMail(relay, func(o *config.Options) {
+		o.Now = clock.Now
+		o.Accounts.VerifyUserEmails = false
+		o.Accounts.PasswordPolicy = config.PasswordPolicy{ValidatorPattern: `^.{10,}$`, ValidationError: "Use at least 10 characters.",
+			DoNotAllowUsername: true, MaxPasswordAge: 1, MaxPasswordHistory: 2, ResetTokenValidityDuration: time.Hour}
+		o.Accounts.AccountLockout = config.AccountLockout{Duration: 1, Threshold: 2, UnlockOnPasswordReset: true}
+		o.Accounts.ExpireInactiveSessions = false
+		o.Accounts.RevokeSessionOnPasswordReset = false
+	}))
+	app := servertest.App()
+	locked := msgIs(101, "Your account is locked due to multiple failed login attempts. Please try again after 1 minute(s)")
+	invalid := msgIs(101, "Invalid username/password.")
+	var daveID, token string
+	keepToken := func(t testing.TB, res servertest.Response) {
+		if tok := tokenOf(res); tok != "" {
+			token = tok
+		}
+	}
+	changePassword := func(name, pw string, status int, check func(testing.TB, servertest.Response)) scenario {
+		return scenario{name: name, method: "PUT", path: "/users/{dave}", body: map[string]any{"password": pw},
+			expectedStatus: status, check: check}
+	}
+	login := func(name, pw string, status int, check func(testing.TB, servertest.Response)) scenario {
+		return scenario{name: name, method: "POST", path: "/login", headers: app, body: loginBody("dave", pw),
+			expectedStatus: status, check: check}
+	}
+	run := func(table []scenario) {
+		t.Helper()
+		for _, sc := range table {
+			sc.path = strings.ReplaceAll(sc.path, "{dave}", daveID)
+			if sc.headers == nil {
+				sc.headers = asUser(token)
+			}
+			t.Run(sc.name, func(t *testing.T) { sc.run(t, srv) })
+		}
+	}
+	run([]scenario{
+		{name: "pattern", method: "POST", path: "/users", headers: app, body: map[string]any{"username": "dave", "password": "short"},
+			expectedStatus: 400, check: msgIs(142, "Use at least 10 characters.")},
+		{name: "username in password", method: "POST", path: "/users", headers: app,
+			body: map[string]any{"username": "dave", "password": "dave-is-long-1"}, expectedStatus: 400,
+			check: msgIs(142, "Password cannot contain your username.")},
+		{name: "sign up", method: "POST", path: "/users", headers: app,
+			body:           map[string]any{"username": "dave", "password": "first-Passw0rd", "email": "dave@example.com"},
+			expectedStatus: 201, check: func(t testing.TB, res servertest.Response) {
+				daveID = res.Map()["objectId"].(string)
+				keepToken(t, res)
+			}},
+	})
+	run([]scenario{
+		{name: "session never expires", method: "GET", path: "/sessions/me", expectedStatus: 200,
+			notExpectedContains: []string{"expiresAt"}},
+		changePassword("second password", "second-Passw0rd", 200, keepToken),
+		changePassword("first again is in the history", "first-Passw0rd", 400,
+			msgIs(142, "New password should not be the same as last 2 passwords.")),
+		changePassword("current one too", "second-Passw0rd", 400, codeIs(142)),
+		changePassword("third password", "third-Passw0rd", 200, keepToken),
+		changePassword("first is out of the history", "first-Passw0rd", 200, keepToken),
+		login("wrong once", "nope-nope-nope", 404, invalid),
+		login("wrong twice", "nope-nope-nope", 404, invalid),
+		login("locked, even with the right password", "first-Passw0rd", 404, locked),
+	})
+	clock.Add(61 * time.Second)
+	run([]scenario{
+		login("unlocked after the duration", "first-Passw0rd", 200, keepToken),
+		login("count starts over: wrong once", "nope-nope-nope", 404, invalid),
+		login("wrong twice", "nope-nope-nope", 404, invalid),
+		login("wrong thrice", "nope-nope-nope", 404, locked),
+		{name: "reset request", method: "POST", path: "/requestPasswordReset", headers: app,
+			body: map[string]any{"email": "dave@example.com"}, expectedStatus: 200},
+	})
+	link := mailedLink(t, relay, "dave@example.com", "request_password_reset")
+	token0 := strings.SplitN(link, "token=", 2)[1]
+	action := srv.URL + "/apps/" + servertest.AppID + "/request_password_reset"
+	redirectsTo(t, "POST", action, url.Values{"token": {token0}, "new_password": {"tiny"}}, "choose_password.html",
+		map[string]string{"error": "Use at least 10 characters."})
+	redirectsTo(t, "POST", action, url.Values{"token": {token0}, "new_password": {"fourth-Passw0rd"}}, "password_reset_success.html", nil)
+	run([]scenario{
+		{name: "sessions survive the reset", method: "GET", path: "/users/me", expectedStatus: 200},
+		login("the reset unlocked the account", "fourth-Passw0rd", 200, keepToken),
+		{name: "another reset request", method: "POST", path: "/requestPasswordReset", headers: app,
+			body: map[string]any{"email": "dave@example.com"}, expectedStatus: 200},
+	})
+	link = mailedLink(t, relay, "dave@example.com", "request_password_reset")
+	clock.Add(2 * time.Hour)
+	redirectsTo(t, "GET", link, nil, "invalid_link.html", nil)
+	clock.Add(23 * time.Hour)
+	run([]scenario{
+		login("the password has expired", "fourth-Passw0rd", 404, msgIs(101, "Your password has expired. Please reset your password.")),
+	})
+}
+
+func TestScenarioUnverifiedEmailGates(t *testing.T) {
+	relay := emailtest.Start(t, emailtest.Options{})
+	clock := newClock()
+	srv := servertest.Start(t, withMail(relay, func(o *config.Options) {
+		o.Now = clock.Now
+		o.Accounts.PreventLoginWithUnverifiedEmail = true
+		o.Accounts.EmailVerifyTokenValidityDuration = time.Hour
+		o.Accounts.EmailVerifyTokenReuseIfValid = true
+		o.Accounts.CustomPages.VerifyEmailSuccess = "https://app.example/verified"
+	}))
+	app := servertest.App()
+	var first string
+	runScenarios(t, srv, []scenario{
+		{name: "sign up gets no session", method: "POST", path: "/users", headers: app,
+			body:           map[string]any{"username": "erin", "password": password("erin"), "email": "erin@example.com"},
+			expectedStatus: 201, notExpectedContains: []string{"sessionToken"},
+			check: func(t testing.TB, res servertest.Response) {
+				first = mailedLink(t, relay, "erin@example.com", "verify_email")
+			}},
+		{name: "login refused", method: "POST", path: "/login", headers: app, body: loginBody("erin", password("erin")),
+			expectedStatus: 400, check: msgIs(205, "User email is not verified.")},
+		{name: "the master key may log in", method: "POST", path: "/login", headers: servertest.Master(),
+			body: loginBody("erin", password("erin")), expectedStatus: 200},
+		{name: "a new link repeats the valid token", method: "POST", path: "/verificationEmailRequest", headers: app,
+			body: map[string]any{"email": "erin@example.com"}, expectedStatus: 200,
+			check: func(t testing.TB, res servertest.Response) {
+				if again := mailedLink(t, relay, "erin@example.com", "verify_email"); again != first {
+					t.Errorf("link %s, want the still valid %s", again, first)
+				}
+			}},
+	})
+	clock.Add(time.Hour + time.Second)
+	redirectsTo(t, "GET", first, nil, "invalid_verification_link.html", nil)
+	res := srv.Do(t, "POST", "/verificationEmailRequest", map[string]any{"email": "erin@example.com"}, app)
+	if res.Status != 200 {
+		t.Fatalf("new link: %d %s", res.Status, res.Body)
+	}
+	fresh := mailedLink(t, relay, "erin@example.com", "verify_email")
+	if fresh == first {
+		t.Error("an expired token was sent again")
+	}
+	loc := redirectsTo(t, "GET", fresh, nil, "https://app.example/verified?", map[string]string{"username": "erin", "id": servertest.AppID})
+	if !strings.HasPrefix(loc, "https://app.example/verified?") {
+		t.Errorf("custom page %s", loc)
+	}
+	runScenarios(t, srv, []scenario{
+		{name: "login after verification", method: "POST", path: "/login", headers: app, body: loginBody("erin", password("erin")),
+			expectedStatus: 200},
+	})
+}
+
+func TestScenarioSignupGateOnly(t *testing.T) {
+	relay := emailtest.Start(t, emailtest.Options{})
+	srv := servertest.Start(t, withMail(relay, func(o *config.Options) { o.Accounts.PreventSignupWithUnverifiedEmail = true }))
+	app := servertest.App()
+	runScenarios(t, srv, []scenario{
+		{name: "sign up gets no session", method: "POST", path: "/users", headers: app,
+			body:           map[string]any{"username": "finn", "password": password("finn"), "email": "finn@example.com"},
+			expectedStatus: 201, notExpectedContains: []string{"sessionToken"}},
+		{name: "login is allowed", method: "POST", path: "/login", headers: app, body: loginBody("finn", password("finn")),
+			expectedStatus: 200},
+		{name: "a user without email gets a session", method: "POST", path: "/users", headers: app,
+			body: map[string]any{"username": "gus", "password": password("gus")}, expectedStatus: 201, expectedContains: []string{"sessionToken"}},
+	})
+	mailedLink(t, relay, "finn@example.com", "verify_email")
+}
