@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -249,6 +251,12 @@ func TestScenarioPasswordReset(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { redirectsTo(t, "POST", action, tc.form, tc.page, tc.params) })
 	}
 	redirectsTo(t, "GET", link, nil, "invalid_link.html", nil)
+	// A script posting the form (X-Requested-With) gets JSON, not redirects.
+	xhr := map[string]string{"X-Requested-With": "XMLHttpRequest", "Content-Type": "application/x-www-form-urlencoded"}
+	res = rawDo(t, action, "POST", url.Values{"token": {token}, "new_password": {"x-Pa55word"}}.Encode(), xhr)
+	if res.Status != 400 || res.Map()["code"] != float64(-1) {
+		t.Errorf("XHR with a spent link: %d %s", res.Status, res.Body)
+	}
 	runScenarios(t, srv, []scenario{
 		{name: "old session revoked", method: "GET", path: "/users/me", headers: asUser(oldToken), expectedStatus: 400, check: codeIs(209)},
 		{name: "old password refused", method: "POST", path: "/login", headers: app,
@@ -268,3 +276,24 @@ func (c *testClock) Now() time.Time        { c.mu.Lock(); defer c.mu.Unlock(); r
 func (c *testClock) Add(d time.Duration)   { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
 func newClock() *testClock                 { return &testClock{now: time.Now()} }
 func loginBody(u, p string) map[string]any { return map[string]any{"username": u, "password": p} }
+
+func TestScenarioEmailTemplates(t *testing.T) {
+	relay := emailtest.Start(t, emailtest.Options{})
+	dir := t.TempDir()
+	verification := filepath.Join(dir, "verify.txt")
+	if err := os.WriteFile(verification, []byte("Subject: Welcome to {{.AppName}}, {{.Username}}\n\nConfirm here: {{.URL}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := servertest.Start(t, withMail(relay, func(o *config.Options) {
+		o.Accounts.EmailAdapter.Options.VerificationEmailTemplate = verification
+		o.PublicServerURL = "https://api.example.com/parse"
+	}))
+	res := srv.Do(t, "POST", "/users", map[string]any{"username": "hal", "password": password("hal"), "email": "hal@example.com"}, servertest.App())
+	if res.Status != 201 {
+		t.Fatalf("sign up: %d %s", res.Status, res.Body)
+	}
+	m := relay.Next(t)
+	if m.Subject != "Welcome to Quarry Test, hal" || !strings.HasPrefix(m.Text, "Confirm here: https://api.example.com/parse/apps/"+servertest.AppID+"/verify_email?token=") {
+		t.Errorf("custom template not used: %q %q", m.Subject, m.Text)
+	}
+}
