@@ -84,13 +84,15 @@ const (
 
 // Parse error codes of the flows.
 const (
-	codeOtherCause       = -1
-	codeInternal         = 1
-	codeValidation       = 142
-	codeEmailNotFound    = 205
-	codeEmailMissing     = 204
-	mailDeliveryDeadline = 2 * time.Minute
+	codeOtherCause    = -1
+	codeInternal      = 1
+	codeValidation    = 142
+	codeEmailMissing  = 204
+	codeEmailNotFound = 205
 )
+
+// mailDeliveryDeadline bounds one email's delivery in the background.
+const mailDeliveryDeadline = 2 * time.Minute
 
 // ErrInvalidLink is the answer to a verification or reset link whose token
 // is unknown, used or expired.

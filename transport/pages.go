@@ -158,15 +158,15 @@ func (s *Server) appName() string {
 	return s.opts.AppID
 }
 
-// pageData is what the page template shows.
+// pageData is what the page template shows. PasswordForm shows the new
+// password form (posting Token to Action), ResendForm the form asking for
+// a new verification link (posting to Action).
 type pageData struct {
 	Title, Message, Error string
 	AppName, Username     string
-	// Form, when set, is the password form (Action, Token, Username) or
-	// the resend form (Resend).
-	Action, Token string
-	PasswordForm  bool
-	ResendForm    bool
+	Action, Token         string
+	PasswordForm          bool
+	ResendForm            bool
 }
 
 var pageTexts = map[string]struct{ title, message string }{
