@@ -54,17 +54,24 @@ func (s *Service) mailAfterWrite(drafts []*draft) {
 	}
 }
 
-// signUpGetsSession reports whether a new user receives a session token:
-// not while their email is unverified and the policy wants it verified
-// first (preventSignupWithUnverifiedEmail, or preventLoginWithUnverifiedEmail
-// with verifyUserEmails).
+// signUpGetsSession reports whether a new user receives a session token,
+// with verifyUserEmails on: not unless verified when login needs a
+// verified email (preventLoginWithUnverifiedEmail, as login then would
+// refuse them), not with an unverified email under
+// preventSignupWithUnverifiedEmail.
 func (s *Service) signUpGetsSession(userID string) bool {
 	acc := &s.opts.Accounts
 	if !acc.VerifyUserEmails || !acc.PreventSignupWithUnverifiedEmail && !acc.PreventLoginWithUnverifiedEmail {
 		return true
 	}
 	user, ok := s.userByID(userID)
-	return !ok || user["emailVerified"] != false
+	if !ok {
+		return true
+	}
+	if acc.PreventLoginWithUnverifiedEmail {
+		return user["emailVerified"] == true
+	}
+	return user["emailVerified"] != false
 }
 
 // emailParam checks the email of the two request endpoints.

@@ -50,7 +50,9 @@ func (s *Service) loginPolicy(a Auth, user schema.Object, found, match bool) err
 	if !match || a.Master {
 		return nil
 	}
-	if acc.VerifyUserEmails && acc.PreventLoginWithUnverifiedEmail && user["emailVerified"] == false {
+	// As in Parse Server, a user without emailVerified (no email, or one
+	// from before verification was on) counts as unverified.
+	if acc.VerifyUserEmails && acc.PreventLoginWithUnverifiedEmail && user["emailVerified"] != true {
 		return schema.Errorf(codeEmailNotFound, "User email is not verified.")
 	}
 	if s.passwordExpired(user) {

@@ -132,6 +132,11 @@ func TestScenarioUnverifiedEmailGates(t *testing.T) {
 			expectedStatus: 400, check: msgIs(205, "User email is not verified.")},
 		{name: "the master key may log in", method: "POST", path: "/login", headers: servertest.Master(),
 			body: loginBody("erin", password("erin")), expectedStatus: 200},
+		{name: "a user without email has no verified email", method: "POST", path: "/users", headers: app,
+			body:           map[string]any{"username": "ian", "password": password("ian")},
+			expectedStatus: 201, notExpectedContains: []string{"sessionToken"}},
+		{name: "and cannot log in", method: "POST", path: "/login", headers: app, body: loginBody("ian", password("ian")),
+			expectedStatus: 400, check: codeIs(205)},
 		{name: "a new link repeats the valid token", method: "POST", path: "/verificationEmailRequest", headers: app,
 			body: map[string]any{"email": "erin@example.com"}, expectedStatus: 200,
 			check: func(t testing.TB, res servertest.Response) {
