@@ -177,14 +177,23 @@ func (s *Service) mailLink(user schema.Object, page, token string, reset bool) {
 // WaitMail waits for the emails under way (server shutdown).
 func (s *Service) WaitMail() { s.mails.Wait() }
 
-// updateUser writes to one user as the server: body holds public fields,
-// edit changes the stored object (internal fields included) under the
-// object's lock.
+// updateUser writes to one user as the server, as any update (triggers
+// run): body holds public fields, edit changes the stored object (internal
+// fields included) under the object's lock.
 func (s *Service) updateUser(id string, body map[string]any, edit func(schema.Object) error, keepSessions bool) error {
 	if body == nil {
 		body = map[string]any{}
 	}
 	_, err := s.write(Auth{Master: true, internal: true},
 		[]WriteOp{{Method: MethodUpdate, Class: classUser, ID: id, Body: body, edit: edit, keepSessions: keepSessions}}, true)
+	return err
+}
+
+// touchUser changes only a user's internal fields (link tokens, lockout
+// counts): no trigger runs and updatedAt stays, as these are the server's
+// bookkeeping rather than a change of the user.
+func (s *Service) touchUser(id string, edit func(schema.Object) error) error {
+	_, err := s.write(Auth{Master: true, internal: true},
+		[]WriteOp{{Method: MethodUpdate, Class: classUser, ID: id, Body: map[string]any{}, edit: edit, quiet: true}}, true)
 	return err
 }

@@ -168,7 +168,7 @@ func (s *Service) RequestPasswordReset(emailAddr any) error {
 		return nil
 	}
 	tok := newLinkToken()
-	err = s.updateUser(user["objectId"].(string), nil, func(obj schema.Object) error {
+	err = s.touchUser(user["objectId"].(string), func(obj schema.Object) error {
 		obj[fieldResetToken] = tok
 		if v := acc.ResetTokenValidity; v > 0 {
 			obj[fieldResetTokenExpires] = dateValue(s.opts.Now().Add(v))
@@ -176,7 +176,7 @@ func (s *Service) RequestPasswordReset(emailAddr any) error {
 			delete(obj, fieldResetTokenExpires)
 		}
 		return nil
-	}, false)
+	})
 	if err != nil {
 		return err
 	}

@@ -120,6 +120,9 @@ func (s *Service) beforeTriggers(auth Auth, ops []WriteOp) ([]preparedTrigger, e
 	var out []preparedTrigger
 	for i := range ops {
 		op := &ops[i]
+		if op.quiet {
+			continue
+		}
 		afterKind, beforeKind := AfterSave, BeforeSave
 		if op.Method == MethodDelete {
 			afterKind, beforeKind = AfterDelete, BeforeDelete

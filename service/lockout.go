@@ -74,13 +74,13 @@ func (s *Service) countLogin(user schema.Object, match bool) error {
 		if intField(user, fieldFailedLogins) == 0 {
 			return nil
 		}
-		return s.updateUser(id, nil, func(obj schema.Object) error {
+		return s.touchUser(id, func(obj schema.Object) error {
 			obj[fieldFailedLogins] = float64(0)
 			return nil
-		}, false)
+		})
 	}
 	var count int
-	err := s.updateUser(id, nil, func(obj schema.Object) error {
+	err := s.touchUser(id, func(obj schema.Object) error {
 		now := s.opts.Now()
 		if exp, ok := dateField(obj, fieldLockoutExpires); ok && !now.Before(exp) {
 			obj[fieldFailedLogins] = float64(0)
@@ -92,7 +92,7 @@ func (s *Service) countLogin(user schema.Object, match bool) error {
 			obj[fieldLockoutExpires] = dateValue(now.Add(lockoutDuration(acc.LockoutMinutes)))
 		}
 		return nil
-	}, false)
+	})
 	if err != nil {
 		return fmt.Errorf("counting a failed login: %w", err)
 	}

@@ -126,6 +126,9 @@ type WriteOp struct {
 	// keepSessions spares the user's sessions when edit's update sets a
 	// new password (revokeSessionOnPasswordReset false).
 	keepSessions bool
+	// quiet marks the server's bookkeeping (lockout counts, link tokens):
+	// no triggers run and updatedAt stays.
+	quiet bool
 }
 
 // WriteResult is the outcome of one WriteOp.
@@ -360,7 +363,9 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 			return nil, err
 		}
 	}
-	d.obj["updatedAt"] = now
+	if !op.quiet {
+		d.obj["updatedAt"] = now
+	}
 	if err := s.classRules(auth, d, op.Body); err != nil {
 		return nil, err
 	}

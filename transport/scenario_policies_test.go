@@ -1,11 +1,14 @@
 package transport_test
 
 import (
+	"context"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/email/emailtest"
 	"github.com/quarrydata/quarry/server/servertest"
@@ -75,10 +78,16 @@ func TestScenarioPasswordPolicyAndLockout(t *testing.T) {
 		changePassword("current one too", "second-Passw0rd", 400, codeIs(142)),
 		changePassword("third password", "third-Passw0rd", 200, keepToken),
 		changePassword("first is out of the history", "first-Passw0rd", 200, keepToken),
+	})
+	updatedAt := userField(t, srv, daveID)["updatedAt"]
+	run([]scenario{
 		login("wrong once", "nope-nope-nope", 404, invalid),
 		login("wrong twice", "nope-nope-nope", 404, invalid),
 		login("locked, even with the right password", "first-Passw0rd", 404, locked),
 	})
+	if now := userField(t, srv, daveID)["updatedAt"]; now != updatedAt {
+		t.Errorf("failed logins moved updatedAt from %v to %v", updatedAt, now)
+	}
 	clock.Add(61 * time.Second)
 	run([]scenario{
 		login("unlocked after the duration", "first-Passw0rd", 200, keepToken),
@@ -179,4 +188,40 @@ func TestScenarioSignupGateOnly(t *testing.T) {
 			body: map[string]any{"username": "gus", "password": password("gus")}, expectedStatus: 201, expectedContains: []string{"sessionToken"}},
 	})
 	mailedLink(t, relay, "finn@example.com", "verify_email")
+}
+
+// TestScenarioBookkeepingRunsNoTriggers: lockout counts and reset tokens
+// are the server's bookkeeping: _User triggers do not see them, while a
+// user change the flows make (emailVerified) runs them as any update.
+func TestScenarioBookkeepingRunsNoTriggers(t *testing.T) {
+	relay := emailtest.Start(t, emailtest.Options{})
+	var saves atomic.Int64
+	reg := cloud.New(nil, 0)
+	reg.BeforeSave("_User", func(context.Context, *cloud.TriggerRequest) error { saves.Add(1); return nil })
+	srv := servertest.StartCloud(t, nil, reg, withMail(relay, func(o *config.Options) {
+		o.Accounts.AccountLockout = config.AccountLockout{Duration: 5, Threshold: 3}
+	}))
+	app := servertest.App()
+	runScenarios(t, srv, []scenario{
+		{name: "sign up", method: "POST", path: "/users", headers: app, expectedStatus: 201,
+			body: map[string]any{"username": "jo", "password": password("jo"), "email": "jo@example.com"}},
+		{name: "failed login", method: "POST", path: "/login", headers: app, body: loginBody("jo", "wrong"), expectedStatus: 404},
+		{name: "good login", method: "POST", path: "/login", headers: app, body: loginBody("jo", password("jo")), expectedStatus: 200},
+		{name: "reset request", method: "POST", path: "/requestPasswordReset", headers: app,
+			body: map[string]any{"email": "jo@example.com"}, expectedStatus: 200},
+	})
+	if n := saves.Load(); n != 1 {
+		t.Errorf("beforeSave ran %d times, want once (the sign-up)", n)
+	}
+	// Two emails are under way, in either order.
+	verify := ""
+	for range 2 {
+		if link := linkPattern.FindString(relay.Next(t).Text); strings.Contains(link, "/verify_email?") {
+			verify = link
+		}
+	}
+	redirectsTo(t, "GET", verify, nil, "verify_email_success.html", nil)
+	if n := saves.Load(); n != 2 {
+		t.Errorf("beforeSave ran %d times, want twice (sign-up, verification)", n)
+	}
 }
