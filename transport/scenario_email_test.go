@@ -297,3 +297,36 @@ func TestScenarioEmailTemplates(t *testing.T) {
 		t.Errorf("custom template not used: %q %q", m.Subject, m.Text)
 	}
 }
+
+func TestScenarioResetTokenReuse(t *testing.T) {
+	relay := emailtest.Start(t, emailtest.Options{})
+	clock := newClock()
+	srv := servertest.Start(t, withMail(relay, func(o *config.Options) {
+		o.Now = clock.Now
+		o.Accounts.VerifyUserEmails = false
+		o.Accounts.PasswordPolicy.ResetTokenReuseIfValid = true
+		o.Accounts.PasswordPolicy.ResetTokenValidityDuration = 10 * time.Minute
+	}))
+	app := servertest.App()
+	if res := srv.Do(t, "POST", "/users", map[string]any{"username": "kim", "password": password("kim"), "email": "kim@example.com"}, app); res.Status != 201 {
+		t.Fatalf("sign up: %d %s", res.Status, res.Body)
+	}
+	request := func() string {
+		t.Helper()
+		if res := srv.Do(t, "POST", "/requestPasswordReset", map[string]any{"email": "kim@example.com"}, app); res.Status != 200 {
+			t.Fatalf("reset request: %d %s", res.Status, res.Body)
+		}
+		return mailedLink(t, relay, "kim@example.com", "request_password_reset")
+	}
+	first := request()
+	if again := request(); again != first {
+		t.Errorf("a still valid token was replaced: %s, then %s", first, again)
+	}
+	clock.Add(10 * time.Minute)
+	redirectsTo(t, "GET", first, nil, "invalid_link.html", nil)
+	fresh := request()
+	if fresh == first {
+		t.Error("an expired token was sent again")
+	}
+	redirectsTo(t, "GET", fresh, nil, "choose_password.html", map[string]string{"username": "kim"})
+}
