@@ -135,6 +135,9 @@ type Options struct {
 	// EnforcePrivateUsers is enforcePrivateUsers: new users readable only
 	// by themselves.
 	EnforcePrivateUsers bool
+	// Auth is third-party sign-in: auth, enableAnonymousUsers and
+	// enableInsecureAuthAdapters (auth.go).
+	Auth AuthOptions
 	// PasswordHashCost is passwordHashCost: the bcrypt cost of passwords.
 	PasswordHashCost int
 	// MaxJSONDepth is maxJSONDepth: the deepest nesting accepted in a JSON body.
@@ -322,5 +325,6 @@ func Defaults() *Options {
 		Idempotency: IdempotencyOptions{TTL: DefaultIdempotencyTTL},
 		Files:       FilesOptions{Adapter: FilesAdapterLocal, FileUpload: FileUploadOptions{EnableForAuthenticatedUser: true}},
 		DevMode:     true,
+		Auth:        AuthOptions{EnableAnonymousUsers: true},
 	}
 }
