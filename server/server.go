@@ -80,6 +80,11 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if err != nil {
 		return nil, err
 	}
+	authProviders, err := openAuth(opts) // auth.go
+	if err != nil {
+		fileStore.close()
+		return nil, err
+	}
 	adapter, err := store.Open(opts.DatabaseURI)
 	if err != nil {
 		fileStore.close()
@@ -109,6 +114,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		PrivateUsers:             opts.EnforcePrivateUsers,
 		SessionLength:            opts.SessionLength,
 		Now:                      opts.Now,
+		Auth:                     authProviders,
 		ScanBudgetForMaster:      opts.MaxScanMasterKey,
 		ScanBudgetWarnOnly:       opts.MaxScanWarnOnly,
 		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),

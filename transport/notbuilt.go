@@ -18,7 +18,6 @@ var notBuilt = map[string]string{
 	"cloud_code":               "Scheduling cloud code jobs is not available yet.",
 	"requestPasswordReset":     "Password reset emails are not available yet: Quarry has no email adapter.",
 	"verificationEmailRequest": "Verification emails are not available yet: Quarry has no email adapter.",
-	"challenge":                "Multi-factor challenges are not available yet.",
 	"loginAs":                  "loginAs is not available yet.",
 	"validate_purchase":        "Purchase validation is not available.",
 	"security":                 "The security check is not available yet.",
