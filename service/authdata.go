@@ -132,50 +132,60 @@ func (s *Service) planAuthData(a Auth, userID string, raw any, stored map[string
 // into a regular one.
 func (s *Service) authDataRules(d *draft, plan *authPlan, body map[string]any) error {
 	orig, _ := d.original["authData"].(map[string]any)
+	_, setsPassword := body["password"]
+	upgrade := setsPassword && orig[auth.Anonymous] != nil && (plan == nil || plan.set[auth.Anonymous] == nil)
+	if plan == nil && !upgrade {
+		return nil
+	}
 	merged := maps.Clone(orig)
 	if merged == nil {
 		merged = map[string]any{}
 	}
-	if plan != nil {
-		if plan.clearAll {
-			clear(merged)
-			clearMFA(d)
-		}
-		for _, p := range plan.unlink {
-			delete(merged, p)
-			if p == auth.MFA {
-				clearMFA(d)
-			}
-		}
-		for _, p := range slices.Sorted(maps.Keys(plan.set)) {
-			entry := plan.set[p]
-			if other, taken := s.findOne(classUser, "authData."+p+".id", entry["id"]); taken && other["objectId"] != d.id {
-				return errAuthAlreadyUsed
-			}
-			merged[p] = entry
-		}
-		if plan.mfa != nil {
-			merged[auth.MFA] = map[string]any{"status": "enabled"}
-			d.obj[fieldMFASecret] = plan.mfa.secret
-			d.obj[fieldMFARecovery] = plan.mfa.recovery
-		}
-		if plan.response != nil {
-			d.echo["authDataResponse"] = plan.response
-		}
-		if plan.spendRecovery != "" {
-			if err := spendRecoveryCode(d, plan.spendRecovery); err != nil {
-				return err
-			}
-		}
-	}
-	if _, setsPassword := body["password"]; setsPassword && d.original != nil && (plan == nil || plan.set[auth.Anonymous] == nil) {
+	if upgrade {
 		delete(merged, auth.Anonymous) // the anonymous user signed up
 	}
-	switch {
-	case len(merged) > 0:
+	if plan != nil {
+		if err := s.applyAuthPlan(d, plan, merged); err != nil {
+			return err
+		}
+	}
+	if len(merged) > 0 {
 		d.obj["authData"] = merged
-	case orig != nil || plan != nil:
+	} else {
 		delete(d.obj, "authData")
+	}
+	return nil
+}
+
+// applyAuthPlan applies a checked plan to the authData being written.
+func (s *Service) applyAuthPlan(d *draft, plan *authPlan, merged map[string]any) error {
+	if plan.clearAll {
+		clear(merged)
+		clearMFA(d)
+	}
+	for _, p := range plan.unlink {
+		delete(merged, p)
+		if p == auth.MFA {
+			clearMFA(d)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(plan.set)) {
+		entry := plan.set[p]
+		if other, taken := s.findOne(classUser, "authData."+p+".id", entry["id"]); taken && other["objectId"] != d.id {
+			return errAuthAlreadyUsed
+		}
+		merged[p] = entry
+	}
+	if plan.mfa != nil {
+		merged[auth.MFA] = map[string]any{"status": "enabled"}
+		d.obj[fieldMFASecret] = plan.mfa.secret
+		d.obj[fieldMFARecovery] = plan.mfa.recovery
+	}
+	if plan.response != nil {
+		d.echo["authDataResponse"] = plan.response
+	}
+	if plan.spendRecovery != "" {
+		return spendRecoveryCode(d, plan.spendRecovery)
 	}
 	return nil
 }
@@ -184,6 +194,14 @@ func (s *Service) authDataRules(d *draft, plan *authPlan, body map[string]any) e
 // so two sign-ups with one new id run one after the other.
 func authDataKeys(op WriteOp) []string {
 	var keys []string
+	if op.authPlan != nil {
+		for p, entry := range op.authPlan.set {
+			if id, ok := entry["id"].(string); ok {
+				keys = append(keys, "\x01auth\x00"+p+"\x00"+id)
+			}
+		}
+		return keys
+	}
 	ad, _ := op.Body["authData"].(map[string]any)
 	for p, v := range ad {
 		entry, _ := v.(map[string]any)
