@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"reflect"
 	"slices"
@@ -259,18 +260,11 @@ func (s *Service) SignUpWithAuthData(a Auth, body map[string]any) (AuthDataSignU
 	if err != nil {
 		return AuthDataSignUp{}, err
 	}
-	var user schema.Object
-	for _, p := range slices.Sorted(maps.Keys(plan.set)) {
-		u, found := s.findOne(classUser, "authData."+p+".id", plan.set[p]["id"])
-		if !found {
-			continue
-		}
-		if user != nil && user["objectId"] != u["objectId"] {
-			return AuthDataSignUp{}, errAuthAlreadyUsed
-		}
-		user = u
-	}
 	providers := strings.Join(slices.Sorted(maps.Keys(plan.set)), ",")
+	user, err := s.linkedUser(plan)
+	if err != nil {
+		return AuthDataSignUp{}, err
+	}
 	if user != nil {
 		return s.logInWithAuthData(a, user, plan, m[auth.MFA], providers)
 	}
@@ -281,10 +275,16 @@ func (s *Service) SignUpWithAuthData(a Auth, body map[string]any) (AuthDataSignU
 		rest["username"] = out.Username
 	}
 	res, err := s.write(a, []WriteOp{{Method: MethodCreate, Class: classUser, Body: rest, authPlan: plan}}, true)
-	if err != nil {
-		return AuthDataSignUp{}, err
+	if err == nil {
+		err = res[0].Err
 	}
-	if err := res[0].Err; err != nil {
+	if errors.Is(err, errAuthAlreadyUsed) {
+		// A sign-up with the same authData won the race: log into its user.
+		if user, _ = s.linkedUser(plan); user != nil {
+			return s.logInWithAuthData(a, user, plan, m[auth.MFA], providers)
+		}
+	}
+	if err != nil {
 		return AuthDataSignUp{}, err
 	}
 	out.Create = res[0].Create
@@ -295,6 +295,23 @@ func (s *Service) SignUpWithAuthData(a Auth, body map[string]any) (AuthDataSignU
 	}
 	out.SessionToken = sess["sessionToken"].(string)
 	return out, nil
+}
+
+// linkedUser finds the one user a plan's providers are linked to (nil:
+// none); providers linked to different users are 208.
+func (s *Service) linkedUser(plan *authPlan) (schema.Object, error) {
+	var user schema.Object
+	for _, p := range slices.Sorted(maps.Keys(plan.set)) {
+		u, found := s.findOne(classUser, "authData."+p+".id", plan.set[p]["id"])
+		if !found {
+			continue
+		}
+		if user != nil && user["objectId"] != u["objectId"] {
+			return nil, errAuthAlreadyUsed
+		}
+		user = u
+	}
+	return user, nil
 }
 
 // logInWithAuthData opens a session for the user linked to the authData,

@@ -173,12 +173,14 @@ func (s *Service) userByAuthData(a Auth, ad map[string]any) (schema.Object, erro
 	if err != nil {
 		return nil, err
 	}
-	for p, entry := range plan.set {
-		if u, ok := s.findOne(classUser, "authData."+p+".id", entry["id"]); ok {
-			return u, nil
-		}
+	user, err := s.linkedUser(plan)
+	if err != nil {
+		return nil, err
 	}
-	return nil, schema.Errorf(schema.CodeObjectNotFound, "User not found.")
+	if user == nil {
+		return nil, schema.Errorf(schema.CodeObjectNotFound, "User not found.")
+	}
+	return user, nil
 }
 
 func randRead(b []byte) {

@@ -1,7 +1,9 @@
 package transport_test
 
 import (
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,13 +177,14 @@ func TestScenarioAuthDataLinking(t *testing.T) {
 	p := authtest.Start(t)
 	srv := authServer(t, p, nil)
 	app := servertest.App()
-	p.AddCode("code-1", "gh-token-1")
-	p.AddCode("code-2", "gh-token-1")
-	p.AddToken("gh-token-1", "4242")
-	p.AddToken("fb-token-1", "fb-7")
-	p.AddToken("ms-token-1", "ms-9")
-	p.AddToken("corp-token-1", "corp-3")
-	p.AddTwitter("tw-token", "tw-secret", "tw-5")
+	sfx := uniqueSuffix() // the leak audit tracks secrets by value across runs
+	p.AddCode("code-1", "gh-token-1"+sfx)
+	p.AddCode("code-2", "gh-token-1"+sfx)
+	p.AddToken("gh-token-1"+sfx, "4242")
+	p.AddToken("fb-token-1"+sfx, "fb-7")
+	p.AddToken("ms-token-1"+sfx, "ms-9")
+	p.AddToken("corp-token-1"+sfx, "corp-3")
+	p.AddTwitter("tw-token"+sfx, "tw-secret"+sfx, "tw-5")
 	id, _ := signUp(t, srv, "carol", "carol@example.com")
 	carol := asUser(loginOf(t, srv, "carol"))
 	runScenarios(t, srv, []scenario{
@@ -195,25 +198,25 @@ func TestScenarioAuthDataLinking(t *testing.T) {
 		{name: "a spent code fails", method: "POST", path: "/users", headers: app,
 			body: authBody("github", map[string]any{"id": "4242", "code": "code-2"}), expectedStatus: 400, check: codeIs(251)},
 		{name: "github access token is insecure by default", method: "POST", path: "/users", headers: app,
-			body: authBody("github", map[string]any{"id": "4242", "access_token": "gh-token-1"}), expectedStatus: 400, check: codeIs(252)},
+			body: authBody("github", map[string]any{"id": "4242", "access_token": "gh-token-1" + sfx}), expectedStatus: 400, check: codeIs(252)},
 		{name: "link facebook (graph me, app id)", method: "PUT", path: "/users/" + id, headers: carol,
-			body: authBody("facebook", map[string]any{"id": "fb-7", "access_token": "fb-token-1"}), expectedStatus: 200},
+			body: authBody("facebook", map[string]any{"id": "fb-7", "access_token": "fb-token-1" + sfx}), expectedStatus: 200},
 		{name: "facebook token of another user", method: "POST", path: "/users", headers: app,
-			body: authBody("facebook", map[string]any{"id": "fb-8", "access_token": "fb-token-1"}), expectedStatus: 400, check: codeIs(251)},
+			body: authBody("facebook", map[string]any{"id": "fb-8", "access_token": "fb-token-1" + sfx}), expectedStatus: 400, check: codeIs(251)},
 		{name: "facebook limited login token", method: "POST", path: "/users", headers: app,
 			body: authBody("facebook", map[string]any{"id": "fb-7",
 				"token": p.IDToken(t, authtest.RSA, map[string]any{"sub": "fb-7", "aud": authtest.FacebookAppID})}),
 			expectedStatus: 200, expectedContains: []string{`"objectId":"` + id + `"`}},
 		{name: "link microsoft", method: "PUT", path: "/users/" + id, headers: carol,
-			body: authBody("microsoft", map[string]any{"id": "ms-9", "access_token": "ms-token-1"}), expectedStatus: 200},
+			body: authBody("microsoft", map[string]any{"id": "ms-9", "access_token": "ms-token-1" + sfx}), expectedStatus: 200},
 		{name: "microsoft bad token", method: "POST", path: "/users", headers: app,
 			body: authBody("microsoft", map[string]any{"id": "ms-9", "access_token": "nope"}), expectedStatus: 400, check: codeIs(251)},
 		{name: "link twitter (OAuth 1.0a)", method: "PUT", path: "/users/" + id, headers: carol,
-			body: authBody("twitter", map[string]any{"id": "tw-5", "auth_token": "tw-token", "auth_token_secret": "tw-secret"}), expectedStatus: 200},
+			body: authBody("twitter", map[string]any{"id": "tw-5", "auth_token": "tw-token" + sfx, "auth_token_secret": "tw-secret" + sfx}), expectedStatus: 200},
 		{name: "twitter wrong secret", method: "POST", path: "/users", headers: app,
-			body: authBody("twitter", map[string]any{"id": "tw-5", "auth_token": "tw-token", "auth_token_secret": "wrong"}), expectedStatus: 400, check: codeIs(251)},
+			body: authBody("twitter", map[string]any{"id": "tw-5", "auth_token": "tw-token" + sfx, "auth_token_secret": "wrong"}), expectedStatus: 400, check: codeIs(251)},
 		{name: "link the generic oauth2 provider (introspection)", method: "PUT", path: "/users/" + id, headers: carol,
-			body: authBody("corp", map[string]any{"id": "corp-3", "access_token": "corp-token-1"}), expectedStatus: 200},
+			body: authBody("corp", map[string]any{"id": "corp-3", "access_token": "corp-token-1" + sfx}), expectedStatus: 200},
 		{name: "introspection says inactive", method: "POST", path: "/users", headers: app,
 			body: authBody("corp", map[string]any{"id": "corp-3", "access_token": "revoked"}), expectedStatus: 400, check: codeIs(251)},
 		{name: "every provider is linked", method: "GET", path: "/users/me", headers: carol, expectedStatus: 200,
@@ -223,19 +226,20 @@ func TestScenarioAuthDataLinking(t *testing.T) {
 		{name: "facebook is gone, the others stay", method: "GET", path: "/users/me", headers: carol, expectedStatus: 200,
 			expectedContains: []string{`"github":`, `"microsoft":`}, notExpectedContains: []string{`"facebook"`}},
 		{name: "facebook now signs up a new user", method: "POST", path: "/users", headers: app,
-			body: authBody("facebook", map[string]any{"id": "fb-7", "access_token": "fb-token-1"}), expectedStatus: 201},
+			body: authBody("facebook", map[string]any{"id": "fb-7", "access_token": "fb-token-1" + sfx}), expectedStatus: 201},
 	})
 }
 
 func TestScenarioAuthDataInsecure(t *testing.T) {
 	p := authtest.Start(t)
-	p.AddToken("gh-token-1", "4242")
+	sfx := uniqueSuffix()
+	p.AddToken("gh-token-1"+sfx, "4242")
 	srv := authServer(t, p, func(o *config.Options) { o.Auth.EnableInsecureAuthAdapters = true })
 	runScenarios(t, srv, []scenario{
 		{name: "github access token accepted", method: "POST", path: "/users", headers: servertest.App(),
-			body: authBody("github", map[string]any{"id": "4242", "access_token": "gh-token-1"}), expectedStatus: 201},
+			body: authBody("github", map[string]any{"id": "4242", "access_token": "gh-token-1" + sfx}), expectedStatus: 201},
 		{name: "github access token of someone else", method: "POST", path: "/users", headers: servertest.App(),
-			body: authBody("github", map[string]any{"id": "4243", "access_token": "gh-token-1"}), expectedStatus: 400, check: codeIs(251)},
+			body: authBody("github", map[string]any{"id": "4243", "access_token": "gh-token-1" + sfx}), expectedStatus: 400, check: codeIs(251)},
 	})
 }
 
@@ -276,3 +280,43 @@ func TestScenarioAuthDataAnonymousDisabled(t *testing.T) {
 			body: authBody("anonymous", map[string]any{"id": anonID}), expectedStatus: 400, check: codeIs(252)},
 	})
 }
+
+// Concurrent sign-ups with one new authData make one user: the first
+// creates it (201), the others log into it (200).
+func TestScenarioAuthDataConcurrentSignUp(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	const n = 8
+	type result struct {
+		status int
+		id     string
+	}
+	results := make(chan result, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := srv.Do(t, "POST", "/users", authBody("anonymous", map[string]any{"id": anonID}), servertest.App())
+			id, _ := res.Map()["objectId"].(string)
+			results <- result{res.Status, id}
+		}()
+	}
+	wg.Wait()
+	close(results)
+	created, ids := 0, map[string]bool{}
+	for r := range results {
+		if r.status == 201 {
+			created++
+		} else if r.status != 200 {
+			t.Errorf("status %d", r.status)
+		}
+		ids[r.id] = true
+	}
+	if created != 1 || len(ids) != 1 {
+		t.Errorf("%d created, %d distinct users; want one of each", created, len(ids))
+	}
+}
+
+// uniqueSuffix makes a test's provider secrets differ from every other
+// run's (go test -count, the leak audit that learns secrets by value).
+func uniqueSuffix() string { return "-" + strconv.FormatInt(time.Now().UnixNano(), 36) }
