@@ -88,23 +88,24 @@ func (o Options) String(key, def string) string {
 	return def
 }
 
-// Strings returns an option that is a string or a list of strings.
+// Strings returns an option that is a string or a list of strings; ids
+// written as JSON numbers (Facebook app ids often are) count as their text.
 func (o Options) Strings(key string) []string {
 	switch v := o.Raw[key].(type) {
-	case string:
-		if v != "" {
-			return []string{v}
-		}
 	case []any:
 		var out []string
 		for _, e := range v {
-			if s, ok := e.(string); ok && s != "" {
+			if s := idString(e); s != "" {
 				out = append(out, s)
 			}
 		}
 		return out
 	case []string:
 		return v
+	default:
+		if s := idString(v); s != "" {
+			return []string{s}
+		}
 	}
 	return nil
 }

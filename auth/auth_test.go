@@ -2,8 +2,10 @@ package auth_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/auth/authtest"
@@ -126,5 +128,58 @@ func TestJWKSFetch(t *testing.T) {
 	_, err = r.Validate(context.Background(), "apple", map[string]any{"id": "u", "id_token": p.IDToken(t, authtest.RSA, map[string]any{"sub": "u"})})
 	if pe, _ := schema.AsError(err); pe == nil || pe.Code != auth.CodeInvalidLinkedSession || strings.Contains(pe.Message, "127.0.0.1") {
 		t.Errorf("provider down: %v, want 251 without internals", err)
+	}
+}
+
+// Key rotation: a token signed by a key the cached set lacks fails until
+// the set may be fetched again (jwksRefetch after the last fetch), then
+// the new key is found.
+func TestJWKSRotation(t *testing.T) {
+	p := authtest.Start(t)
+	now := time.Now()
+	r, err := auth.New(auth.Config{
+		Providers: map[string]map[string]any{"google": {"clientId": authtest.ClientID, "jwksUri": p.URL + "/jwks", "issuer": authtest.Issuer}},
+		Now:       func() time.Time { return now },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate := func(kind string) error {
+		_, err := r.Validate(context.Background(), "google", map[string]any{"id": "u", "id_token": p.IDToken(t, kind, map[string]any{"sub": "u"})})
+		return err
+	}
+	if err := validate(authtest.RSA); err != nil {
+		t.Fatal(err)
+	}
+	p.AddKey(t, "rotated")
+	for _, step := range []struct {
+		name    string
+		advance time.Duration
+		ok      bool
+		fetches int
+	}{
+		{"right after rotation: the cached set is kept", 10 * time.Second, false, 1},
+		{"a minute later the set is fetched again", time.Minute, true, 2},
+		{"then the new key is cached", time.Second, true, 2},
+	} {
+		now = now.Add(step.advance)
+		err := validate("rotated")
+		if (err == nil) != step.ok || p.Calls("/jwks") != step.fetches {
+			t.Errorf("%s: error %v, %d fetches; want ok=%v, %d fetches", step.name, err, p.Calls("/jwks"), step.ok, step.fetches)
+		}
+	}
+}
+
+// Ids in options may be JSON numbers; anything else is refused.
+func TestOptionIDs(t *testing.T) {
+	o := auth.Options{Raw: map[string]any{"appIds": []any{json.Number("1234567890"), 42.0, "abc"}, "clientId": "c"}}
+	if got := strings.Join(o.Strings("appIds"), ","); got != "1234567890,42,abc" {
+		t.Errorf("appIds %q", got)
+	}
+	if got := o.Strings("clientId"); len(got) != 1 || got[0] != "c" {
+		t.Errorf("clientId %q", got)
+	}
+	if _, err := auth.New(auth.Config{Providers: map[string]map[string]any{"facebook": {"appIds": []any{true}}}}); err == nil {
+		t.Error("facebook appIds [true] accepted")
 	}
 }

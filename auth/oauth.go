@@ -103,7 +103,12 @@ func newFacebook() facebookAdapter {
 	return facebookAdapter{oidc: newOIDC(facebookIssuers, facebookJWKS)}
 }
 
-func (facebookAdapter) ValidateOptions(Options) error { return nil }
+func (facebookAdapter) ValidateOptions(opts Options) error {
+	if _, set := opts.Raw["appIds"]; set && len(opts.Strings("appIds")) == 0 {
+		return errors.New("appIds must be a list of app ids")
+	}
+	return nil
+}
 
 func (a facebookAdapter) ValidateAuthData(ctx context.Context, data map[string]any, opts Options) (Result, error) {
 	if tok := str(data, "token"); tok != "" {

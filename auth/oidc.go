@@ -151,6 +151,9 @@ type cachedSet struct {
 // (force) older than jwksRefetch.
 func (c *keyCache) get(ctx context.Context, opts Options, url string, force bool) (jwk.Set, error) {
 	now := time.Now()
+	if opts.Now != nil {
+		now = opts.Now()
+	}
 	c.mu.Lock()
 	cur := c.sets[url]
 	c.mu.Unlock()

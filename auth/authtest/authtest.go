@@ -122,13 +122,39 @@ func (p *Provider) IDToken(tb testing.TB, kind string, claims map[string]any) st
 	if err != nil {
 		tb.Fatal(err)
 	}
+	p.mu.Lock()
 	key := p.keys[kind]
+	p.mu.Unlock()
 	alg, _ := key.Algorithm()
 	signed, err := jwt.Sign(tok, jwt.WithKey(alg, key))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return string(signed)
+}
+
+// AddKey publishes a new RSA key in the JWKS (a provider's key rotation);
+// IDToken signs with it under the kind, which is also its kid.
+func (p *Provider) AddKey(tb testing.TB, kind string) {
+	tb.Helper()
+	raw, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	key, err := jwk.Import(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_ = key.Set(jwk.KeyIDKey, kind)
+	_ = key.Set(jwk.AlgorithmKey, jwa.RS256())
+	pub, err := key.PublicKey()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.keys[kind] = key
+	_ = p.set.AddKey(pub)
 }
 
 // AddToken makes an access token valid for the user id.
@@ -188,7 +214,10 @@ func (p *Provider) serve(w http.ResponseWriter, r *http.Request) {
 	unauthorized := map[string]any{"error": map[string]any{"message": "Invalid OAuth access token."}}
 	switch r.Method + " " + r.URL.Path {
 	case "GET /jwks":
-		reply(w, http.StatusOK, p.set)
+		p.mu.Lock()
+		set, _ := json.Marshal(p.set)
+		p.mu.Unlock()
+		reply(w, http.StatusOK, json.RawMessage(set))
 	case "GET /me": // Facebook Graph
 		id, ok := p.user(r.URL.Query().Get("access_token"))
 		if !ok {
