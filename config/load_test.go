@@ -347,13 +347,14 @@ func TestParseServerConfigFile(t *testing.T) {
 	want(t, o.LiveQuery.ClassNames, []string{"Posts", "Comments"})
 	want(t, o.AllowClientClassCreation, false)
 	want(t, o.Cloud, "./cloud/main.js")
-	for _, w := range []string{"push.android.apiKey", "auth", "filesAdapter", "liveQuery.redisOptions", "startLiveQueryServer"} {
+	want(t, o.Auth.Providers, map[string]any{"facebook": map[string]any{"appIds": []any{"1"}}})
+	for _, w := range []string{"push.android.apiKey", "filesAdapter", "liveQuery.redisOptions", "startLiveQueryServer"} {
 		if !hasWarning(warns, w) {
 			t.Errorf("no warning about %s in %q", w, warns)
 		}
 	}
-	if len(warns) != 5 {
-		t.Errorf("got %d warnings, want 5: %q", len(warns), warns)
+	if len(warns) != 4 {
+		t.Errorf("got %d warnings, want 4: %q", len(warns), warns)
 	}
 }
 

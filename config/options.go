@@ -135,6 +135,9 @@ type Options struct {
 	// EnforcePrivateUsers is enforcePrivateUsers: new users readable only
 	// by themselves.
 	EnforcePrivateUsers bool
+	// Auth is third-party sign-in: auth, enableAnonymousUsers and
+	// enableInsecureAuthAdapters (auth.go).
+	Auth AuthOptions
 	// PasswordHashCost is passwordHashCost: the bcrypt cost of passwords.
 	PasswordHashCost int
 	// MaxJSONDepth is maxJSONDepth: the deepest nesting accepted in a JSON body.
@@ -325,5 +328,6 @@ func Defaults() *Options {
 		Files:       FilesOptions{Adapter: FilesAdapterLocal, FileUpload: FileUploadOptions{EnableForAuthenticatedUser: true}},
 		Accounts:    DefaultAccounts(),
 		DevMode:     true,
+		Auth:        AuthOptions{EnableAnonymousUsers: true},
 	}
 }

@@ -193,6 +193,15 @@ var options = []*option{
 	{name: "enforcePrivateUsers", group: groupSession, env: []string{"PARSE_SERVER_ENFORCE_PRIVATE_USERS"},
 		usage: "new users readable only by themselves (default: readable by all, per the spec)",
 		field: func(o *Options) any { return &o.EnforcePrivateUsers }},
+	{name: "auth", group: groupSession, env: []string{"PARSE_SERVER_AUTH_PROVIDERS"},
+		usage: "third-party sign-in providers and their settings, e.g. {\"google\":{\"clientId\":\"...\"}} (docs/auth.md)",
+		field: func(o *Options) any { return &o.Auth.Providers }},
+	{name: "enableAnonymousUsers", group: groupSession, env: []string{"PARSE_SERVER_ENABLE_ANON_USERS"},
+		usage: "allow anonymous users (authData.anonymous)",
+		field: func(o *Options) any { return &o.Auth.EnableAnonymousUsers }},
+	{name: "enableInsecureAuthAdapters", group: groupSession, env: []string{"PARSE_SERVER_ENABLE_INSECURE_AUTH_ADAPTERS"},
+		usage: "accept deprecated insecure authData payloads of every provider",
+		field: func(o *Options) any { return &o.Auth.EnableInsecureAuthAdapters }},
 	{name: "passwordHashCost", group: groupSession,
 		usage: "bcrypt cost of stored password hashes (4 to 31; each step doubles the work)",
 		field: func(o *Options) any { return &o.PasswordHashCost }},
@@ -395,12 +404,12 @@ var options = []*option{
 // unknown name is an error.
 var unsupported = []string{
 	"allowCustomObjectId", "allowExpiredAuthDataToken",
-	"analyticsAdapter", "auth", "cacheAdapter", "cacheMaxSize",
+	"analyticsAdapter", "cacheAdapter", "cacheMaxSize",
 	"cacheTTL", "cluster", "collectionPrefix", "convertEmailToLowercase",
 	"convertUsernameToLowercase", "dashboardOptions",
-	"databaseAdapter", "databaseOptions", "directAccess", "enableAnonymousUsers",
+	"databaseAdapter", "databaseOptions", "directAccess",
 	"enableCollationCaseComparison", "enableExpressErrorHandler",
-	"enableInsecureAuthAdapters", "enableSingleSchemaCache",
+	"enableSingleSchemaCache",
 	"encodeParseObjectInCloudFunction",
 	"extendSessionOnUse",
 	"graphQLCustomTypeDefs",
@@ -483,6 +492,8 @@ func (o *option) typeName() string {
 		return "seconds"
 	case *[]map[string]any:
 		return "objects"
+	case *map[string]any:
+		return "json"
 	}
 	panic("config: option " + o.name + " has an unsupported field type")
 }

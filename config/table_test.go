@@ -79,6 +79,9 @@ func TestEnvNames(t *testing.T) {
 		"nearSphereMaxDistanceMiles":       "QUARRY_NEAR_SPHERE_MAX_DISTANCE_MILES",
 		"indexes":                          "QUARRY_INDEXES",
 		"enforcePrivateUsers":              "QUARRY_ENFORCE_PRIVATE_USERS PARSE_SERVER_ENFORCE_PRIVATE_USERS",
+		"auth":                             "QUARRY_AUTH PARSE_SERVER_AUTH_PROVIDERS",
+		"enableAnonymousUsers":             "QUARRY_ENABLE_ANONYMOUS_USERS PARSE_SERVER_ENABLE_ANON_USERS",
+		"enableInsecureAuthAdapters":       "QUARRY_ENABLE_INSECURE_AUTH_ADAPTERS PARSE_SERVER_ENABLE_INSECURE_AUTH_ADAPTERS",
 		"passwordHashCost":                 "QUARRY_PASSWORD_HASH_COST",
 		"maxJSONDepth":                     "QUARRY_MAX_JSON_DEPTH",
 		"allowClientClassCreation":         "QUARRY_ALLOW_CLIENT_CLASS_CREATION PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION",
@@ -203,7 +206,7 @@ func TestOptionTable(t *testing.T) {
 		if o.field == nil {
 			continue
 		}
-		value := map[string]string{"string": "x", "int": "7", "bool": "true", "list": "a", "size": "1kb", "seconds": "9", "objects": `{"a": 1}`}[o.typeName()]
+		value := map[string]string{"string": "x", "int": "7", "bool": "true", "list": "a", "size": "1kb", "seconds": "9", "objects": `{"a": 1}`, "json": "{}"}[o.typeName()]
 		var flagErr, envErr error
 		l := &loader{opts: Defaults(), from: map[string]string{}}
 		l.apply(assignment{name: o.name, raw: value, source: "test"})

@@ -50,6 +50,12 @@ func set(o *Options, opt *option, raw any) error {
 			return err
 		}
 		*p = v
+	case *map[string]any:
+		v, err := asObject(raw)
+		if err != nil {
+			return err
+		}
+		*p = v
 	case *time.Duration:
 		v, err := asInt(raw)
 		if err != nil {

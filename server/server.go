@@ -86,6 +86,11 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		fileStore.close()
 		return nil, err
 	}
+	authProviders, err := openAuth(opts) // auth.go
+	if err != nil {
+		fileStore.close()
+		return nil, err
+	}
 	links := &linkBase{opts: opts}
 	adapter, err := store.Open(opts.DatabaseURI)
 	if err != nil {
@@ -116,6 +121,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		PrivateUsers:             opts.EnforcePrivateUsers,
 		SessionLength:            opts.SessionLength,
 		Now:                      opts.Now,
+		Auth:                     authProviders,
 		ScanBudgetForMaster:      opts.MaxScanMasterKey,
 		ScanBudgetWarnOnly:       opts.MaxScanWarnOnly,
 		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),

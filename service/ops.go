@@ -23,6 +23,8 @@ type draft struct {
 	passwordChanged bool
 	// hashedPassword is the body's password already hashed (WriteOp).
 	hashedPassword string
+	// authPlan is the body's checked authData (WriteOp).
+	authPlan *authPlan
 }
 
 type joinChange struct {

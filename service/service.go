@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
@@ -77,6 +78,9 @@ type Options struct {
 	Now func() time.Time
 	// Accounts configure the email flows and account policies (accounts.go).
 	Accounts AccountOptions
+	// Auth holds the third-party sign-in providers (the auth option);
+	// nil turns authData sign-in off.
+	Auth *auth.Registry
 }
 
 // Auth is who is calling.
@@ -92,6 +96,8 @@ type Auth struct {
 	// Roles are the caller's role names ("role:Admin"), inherited ones
 	// included; set by Authenticate.
 	Roles []string
+	// LoginAuthData is the authData sent with a login (the mfa token).
+	LoginAuthData map[string]any
 	// internal marks writes the service makes on its own behalf (sessions,
 	// password hashes): they may touch internal fields and classes.
 	internal bool
@@ -175,6 +181,9 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 		if err := s.data.SetStandingIndexes(class, fields...); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.data.SetStandingIndexes(classUser, authDataIndexes(opts.Auth)...); err != nil {
+		return nil, err
 	}
 	for _, decl := range opts.Indexes {
 		class, path, ok := strings.Cut(decl, ".")

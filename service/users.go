@@ -117,6 +117,9 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 		delete(d.fields, "password")
 		d.passwordChanged = true
 	}
+	if err := s.authDataRules(d, d.authPlan, body); err != nil {
+		return err
+	}
 	if creating {
 		if _, ok := body["ACL"]; !ok {
 			acl := map[string]any{d.id: map[string]any{"read": true, "write": true}}
@@ -297,6 +300,9 @@ func (s *Service) LogIn(a Auth, username, email, password any, verifyOnly bool) 
 	out := s.present(classUser, user, ReadOptions{}, nil)
 	if verifyOnly {
 		return out, nil
+	}
+	if err := s.loginFactors(a, user); err != nil { // mfa.go
+		return nil, err
 	}
 	sess, err := s.createSession(uid, a.InstallationID, map[string]any{"action": "login", "authProvider": "password"}, nil)
 	if err != nil {

@@ -116,6 +116,9 @@ type WriteOp struct {
 	// hashedPassword is the bcrypt hash of Body's password, computed by
 	// write before it takes any lock.
 	hashedPassword string
+	// authPlan is Body's authData, checked by the provider adapters
+	// before any lock (authdata.go).
+	authPlan *authPlan
 	// asServer runs the op with the master key whoever the caller is: the
 	// server's own part of a write, such as the stale installations an
 	// installation save removes in the same commit.
@@ -154,6 +157,9 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 			}
 			ops[i].hashedPassword = string(hash)
 		}
+	}
+	if err := s.checkAuthData(auth, ops); err != nil { // asks providers: no lock held (authdata.go)
+		return nil, err
 	}
 	triggers, err := s.beforeTriggers(auth, ops) // cloud code (hooks.go)
 	if err != nil {
@@ -278,6 +284,7 @@ func uniqueValueKeys(op WriteOp) []string {
 				keys = append(keys, "\x01"+field+"\x00"+strings.ToLower(v))
 			}
 		}
+		keys = append(keys, authDataKeys(op)...)
 	case classRole:
 		if v, ok := op.Body["name"].(string); ok {
 			keys = append(keys, "\x01role\x00"+v)
@@ -318,6 +325,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 		}
 		d := newDraft(op.Class, op.ID, nil)
 		d.hashedPassword = op.hashedPassword
+		d.authPlan = op.authPlan
 		if err := d.apply(op.Body, true); err != nil {
 			return nil, err
 		}
@@ -355,6 +363,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 		return d, nil
 	}
 	d.hashedPassword = op.hashedPassword
+	d.authPlan = op.authPlan
 	if err := d.apply(op.Body, false); err != nil {
 		return nil, err
 	}

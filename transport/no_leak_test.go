@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/quarrydata/quarry/auth/authtest"
+	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -334,9 +336,13 @@ func walkMaps(v any, fn func(map[string]any)) {
 // on hidden keys, sessions listings, password changes) and audits every
 // response recorded so far; TestMain audits the whole suite again at the end.
 func TestNoSecretsInResponses(t *testing.T) {
-	w := newWorld(t, nil)
-	srv := w.srv
 	secretToken := "SECRET-fb-access-token-42"
+	fb := authtest.Start(t) // the fake Facebook the sign-up's token is checked at
+	fb.AddToken(secretToken, "fb-1")
+	w := newWorld(t, func(o *config.Options) {
+		o.Auth.Providers = map[string]any{"facebook": map[string]any{"graphURL": fb.URL}}
+	})
+	srv := w.srv
 	res := srv.Do(t, "POST", "/users", map[string]any{"username": "linked", "password": "pw-linked-S3cret!",
 		"email": "linked@example.com", "authData": map[string]any{"facebook": map[string]any{"id": "fb-1", "access_token": secretToken}}}, servertest.App())
 	if res.Status != 201 {

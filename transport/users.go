@@ -8,7 +8,7 @@ import (
 
 // sessionExempt are paths that read the session token themselves (or
 // ignore it) instead of having it resolved by the envelope.
-var sessionExempt = map[string]bool{"/login": true, "/sessions/me": true, "/upgradeToRevocableSession": true, "/users/me": true}
+var sessionExempt = map[string]bool{"/login": true, "/challenge": true, "/sessions/me": true, "/upgradeToRevocableSession": true, "/users/me": true}
 
 func userRoutes() []route {
 	return []route{
@@ -24,6 +24,7 @@ func userRoutes() []route {
 		{method: "POST", pattern: "/verifyPassword", fn: verifyPassword},
 		{method: "GET", pattern: "/verifyPassword", fn: verifyPassword},
 		{method: "POST", pattern: "/upgradeToRevocableSession", fn: upgradeSession},
+		{method: "POST", pattern: "/challenge", fn: challenge},
 	}
 }
 
@@ -79,6 +80,9 @@ func classCreate(class, locationPath string) endpoint {
 }
 
 func signUp(s *Server, c *call) (any, error) {
+	if _, ok := c.body["authData"]; ok {
+		return signUpWithAuthData(s, c) // authdata.go
+	}
 	res, token, err := s.svc.SignUp(c.auth, c.body)
 	if err != nil {
 		return nil, err
@@ -133,7 +137,9 @@ func loginParams(c *call) (username, email, password any) {
 
 func logIn(s *Server, c *call) (any, error) {
 	u, e, p := loginParams(c)
-	return s.svc.LogIn(c.auth, u, e, p, false)
+	a := c.auth
+	a.LoginAuthData, _ = c.allParams()["authData"].(map[string]any) // the mfa token
+	return s.svc.LogIn(a, u, e, p, false)
 }
 
 func verifyPassword(s *Server, c *call) (any, error) {
