@@ -16,6 +16,7 @@ require (
 	github.com/tidwall/buntdb v1.3.0
 	github.com/tidwall/gjson v1.14.3
 	github.com/valyala/fasthttp v1.58.0
+	go.mongodb.org/mongo-driver/v2 v2.8.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sync v0.25.0
 )

@@ -1,0 +1,10 @@
+// Package transfer moves whole databases into and out of a Quarry store:
+// it reads what Parse Server operators have (mongoexport JSON, mongodump
+// BSON, Parse Dashboard's JSON export), writes Dashboard-shaped or
+// mongoexport-shaped exports, and takes consistent snapshots of a live
+// data file for backup and restore.
+//
+// It writes store records directly, in batches, into a store no server has
+// open; it never imports service, transport or server. Imports: schema and
+// store only.
+package transfer

@@ -1,0 +1,147 @@
+package transfer_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/server/servertest"
+	"github.com/quarrydata/quarry/store"
+	"github.com/quarrydata/quarry/transfer"
+)
+
+// importInto imports from into a new data file and returns its path.
+func importInto(t *testing.T, from string, opts transfer.ImportOptions) (string, *transfer.Summary) {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "quarry.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	opts.From = from
+	sum, err := transfer.Import(context.Background(), st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, sum
+}
+
+func serve(t *testing.T, db string) *servertest.Server {
+	t.Helper()
+	return servertest.Start(t, func(o *config.Options) { o.DatabaseURI = db })
+}
+
+func get(t *testing.T, s *servertest.Server, path string, headers map[string]string) map[string]any {
+	t.Helper()
+	r := s.Do(t, "GET", path, nil, headers)
+	if r.Status != 200 {
+		t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+	}
+	return r.Map()
+}
+
+func TestImportMongoexportFixtures(t *testing.T) {
+	db, sum := importInto(t, "testdata/mongoexport", transfer.ImportOptions{})
+	wantObjects := map[string]int64{"_User": 2, "_Session": 2, "_Role": 1, "Post": 2, "_GlobalConfig": 1}
+	if !reflect.DeepEqual(sum.Objects, wantObjects) {
+		t.Errorf("objects %v, want %v", sum.Objects, wantObjects)
+	}
+	if sum.Relations != 3 || sum.Sessions != 1 {
+		t.Errorf("relations %d sessions %d, want 3 and 1", sum.Relations, sum.Sessions)
+	}
+	if sum.Skipped["Post: no usable _id"] != 1 {
+		t.Errorf("skipped %v, want the Post without _id", sum.Skipped)
+	}
+	if sum.Dropped["_User._perishable_token: password reset links are not carried over"] != 1 {
+		t.Errorf("dropped %v", sum.Dropped)
+	}
+
+	s := serve(t, db)
+	m := servertest.Master()
+	// Users keep their Parse Server passwords (bcryptjs $2b$ and $2a$ hashes).
+	for _, u := range []struct{ name, pw string }{{"alice", "alice-password"}, {"Bob", "bob-password"}} {
+		r := s.Do(t, "POST", "/login", map[string]any{"username": u.name, "password": u.pw}, servertest.App())
+		if r.Status != 200 || r.Map()["sessionToken"] == nil {
+			t.Errorf("login %s: %d %s", u.name, r.Status, r.Body)
+		}
+		r = s.Do(t, "POST", "/login", map[string]any{"username": u.name, "password": "wrong"}, servertest.App())
+		if r.Status == 200 {
+			t.Errorf("login %s with a wrong password succeeded", u.name)
+		}
+	}
+	// Existing sessions stay valid: a _Session and a legacy _User._session_token.
+	for token, user := range map[string]string{"r:4f1d2c3b4a5968778695a4b3c2d1e0f1": "alice", "legacyBobToken42": "Bob"} {
+		h := servertest.App()
+		h["X-Parse-Session-Token"] = token
+		if me := get(t, s, "/users/me", h); me["username"] != user {
+			t.Errorf("session %s is %v, want %s", token, me["username"], user)
+		}
+	}
+
+	post := get(t, s, "/classes/Post/postHello1", m)
+	want := map[string]any{
+		"objectId": "postHello1", "title": "Hello",
+		"createdAt": "2020-02-02T02:02:02.000Z", "updatedAt": "2020-02-03T02:02:02.000Z",
+		"author":    map[string]any{"__type": "Pointer", "className": "_User", "objectId": "aliceUser1"},
+		"location":  map[string]any{"__type": "GeoPoint", "latitude": 52.5, "longitude": 13.4},
+		"area":      map[string]any{"__type": "Polygon", "coordinates": []any{[]any{52.0, 13.0}, []any{52.0, 14.0}, []any{53.0, 14.0}, []any{52.0, 13.0}}},
+		"published": map[string]any{"__type": "Date", "iso": "2020-02-02T02:02:02.000Z"},
+		"views":     42.0, "tags": []any{"go", "parse"},
+		"meta":  map[string]any{"seen": map[string]any{"__type": "Date", "iso": "2020-01-01T00:00:00.000Z"}, "n": 7.0},
+		"thumb": map[string]any{"__type": "Bytes", "base64": "aGk="},
+		"ACL": map[string]any{"*": map[string]any{"read": true}, "role:Editors": map[string]any{"write": true},
+			"aliceUser1": map[string]any{"write": true}},
+		"likes": map[string]any{"__type": "Relation", "className": "_User"},
+	}
+	cover, _ := post["cover"].(map[string]any)
+	if cover["name"] != "tfss-3c5a1e2d-cover.png" || cover["__type"] != "File" {
+		t.Errorf("cover = %v", post["cover"])
+	}
+	delete(post, "cover")
+	if !reflect.DeepEqual(post, want) {
+		got, _ := json.Marshal(post)
+		exp, _ := json.Marshal(want)
+		t.Errorf("post:\n got %s\nwant %s", got, exp)
+	}
+	// Relations: who likes the post; who is in the role.
+	likes := get(t, s, `/classes/_User?where={"$relatedTo":{"object":{"__type":"Pointer","className":"Post","objectId":"postHello1"},"key":"likes"}}`, m)
+	if n := len(likes["results"].([]any)); n != 2 {
+		t.Errorf("post likes %d users, want 2", n)
+	}
+	editors := get(t, s, `/classes/_User?where={"$relatedTo":{"object":{"__type":"Pointer","className":"_Role","objectId":"roleEdit01"},"key":"users"}}`, m)
+	if res := editors["results"].([]any); len(res) != 1 || res[0].(map[string]any)["username"] != "alice" {
+		t.Errorf("role members %v", res)
+	}
+	// The schema keeps CLPs and indexes (pointer keys renamed, _id_ as Parse shows it).
+	sc := get(t, s, "/schemas/Post", m)
+	clp := sc["classLevelPermissions"].(map[string]any)
+	if !reflect.DeepEqual(clp["create"], map[string]any{"role:Editors": true}) || !reflect.DeepEqual(clp["readUserFields"], []any{"author"}) {
+		t.Errorf("CLP %v", clp)
+	}
+	idx, _ := json.Marshal(sc["indexes"])
+	if !strings.Contains(string(idx), `"_p_author_1":{"author":1}`) || !strings.Contains(string(idx), `"title_1":{"title":1}`) {
+		t.Errorf("indexes %s", idx)
+	}
+	if f := sc["fields"].(map[string]any)["title"].(map[string]any); f["required"] != true {
+		t.Errorf("title field %v, want required", f)
+	}
+	// Parse Config.
+	if cfg := get(t, s, "/config", servertest.App()); cfg["params"].(map[string]any)["welcome"] != "Hello from Parse" {
+		t.Errorf("config %v", cfg)
+	}
+	// A public user read hides nothing it should show and leaks no internals.
+	u := get(t, s, "/users/bobUser002", m)
+	for k := range u {
+		if strings.HasPrefix(k, "_") {
+			t.Errorf("user reply leaks %s", k)
+		}
+	}
+	if ad, _ := u["authData"].(map[string]any); ad["facebook"] == nil {
+		t.Errorf("authData %v", u["authData"])
+	}
+}

@@ -1,0 +1,272 @@
+package transfer
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// Format is the shape of one source file.
+type Format string
+
+// Source formats.
+const (
+	FormatMongoLines Format = "mongoexport"       // one Extended JSON document per line
+	FormatMongoArray Format = "mongoexport-array" // mongoexport --jsonArray
+	FormatBSON       Format = "mongodump"         // a mongodump .bson file
+	FormatDashboard  Format = "dashboard"         // Parse Dashboard's {"results": [...]}
+)
+
+// MaxDocumentBytes bounds one source document (MongoDB's own limit is
+// 16 MB; Extended JSON spells it out somewhat longer).
+const MaxDocumentBytes = 64 << 20
+
+// ErrNoSource is returned when --from names nothing importable.
+var ErrNoSource = errors.New("transfer: no collection files found")
+
+// Collection is one source file: a MongoDB collection or a Dashboard class.
+type Collection struct {
+	Name string // collection name: "Post", "_SCHEMA", "_Join:likes:Post"
+	Path string
+	Size int64 // bytes on disk
+}
+
+// isSchema and joinClass tell the collection's role.
+func (c Collection) isSchema() bool { return c.Name == schemaColl }
+
+// joinOf returns the store class of a _Join:<key>:<class> collection.
+func (c Collection) joinOf() (string, bool) {
+	rest, ok := strings.CutPrefix(c.Name, joinPrefix)
+	if !ok || !strings.Contains(rest, ":") {
+		return "", false
+	}
+	return rest, true
+}
+
+// ListCollections finds the importable files at path (a directory, or one
+// file): *.json, *.bson and their .gz forms, the collection named by the
+// file name (percent-escapes decoded: _Join%3Alikes%3APost.json). mongodump's *.metadata.json and MongoDB's system.*
+// collections are left out. _SCHEMA comes first, relations (_Join:*) last.
+func ListCollections(path string) ([]Collection, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	if fi.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				files = append(files, filepath.Join(path, e.Name()))
+			}
+		}
+	} else {
+		files = []string{path}
+	}
+	var out []Collection
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".gz")
+		if u, err := url.PathUnescape(name); err == nil {
+			name = u // _Join%3Alikes%3APost.json, where a file name may not hold ':'
+		}
+		if strings.HasSuffix(name, ".metadata.json") || strings.HasPrefix(name, "system.") {
+			continue
+		}
+		ext := filepath.Ext(name)
+		if ext != ".json" && ext != ".bson" {
+			continue
+		}
+		st, err := os.Stat(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Collection{Name: strings.TrimSuffix(name, ext), Path: f, Size: st.Size()})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w in %s (expected <Class>.json or <Class>.bson files)", ErrNoSource, path)
+	}
+	rank := func(c Collection) int {
+		switch {
+		case c.isSchema():
+			return 0
+		case strings.HasPrefix(c.Name, joinPrefix):
+			return 2
+		}
+		return 1
+	}
+	slices.SortFunc(out, func(a, b Collection) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
+}
+
+// docReader yields the documents of one file in order.
+type docReader struct {
+	Format Format
+	f      *os.File
+	count  *countingReader
+	br     *bufio.Reader
+	dec    *json.Decoder // array and dashboard forms
+	closer io.Closer     // gzip
+}
+
+var dashboardStart = regexp.MustCompile(`^\s*\{\s*"results"\s*:\s*\[`)
+
+// openDocs opens a collection file and detects its format.
+func openDocs(c Collection) (*docReader, error) {
+	f, err := os.Open(c.Path)
+	if err != nil {
+		return nil, err
+	}
+	d := &docReader{f: f, count: &countingReader{r: f}}
+	var r io.Reader = d.count
+	if strings.HasSuffix(c.Path, ".gz") {
+		gz, err := gzip.NewReader(r)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", c.Path, err)
+		}
+		r, d.closer = gz, gz
+	}
+	d.br = bufio.NewReaderSize(r, 1<<20)
+	if strings.HasSuffix(strings.TrimSuffix(c.Path, ".gz"), ".bson") {
+		d.Format = FormatBSON
+		return d, nil
+	}
+	head, _ := d.br.Peek(4096)
+	trimmed := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	switch {
+	case dashboardStart.Match(head):
+		d.Format = FormatDashboard
+		d.dec = json.NewDecoder(d.br)
+		for range 3 { // {, "results", [
+			if _, err := d.dec.Token(); err != nil {
+				d.Close()
+				return nil, fmt.Errorf("%s: %w", c.Path, err)
+			}
+		}
+	case len(trimmed) > 0 && trimmed[0] == '[':
+		d.Format = FormatMongoArray
+		d.dec = json.NewDecoder(d.br)
+		if _, err := d.dec.Token(); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("%s: %w", c.Path, err)
+		}
+	default:
+		d.Format = FormatMongoLines
+	}
+	return d, nil
+}
+
+// Offset is how many bytes of the file have been read so far (for progress).
+func (d *docReader) Offset() int64 { return d.count.n }
+
+// Next returns the next document, or io.EOF after the last. skip reads
+// past it without decoding where the format allows.
+func (d *docReader) Next(skip bool) (map[string]any, error) {
+	switch d.Format {
+	case FormatBSON:
+		raw, err := bson.ReadDocument(d.br)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, io.EOF
+			}
+			return nil, err
+		}
+		if skip {
+			return nil, nil
+		}
+		ext, err := bson.MarshalExtJSON(raw, false, false)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		return m, json.Unmarshal(ext, &m)
+	case FormatMongoArray, FormatDashboard:
+		if !d.dec.More() {
+			return nil, io.EOF
+		}
+		var m map[string]any
+		if err := d.dec.Decode(&m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	for {
+		line, err := d.readLine()
+		if err != nil {
+			return nil, err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if skip {
+			return nil, nil
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+}
+
+// readLine reads one line of any length up to MaxDocumentBytes.
+func (d *docReader) readLine() ([]byte, error) {
+	var long []byte
+	for {
+		part, err := d.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long, part...)
+			if len(long) > MaxDocumentBytes {
+				return nil, fmt.Errorf("a line is longer than %d bytes", MaxDocumentBytes)
+			}
+			continue
+		}
+		if long != nil {
+			part = append(long, part...)
+		}
+		if err == io.EOF && len(part) > 0 {
+			return part, nil
+		}
+		return part, err
+	}
+}
+
+// Close releases the file.
+func (d *docReader) Close() error {
+	if d.closer != nil {
+		d.closer.Close()
+	}
+	return d.f.Close()
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
