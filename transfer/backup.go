@@ -34,14 +34,11 @@ type SnapshotInfo struct {
 // Uploaded files kept beside the database (<src>.files) are copied to
 // <dst>.files. dst must not exist.
 func Snapshot(src, dst string) (*SnapshotInfo, error) {
-	if _, err := os.Stat(dst); err == nil {
-		return nil, fmt.Errorf("%w: %s exists", ErrExists, dst)
-	}
-	real, err := filepath.EvalSymlinks(src)
+	info, err := SnapshotData(src, dst)
 	if err != nil {
 		return nil, err
 	}
-	info, err := copyRecovered(real, dst)
+	real, err := filepath.EvalSymlinks(src)
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +46,18 @@ func Snapshot(src, dst string) (*SnapshotInfo, error) {
 		return nil, err
 	}
 	return info, nil
+}
+
+// SnapshotData is Snapshot of the data file alone, without uploaded files.
+func SnapshotData(src, dst string) (*SnapshotInfo, error) {
+	if _, err := os.Stat(dst); err == nil {
+		return nil, fmt.Errorf("%w: %s exists", ErrExists, dst)
+	}
+	real, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return nil, err
+	}
+	return copyRecovered(real, dst)
 }
 
 // Restore copies a snapshot into dst, a data file that does not exist yet
