@@ -291,6 +291,9 @@ func (im *importer) add(b *batch, c Collection, f Format, doc map[string]any) er
 		sum.Skipped[class+": not a valid class name"]++
 		return nil
 	}
+	if _, known := im.cp.Schemas[class]; !known {
+		b.classes[class] = true
+	}
 	cls := im.class(class)
 	var conv converted
 	var err error
@@ -317,6 +320,9 @@ func (im *importer) add(b *batch, c Collection, f Format, doc map[string]any) er
 		s := conv.session
 		s["objectId"] = sessionID(s["sessionToken"].(string))
 		s["createdAt"], s["updatedAt"] = conv.obj["createdAt"], conv.obj["updatedAt"]
+		if _, known := im.cp.Schemas["_Session"]; !known {
+			b.classes["_Session"] = true
+		}
 		if im.infer(im.class("_Session"), s) {
 			b.classes["_Session"] = true
 		}
