@@ -3,6 +3,7 @@ package transfer_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -143,5 +144,36 @@ func TestImportMongoexportFixtures(t *testing.T) {
 	}
 	if ad, _ := u["authData"].(map[string]any); ad["facebook"] == nil {
 		t.Errorf("authData %v", u["authData"])
+	}
+}
+
+// TestImportDashboardExport: Parse Dashboard's per-class {"results": [...]}
+// files import in REST form; relation fields come from their markers.
+func TestImportDashboardExport(t *testing.T) {
+	db, sum := importInto(t, "testdata/dashboard", transfer.ImportOptions{})
+	if sum.Objects["Post"] != 2 || sum.Objects["_User"] != 1 || len(sum.Skipped) > 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	s := serve(t, db)
+	m := servertest.Master()
+	post := get(t, s, "/classes/Post/dashPost01?include=author", m)
+	if a, _ := post["author"].(map[string]any); a["username"] != "carol" {
+		t.Errorf("author %v", post["author"])
+	}
+	if post["createdAt"] != "2021-04-05T06:07:08.090Z" || post["likes"] == nil {
+		t.Errorf("post %v", post)
+	}
+	if c, _ := post["cover"].(map[string]any); c["name"] != "d41d8cd9_cover.jpg" || strings.Contains(fmt.Sprint(c["url"]), "parse.example.com") {
+		t.Errorf("cover %v: the url should be Quarry's", c)
+	}
+	// The user is found by name, case-insensitively, as Quarry looks users up.
+	users := get(t, s, `/classes/_User?where={"username":"carol"}`, m)
+	if len(users["results"].([]any)) != 1 {
+		t.Errorf("users %v", users)
+	}
+	h := servertest.App()
+	r := s.Do(t, "GET", "/classes/Post/dashPost01", nil, h)
+	if r.Status != 200 {
+		t.Errorf("public read of a public post: %d %s", r.Status, r.Body)
 	}
 }
