@@ -124,13 +124,23 @@ func Import(ctx context.Context, st store.Adapter, opts ImportOptions) (*Summary
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatch
 	}
-	cols, err := ListCollections(opts.From)
-	if err != nil {
-		return nil, err
-	}
-	src, err := filepath.Abs(opts.From)
-	if err != nil {
-		return nil, err
+	var cols []Collection
+	var src string
+	var err error
+	if isPostgresURI(opts.From) {
+		var ps *postgresSource
+		if ps, cols, err = listPostgres(ctx, opts.From); err != nil {
+			return nil, err
+		}
+		defer ps.close()
+		src = redactURI(opts.From)
+	} else {
+		if cols, err = ListCollections(opts.From); err != nil {
+			return nil, err
+		}
+		if src, err = filepath.Abs(opts.From); err != nil {
+			return nil, err
+		}
 	}
 	im := &importer{ctx: ctx, st: st, opts: opts, start: time.Now()}
 	if im.cp, err = loadCheckpoint(opts, src); err != nil {
@@ -240,13 +250,13 @@ func (im *importer) collection(c Collection) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%s: document %d: %w", c.Path, n+1, err)
+			return fmt.Errorf("%s: document %d: %w", c.Name, n+1, err)
 		}
 		n++
 		if n <= skip {
 			continue
 		}
-		if err := im.add(&b, c, r.Format, doc); err != nil {
+		if err := im.add(&b, c, r.Format(), doc); err != nil {
 			return err
 		}
 		if b.docs >= im.opts.BatchSize || b.bytes >= maxBatchBytes {
@@ -266,7 +276,11 @@ func (im *importer) add(b *batch, c Collection, f Format, doc map[string]any) er
 	sum := im.cp.Summary
 	b.docs++
 	if c.isSchema() {
-		cls, err := classFromMongo(doc)
+		parse := classFromMongo
+		if f == FormatPostgres {
+			parse = classFromPostgres
+		}
+		cls, err := parse(doc)
 		if err != nil {
 			sum.Skipped["_SCHEMA: "+err.Error()]++
 			return nil
@@ -297,9 +311,12 @@ func (im *importer) add(b *batch, c Collection, f Format, doc map[string]any) er
 	cls := im.class(class)
 	var conv converted
 	var err error
-	if f == FormatDashboard {
+	switch f {
+	case FormatDashboard:
 		conv, err = objectFromREST(class, doc, cls)
-	} else {
+	case FormatPostgres:
+		conv, err = objectFromPostgres(class, doc, cls)
+	default:
 		conv, err = objectFromMongo(class, doc, cls)
 	}
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -27,6 +26,7 @@ const (
 	FormatMongoArray Format = "mongoexport-array" // mongoexport --jsonArray
 	FormatBSON       Format = "mongodump"         // a mongodump .bson file
 	FormatDashboard  Format = "dashboard"         // Parse Dashboard's {"results": [...]}
+	FormatPostgres   Format = "postgres"          // rows of a Parse Server PostgreSQL table
 )
 
 // MaxDocumentBytes bounds one source document (MongoDB's own limit is
@@ -36,11 +36,25 @@ const MaxDocumentBytes = 64 << 20
 // ErrNoSource is returned when --from names nothing importable.
 var ErrNoSource = errors.New("transfer: no collection files found")
 
-// Collection is one source file: a MongoDB collection or a Dashboard class.
+// Collection is one source file (a MongoDB collection or a Dashboard
+// class) or one table of a PostgreSQL database.
 type Collection struct {
 	Name string // collection name: "Post", "_SCHEMA", "_Join:likes:Post"
-	Path string
-	Size int64 // bytes on disk
+	Path string // the file; "" for a table
+	Size int64  // bytes on disk, or the table's estimated rows
+
+	open func() (documents, error) // a table's rows; nil for a file
+}
+
+// documents yields the documents of one collection in a stable order.
+type documents interface {
+	// Next returns the next document, or io.EOF after the last; with
+	// skip it may read past the document without decoding it.
+	Next(skip bool) (map[string]any, error)
+	// Offset is how far the reading came, in the unit of Collection.Size.
+	Offset() int64
+	Format() Format
+	Close() error
 }
 
 // isSchema and joinClass tell the collection's role.
@@ -100,27 +114,13 @@ func ListCollections(path string) ([]Collection, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%w in %s (expected <Class>.json or <Class>.bson files)", ErrNoSource, path)
 	}
-	rank := func(c Collection) int {
-		switch {
-		case c.isSchema():
-			return 0
-		case strings.HasPrefix(c.Name, joinPrefix):
-			return 2
-		}
-		return 1
-	}
-	slices.SortFunc(out, func(a, b Collection) int {
-		if ra, rb := rank(a), rank(b); ra != rb {
-			return ra - rb
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
+	sortCollections(out)
 	return out, nil
 }
 
 // docReader yields the documents of one file in order.
 type docReader struct {
-	Format Format
+	format Format
 	f      *os.File
 	count  *countingReader
 	br     *bufio.Reader
@@ -130,8 +130,15 @@ type docReader struct {
 
 var dashboardStart = regexp.MustCompile(`^\s*\{\s*"results"\s*:\s*\[`)
 
-// openDocs opens a collection file and detects its format.
-func openDocs(c Collection) (*docReader, error) {
+// openDocs opens a collection and, for a file, detects its format.
+func openDocs(c Collection) (documents, error) {
+	if c.open != nil {
+		return c.open()
+	}
+	return openFile(c)
+}
+
+func openFile(c Collection) (*docReader, error) {
 	f, err := os.Open(c.Path)
 	if err != nil {
 		return nil, err
@@ -148,14 +155,14 @@ func openDocs(c Collection) (*docReader, error) {
 	}
 	d.br = bufio.NewReaderSize(r, 1<<20)
 	if strings.HasSuffix(strings.TrimSuffix(c.Path, ".gz"), ".bson") {
-		d.Format = FormatBSON
+		d.format = FormatBSON
 		return d, nil
 	}
 	head, _ := d.br.Peek(4096)
 	trimmed := bytes.TrimLeft(head, " \t\r\n\ufeff")
 	switch {
 	case dashboardStart.Match(head):
-		d.Format = FormatDashboard
+		d.format = FormatDashboard
 		d.dec = json.NewDecoder(d.br)
 		for range 3 { // {, "results", [
 			if _, err := d.dec.Token(); err != nil {
@@ -164,14 +171,14 @@ func openDocs(c Collection) (*docReader, error) {
 			}
 		}
 	case len(trimmed) > 0 && trimmed[0] == '[':
-		d.Format = FormatMongoArray
+		d.format = FormatMongoArray
 		d.dec = json.NewDecoder(d.br)
 		if _, err := d.dec.Token(); err != nil {
 			d.Close()
 			return nil, fmt.Errorf("%s: %w", c.Path, err)
 		}
 	default:
-		d.Format = FormatMongoLines
+		d.format = FormatMongoLines
 	}
 	return d, nil
 }
@@ -179,10 +186,13 @@ func openDocs(c Collection) (*docReader, error) {
 // Offset is how many bytes of the file have been read so far (for progress).
 func (d *docReader) Offset() int64 { return d.count.n }
 
+// Format is the file's detected shape.
+func (d *docReader) Format() Format { return d.format }
+
 // Next returns the next document, or io.EOF after the last. skip reads
 // past it without decoding where the format allows.
 func (d *docReader) Next(skip bool) (map[string]any, error) {
-	switch d.Format {
+	switch d.format {
 	case FormatBSON:
 		raw, err := bson.ReadDocument(d.br)
 		if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/quarrydata/quarry/transfer"
 )
 
-const importUsage = `usage: quarry import --from DIR|FILE [--resume] [--batch N] [--progress auto|bar|plain|none] [server options]
+const importUsage = `usage: quarry import --from DIR|FILE|postgres://... [--resume] [--batch N] [--progress auto|bar|plain|none] [server options]
 
 Imports a Parse Server database into the data file named by databaseURI
 (--databaseURI, QUARRY_DATABASE_URI or a config file, as for the server).
@@ -33,6 +33,8 @@ collection, named after it:
   <Class>.bson   mongodump output (.json.gz and .bson.gz are read too)
   _SCHEMA.json   class schemas with CLPs and indexes
   _Join:<key>:<Class>.json  relation memberships (also _Join%3A...)
+or a Parse Server PostgreSQL database (postgres://user:pass@host/db), read
+directly: its _SCHEMA, class and _Join tables.
 objectIds, createdAt/updatedAt, ACLs, pointers, relations, files, password
 hashes (users keep their passwords) and sessions are kept.
 
