@@ -97,7 +97,7 @@ func extendedScalar(m map[string]any) (v any, ok bool, err error) {
 		if s, has := m[k].(string); has && len(m) == 1 {
 			f, err := strconv.ParseFloat(s, 64)
 			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-				return nil, true, fmt.Errorf("number %q cannot be kept (JSON holds only finite numbers)", s)
+				return nil, true, fmt.Errorf("a number JSON cannot hold (NaN or infinite)")
 			}
 			return f, true, nil
 		}
@@ -135,7 +135,7 @@ func extendedDate(d any) (time.Time, error) {
 			}
 		}
 	}
-	return time.Time{}, fmt.Errorf("date %v is not a date", d)
+	return time.Time{}, fmt.Errorf("a $date that is not a date")
 }
 
 // mongoSchemaType reads a field type as _SCHEMA spells it ("string",
@@ -220,7 +220,9 @@ func classFromMongo(doc map[string]any) (*schema.Class, error) {
 }
 
 // indexesFromMongo names fields as Parse clients do (author, not
-// _p_author) and leaves out MongoDB's own _id index.
+// _p_author) and leaves out MongoDB's own _id index, and keys on Parse
+// Server's internal fields (_email_verify_token, a text index's _fts and
+// _ftsx), which Quarry does not keep.
 func indexesFromMongo(idx map[string]any) map[string]any {
 	out := map[string]any{}
 	for name, spec := range idx {
@@ -230,9 +232,15 @@ func indexesFromMongo(idx map[string]any) map[string]any {
 		}
 		fields := map[string]any{}
 		for k, dir := range keys {
-			fields[fieldFromMongoKey(k)] = dir
+			f := fieldFromMongoKey(k)
+			if f == "" || strings.HasPrefix(f, "_") || strings.Contains("."+f+".", "..") {
+				continue
+			}
+			fields[f] = dir
 		}
-		out[name] = fields
+		if len(fields) > 0 {
+			out[name] = fields
+		}
 	}
 	if len(out) == 0 {
 		return nil

@@ -25,11 +25,17 @@ type converted struct {
 // they are.
 func objectFromMongo(class string, doc map[string]any, cls *schema.Class) (converted, error) {
 	var out converted
-	v, err := plainValue(doc)
-	if err != nil {
-		return out, err
+	for k, v := range doc {
+		pv, err := plainValue(v)
+		if err != nil {
+			// One value JSON cannot hold (NaN, a malformed date) costs
+			// its field, not the object.
+			out.dropped = append(out.dropped, k+": "+err.Error())
+			delete(doc, k)
+			continue
+		}
+		doc[k] = pv
 	}
-	doc = v.(map[string]any)
 	obj := make(schema.Object, len(doc)+2)
 	out.obj = obj
 	switch id := doc[mongoID].(type) {
