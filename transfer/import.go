@@ -230,7 +230,9 @@ func (b *batch) reset() {
 	b.objects, b.classes = map[string]int64{}, map[string]bool{}
 }
 
-// collection imports one file.
+// collection imports one collection: documents are read in order, a
+// batch at a time converted by one worker per processor, then merged and
+// committed in order.
 func (im *importer) collection(c Collection) error {
 	if im.cp.Complete[c.Name] {
 		return nil // its schemas, if it is _SCHEMA, are in the checkpoint
@@ -244,107 +246,31 @@ func (im *importer) collection(c Collection) error {
 	var n int64
 	var b batch
 	b.reset()
-	for {
-		doc, err := r.Next(n < skip)
-		if err == io.EOF {
-			break
+	raws := make([][]byte, 0, im.opts.BatchSize)
+	for eof := false; !eof; {
+		raws = raws[:0]
+		size := 0
+		for len(raws) < im.opts.BatchSize && size < maxBatchBytes {
+			raw, err := r.Next(n < skip)
+			if err == io.EOF {
+				eof = true
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("%s: document %d: %w", c.Name, n+1, err)
+			}
+			if n++; n <= skip {
+				continue
+			}
+			raws = append(raws, raw)
+			size += len(raw)
 		}
-		if err != nil {
-			return fmt.Errorf("%s: document %d: %w", c.Name, n+1, err)
-		}
-		n++
-		if n <= skip {
-			continue
-		}
-		if err := im.add(&b, c, r.Format(), doc); err != nil {
+		im.addAll(&b, c, r, raws)
+		if err := im.commit(&b, c, n, r.Offset(), eof); err != nil {
 			return err
 		}
-		if b.docs >= im.opts.BatchSize || b.bytes >= maxBatchBytes {
-			if err := im.commit(&b, c, n, r.Offset(), false); err != nil {
-				return err
-			}
-			if err := im.ctx.Err(); err != nil {
-				return err
-			}
-		}
-	}
-	return im.commit(&b, c, n, r.Offset(), true)
-}
-
-// add converts one document into b's records.
-func (im *importer) add(b *batch, c Collection, f Format, doc map[string]any) error {
-	sum := im.cp.Summary
-	b.docs++
-	if c.isSchema() {
-		parse := classFromMongo
-		if f == FormatPostgres {
-			parse = classFromPostgres
-		}
-		cls, err := parse(doc)
-		if err != nil {
-			sum.Skipped["_SCHEMA: "+err.Error()]++
-			return nil
-		}
-		im.cp.Schemas[cls.Name] = cls
-		b.classes[cls.Name] = true
-		return nil
-	}
-	if join, ok := c.joinOf(); ok {
-		owning, _ := doc["owningId"].(string)
-		related, _ := doc["relatedId"].(string)
-		if owning == "" || related == "" {
-			sum.Skipped[c.Name+": a relation document needs owningId and relatedId"]++
-			return nil
-		}
-		b.put(store.Record{Kind: store.KindJoin, Class: join, Key: owning + ":" + related, Value: []byte{}})
-		sum.Relations++
-		return nil
-	}
-	class := c.Name
-	if !schema.ValidClassName(class) && !strings.HasPrefix(class, "_") {
-		sum.Skipped[class+": not a valid class name"]++
-		return nil
-	}
-	if _, known := im.cp.Schemas[class]; !known {
-		b.classes[class] = true
-	}
-	cls := im.class(class)
-	var conv converted
-	var err error
-	switch f {
-	case FormatDashboard:
-		conv, err = objectFromREST(class, doc, cls)
-	case FormatPostgres:
-		conv, err = objectFromPostgres(class, doc, cls)
-	default:
-		conv, err = objectFromMongo(class, doc, cls)
-	}
-	if err != nil {
-		sum.Skipped[class+": "+err.Error()]++
-		return nil
-	}
-	for _, d := range conv.dropped {
-		sum.Dropped[class+"."+d]++
-	}
-	if im.infer(cls, conv.obj) || conv.schemaChanged {
-		b.classes[class] = true
-	}
-	if err := b.putObject(class, conv.obj); err != nil {
-		sum.Skipped[class+": "+err.Error()]++
-		return nil
-	}
-	if conv.session != nil {
-		s := conv.session
-		s["objectId"] = sessionID(s["sessionToken"].(string))
-		s["createdAt"], s["updatedAt"] = conv.obj["createdAt"], conv.obj["updatedAt"]
-		if _, known := im.cp.Schemas["_Session"]; !known {
-			b.classes["_Session"] = true
-		}
-		if im.infer(im.class("_Session"), s) {
-			b.classes["_Session"] = true
-		}
-		if err := b.putObject("_Session", s); err == nil {
-			sum.Sessions++
+		if err := im.ctx.Err(); err != nil && !eof {
+			return err
 		}
 	}
 	return nil
@@ -355,18 +281,9 @@ func (b *batch) put(r store.Record) {
 	b.bytes += len(r.Class) + len(r.Key) + len(r.Value) + 32
 }
 
-func (b *batch) putObject(class string, obj schema.Object) error {
-	id, _ := obj["objectId"].(string)
-	if id == "" {
-		return errors.New("no objectId")
-	}
-	v, err := json.Marshal(obj)
-	if err != nil {
-		return err
-	}
-	b.put(store.Record{Kind: store.KindObject, Class: class, Key: id, Value: v})
+func (b *batch) putObject(class, id string, value []byte) {
+	b.put(store.Record{Kind: store.KindObject, Class: class, Key: id, Value: value})
 	b.objects[class]++
-	return nil
 }
 
 // class returns the schema a class is being imported under, making one

@@ -14,9 +14,9 @@ type converted struct {
 	obj     schema.Object
 	dropped []string      // internal fields left out, as "field: reason"
 	session schema.Object // a _Session made from a legacy _User._session_token
-	// schemaChanged: the conversion declared a field (a Relation, whose
-	// values objects do not hold).
-	schemaChanged bool
+	// relations are the Relation fields a REST object shows (field ->
+	// target class); objects hold no relation values.
+	relations map[string]string
 }
 
 // objectFromMongo turns a Parse Server MongoDB document of class into a
@@ -336,9 +336,9 @@ func mongoValue(v any, top bool) any {
 
 // objectFromREST turns an object of a Parse Dashboard export (REST form)
 // into a stored object. Relation values only name their target class (a
-// Dashboard export holds no memberships): they declare the field in cls.
+// Dashboard export holds no memberships): they are returned as relations.
 // File urls are left out; replies make them from the files adapter.
-func objectFromREST(class string, doc map[string]any, cls *schema.Class) (converted, error) {
+func objectFromREST(class string, doc map[string]any) (converted, error) {
 	var out converted
 	id, _ := doc["objectId"].(string)
 	if id == "" {
@@ -369,11 +369,10 @@ func objectFromREST(class string, doc map[string]any, cls *schema.Class) (conver
 		case k == "password" && class == "_User":
 			out.dropped = append(out.dropped, k+": a Dashboard export holds no password hashes")
 		case m["__type"] == "Relation":
-			if _, known := cls.Fields[k]; !known {
-				target, _ := m["className"].(string)
-				cls.Fields[k] = schema.Field{Type: schema.TypeRelation, TargetClass: target}
-				out.schemaChanged = true
+			if out.relations == nil {
+				out.relations = map[string]string{}
 			}
+			out.relations[k], _ = m["className"].(string)
 		case m["__type"] == "File":
 			name, _ := m["name"].(string)
 			obj[k] = map[string]any{"__type": "File", "name": name}

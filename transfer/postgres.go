@@ -114,7 +114,7 @@ type pgRows struct {
 	n    int64
 }
 
-func (r *pgRows) Next(skip bool) (map[string]any, error) {
+func (r *pgRows) Next(skip bool) ([]byte, error) {
 	if !r.rows.Next() {
 		if err := r.rows.Err(); err != nil {
 			return nil, err
@@ -123,14 +123,18 @@ func (r *pgRows) Next(skip bool) (map[string]any, error) {
 	}
 	r.n++
 	var text string
-	if err := r.rows.Scan(&text); err != nil {
+	if err := r.rows.Scan(&text); err != nil || skip {
 		return nil, err
 	}
-	if skip {
-		return nil, nil
-	}
+	return []byte(text), nil
+}
+
+func (r *pgRows) Decode(raw []byte) (map[string]any, error) {
 	var m map[string]any
-	return m, json.Unmarshal([]byte(text), &m)
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	return m, nil
 }
 
 func (r *pgRows) Offset() int64  { return r.n }

@@ -48,9 +48,11 @@ type Collection struct {
 
 // documents yields the documents of one collection in a stable order.
 type documents interface {
-	// Next returns the next document, or io.EOF after the last; with
-	// skip it may read past the document without decoding it.
-	Next(skip bool) (map[string]any, error)
+	// Next returns the next document's bytes, or io.EOF after the last;
+	// with skip it reads past the document and returns nil.
+	Next(skip bool) ([]byte, error)
+	// Decode turns bytes from Next into a document; safe for concurrent use.
+	Decode(raw []byte) (map[string]any, error)
 	// Offset is how far the reading came, in the unit of Collection.Size.
 	Offset() int64
 	Format() Format
@@ -189,36 +191,28 @@ func (d *docReader) Offset() int64 { return d.count.n }
 // Format is the file's detected shape.
 func (d *docReader) Format() Format { return d.format }
 
-// Next returns the next document, or io.EOF after the last. skip reads
-// past it without decoding where the format allows.
-func (d *docReader) Next(skip bool) (map[string]any, error) {
+// Next returns the next document's bytes (its own copy), or io.EOF after
+// the last; with skip it reads past the document and returns nil.
+func (d *docReader) Next(skip bool) ([]byte, error) {
 	switch d.format {
 	case FormatBSON:
 		raw, err := bson.ReadDocument(d.br)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, io.EOF
-			}
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		if err != nil || skip {
 			return nil, err
 		}
-		if skip {
-			return nil, nil
-		}
-		ext, err := bson.MarshalExtJSON(raw, false, false)
-		if err != nil {
-			return nil, err
-		}
-		var m map[string]any
-		return m, json.Unmarshal(ext, &m)
+		return raw, nil
 	case FormatMongoArray, FormatDashboard:
 		if !d.dec.More() {
 			return nil, io.EOF
 		}
-		var m map[string]any
-		if err := d.dec.Decode(&m); err != nil {
+		var raw json.RawMessage
+		if err := d.dec.Decode(&raw); err != nil || skip {
 			return nil, err
 		}
-		return m, nil
+		return raw, nil
 	}
 	for {
 		line, err := d.readLine()
@@ -232,12 +226,25 @@ func (d *docReader) Next(skip bool) (map[string]any, error) {
 		if skip {
 			return nil, nil
 		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			return nil, err
-		}
-		return m, nil
+		return bytes.Clone(line), nil
 	}
+}
+
+// Decode turns bytes from Next into a document. It is safe to call from
+// several goroutines.
+func (d *docReader) Decode(raw []byte) (map[string]any, error) {
+	if d.format == FormatBSON {
+		ext, err := bson.MarshalExtJSON(bson.Raw(raw), false, false)
+		if err != nil {
+			return nil, fmt.Errorf("not a BSON document")
+		}
+		raw = ext
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	return m, nil
 }
 
 // readLine reads one line of any length up to MaxDocumentBytes.
