@@ -87,13 +87,12 @@ type checkpoint struct {
 	Summary  *Summary                 `json:"summary"`
 }
 
-func (c *checkpoint) save(path string) error {
+// saveCheckpoint replaces the checkpoint file at path (none when "") with
+// b. It needs no fsync: a checkpoint older than the data only makes a
+// resumed import write a batch again.
+func saveCheckpoint(path string, b []byte) error {
 	if path == "" {
 		return nil
-	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return err
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
@@ -111,6 +110,10 @@ type importer struct {
 	start time.Time
 	total int64 // source bytes
 	done  int64 // source bytes of finished collections
+
+	// The commit of the previous batch runs while the next is converted.
+	inflight chan error // nil when no commit runs
+	saved    []byte     // the checkpoint as of the last durable commit
 }
 
 // Import reads every collection at opts.From into st, which no server may
@@ -146,6 +149,9 @@ func Import(ctx context.Context, st store.Adapter, opts ImportOptions) (*Summary
 	if im.cp, err = loadCheckpoint(opts, src); err != nil {
 		return nil, err
 	}
+	if im.saved, err = json.Marshal(im.cp); err != nil {
+		return nil, err
+	}
 	if !opts.Resume {
 		if empty, err := isEmpty(st); err != nil {
 			return nil, err
@@ -157,9 +163,12 @@ func Import(ctx context.Context, st store.Adapter, opts ImportOptions) (*Summary
 		im.total += c.Size
 	}
 	for _, c := range cols {
-		if err := im.collection(c); err != nil {
-			im.cp.Summary.Elapsed = time.Since(im.start)
-			return im.cp.Summary, err
+		err := im.collection(c)
+		if werr := im.wait(); err == nil {
+			err = werr
+		}
+		if err != nil {
+			return im.savedSummary(), err
 		}
 		im.done += c.Size
 	}
@@ -318,7 +327,10 @@ func (im *importer) infer(cls *schema.Class, obj schema.Object) bool {
 	return changed
 }
 
-// commit writes b with the schemas it changed and records the progress.
+// commit hands b, with the schemas it changed, to a goroutine that
+// commits it durably, then saves the checkpoint and reports progress. It
+// first waits for the previous batch's commit: at most one runs, and
+// batches reach the store in order. b is left empty for the next batch.
 func (im *importer) commit(b *batch, c Collection, docs, offset int64, last bool) error {
 	for name := range b.classes {
 		v, err := json.Marshal(im.cp.Schemas[name])
@@ -326,11 +338,6 @@ func (im *importer) commit(b *batch, c Collection, docs, offset int64, last bool
 			return err
 		}
 		b.put(store.Record{Kind: store.KindSchema, Class: name, Value: v})
-	}
-	if len(b.records) > 0 {
-		if err := im.st.Commit(b.records); err != nil {
-			return err
-		}
 	}
 	for class, n := range b.objects {
 		im.cp.Summary.Objects[class] += n
@@ -340,15 +347,61 @@ func (im *importer) commit(b *batch, c Collection, docs, offset int64, last bool
 		im.cp.Complete[c.Name] = true
 	}
 	im.cp.Summary.Schemas = len(im.cp.Schemas)
-	if err := im.cp.save(im.opts.Checkpoint); err != nil {
+	state, err := json.Marshal(im.cp)
+	if err != nil {
 		return err
 	}
+	progress := Progress{Collection: c.Name, Docs: docs, Bytes: im.done + min(offset, c.Size), TotalBytes: im.total,
+		Imported: im.cp.Summary.Total(), Done: last}
+	if err := im.wait(); err != nil {
+		return err
+	}
+	records := b.records
+	b.records = nil // owned by the committing goroutine now
 	b.reset()
+	done := make(chan error, 1)
+	im.inflight = done
+	go func() { done <- im.flush(records, state, progress) }()
+	return nil
+}
+
+// flush commits one batch, then records it in the checkpoint.
+func (im *importer) flush(records []store.Record, state []byte, p Progress) error {
+	if len(records) > 0 {
+		if err := im.st.Commit(records); err != nil {
+			return err
+		}
+	}
+	if err := saveCheckpoint(im.opts.Checkpoint, state); err != nil {
+		return err
+	}
+	im.saved = state
 	if im.opts.Progress != nil {
-		im.opts.Progress(Progress{Collection: c.Name, Docs: docs, Bytes: im.done + min(offset, c.Size), TotalBytes: im.total,
-			Imported: im.cp.Summary.Total(), Elapsed: time.Since(im.start), Done: last})
+		p.Elapsed = time.Since(im.start)
+		im.opts.Progress(p)
 	}
 	return nil
+}
+
+// wait waits for the commit in flight, if any, and returns its error.
+func (im *importer) wait() error {
+	if im.inflight == nil {
+		return nil
+	}
+	err := <-im.inflight
+	im.inflight = nil
+	return err
+}
+
+// savedSummary is the summary as of the last durable commit (after a
+// failure, later batches were counted but not written).
+func (im *importer) savedSummary() *Summary {
+	var cp checkpoint
+	if im.saved == nil || json.Unmarshal(im.saved, &cp) != nil || cp.Summary == nil {
+		cp.Summary = newSummary()
+	}
+	cp.Summary.Elapsed = time.Since(im.start)
+	return cp.Summary
 }
 
 // sessionID derives a legacy session's objectId from its token, so that a
