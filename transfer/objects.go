@@ -76,34 +76,49 @@ func objectFromMongo(class string, doc map[string]any, cls *schema.Class) (conve
 				continue
 			}
 			obj[field] = schema.Pointer(target, id)
-		case k == mongoPassword:
-			obj[keyPassword] = v
-		case k == mongoToken && class == "_Session":
-			obj["sessionToken"] = v
-		case k == mongoToken && class == "_User":
-			out.session = legacySession(v)
-		case strings.HasPrefix(k, authDataPrefix):
-			auth, _ := obj["authData"].(map[string]any)
-			if auth == nil {
-				auth = map[string]any{}
-				obj["authData"] = auth
-			}
-			auth[k[len(authDataPrefix):]] = v
 		case strings.HasPrefix(k, "_"):
-			reason, known := droppedFields[k]
-			if !known {
-				reason = "Quarry keeps no internal field of this name"
-			}
-			out.dropped = append(out.dropped, k+": "+reason)
+			out.internalField(class, k, v)
 		default:
 			obj[k] = typedValue(cls, k, v)
 		}
 	}
-	if out.session != nil {
-		out.session["user"] = schema.Pointer("_User", fmt.Sprint(obj["objectId"]))
-	}
-	addUserKeys(class, obj)
+	out.finish(class)
 	return out, nil
+}
+
+// internalField keeps what Quarry has of one of Parse Server's internal
+// fields (a "_" column or key) and counts the rest as dropped.
+func (out *converted) internalField(class, k string, v any) {
+	switch {
+	case k == mongoPassword:
+		out.obj[keyPassword] = v
+	case k == mongoToken && class == "_Session":
+		out.obj["sessionToken"] = v
+	case k == mongoToken && class == "_User":
+		out.session = legacySession(v)
+	case strings.HasPrefix(k, authDataPrefix):
+		auth, _ := out.obj["authData"].(map[string]any)
+		if auth == nil {
+			auth = map[string]any{}
+			out.obj["authData"] = auth
+		}
+		auth[k[len(authDataPrefix):]] = v
+	default:
+		reason, known := droppedFields[k]
+		if !known {
+			reason = "Quarry keeps no internal field of this name"
+		}
+		out.dropped = append(out.dropped, k+": "+reason)
+	}
+}
+
+// finish links a legacy session to its user and adds the lower-cased
+// keys users are found by.
+func (out *converted) finish(class string) {
+	if out.session != nil {
+		out.session["user"] = schema.Pointer("_User", fmt.Sprint(out.obj["objectId"]))
+	}
+	addUserKeys(class, out.obj)
 }
 
 // legacySession keeps a Parse.com-era session token (stored on the user

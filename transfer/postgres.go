@@ -198,25 +198,8 @@ func objectFromPostgres(class string, row map[string]any, cls *schema.Class) (co
 				return out, fmt.Errorf("%s is not a date", k)
 			}
 			obj[k] = schema.FormatTime(t)
-		case k == mongoPassword:
-			obj[keyPassword] = v
-		case k == mongoToken && class == "_Session":
-			obj["sessionToken"] = v
-		case k == mongoToken && class == "_User":
-			out.session = legacySession(v)
-		case strings.HasPrefix(k, authDataPrefix):
-			auth, _ := obj["authData"].(map[string]any)
-			if auth == nil {
-				auth = map[string]any{}
-				obj["authData"] = auth
-			}
-			auth[k[len(authDataPrefix):]] = v
 		case strings.HasPrefix(k, "_"):
-			reason, known := droppedFields[k]
-			if !known {
-				reason = "Quarry keeps no internal field of this name"
-			}
-			out.dropped = append(out.dropped, k+": "+reason)
+			out.internalField(class, k, v)
 		default:
 			cv, err := postgresValue(cls.Fields[k], v)
 			if err != nil {
@@ -226,10 +209,7 @@ func objectFromPostgres(class string, row map[string]any, cls *schema.Class) (co
 			obj[k] = cv
 		}
 	}
-	if out.session != nil {
-		out.session["user"] = schema.Pointer("_User", id)
-	}
-	addUserKeys(class, obj)
+	out.finish(class)
 	return out, nil
 }
 
