@@ -213,9 +213,14 @@ func loadCheckpoint(opts ImportOptions, src string) (*checkpoint, error) {
 
 var errStop = errors.New("stop")
 
+// isEmpty reports whether st holds no data: server settings (meta
+// records, such as a master key generated at a first start) do not count.
 func isEmpty(st store.Adapter) (bool, error) {
 	empty := true
-	err := st.Load(func(store.Record) error {
+	err := st.Load(func(r store.Record) error {
+		if r.Kind == store.KindMeta {
+			return nil
+		}
 		empty = false
 		return errStop
 	})

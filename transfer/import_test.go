@@ -3,6 +3,7 @@ package transfer_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -175,5 +176,35 @@ func TestImportDashboardExport(t *testing.T) {
 	r := s.Do(t, "GET", "/classes/Post/dashPost01", nil, h)
 	if r.Status != 200 {
 		t.Errorf("public read of a public post: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestImportKeepsServerSettings: a data file holding only server settings
+// (a first start generated its master key) is still a new file to import
+// into, and the settings stay.
+func TestImportKeepsServerSettings(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "quarry.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Commit([]store.Record{{Kind: store.KindMeta, Key: "masterKey", Value: []byte("generated")}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := transfer.Import(context.Background(), st, transfer.ImportOptions{From: "testdata/dashboard"}); err != nil {
+		t.Fatalf("import into a file with settings only: %v", err)
+	}
+	_, err = transfer.Import(context.Background(), st, transfer.ImportOptions{From: "testdata/dashboard"})
+	if !errors.Is(err, transfer.ErrNotEmpty) {
+		t.Errorf("second import: %v, want ErrNotEmpty", err)
+	}
+	found := false
+	st.Load(func(r store.Record) error {
+		found = found || r.Kind == store.KindMeta && string(r.Value) == "generated"
+		return nil
+	})
+	st.Close()
+	if !found {
+		t.Errorf("the master key setting is gone")
 	}
 }

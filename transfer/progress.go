@@ -20,13 +20,14 @@ const barWidth = 30
 type ProgressPrinter struct {
 	w        io.Writer
 	terminal bool
+	now      func() time.Time // the clock; tests fix it
 	last     time.Time
 	drawn    bool
 }
 
 // NewProgressPrinter writes to w; terminal selects the redrawn bar.
 func NewProgressPrinter(w io.Writer, terminal bool) *ProgressPrinter {
-	return &ProgressPrinter{w: w, terminal: terminal}
+	return &ProgressPrinter{w: w, terminal: terminal, now: time.Now}
 }
 
 // Update shows p.
@@ -46,7 +47,7 @@ func (pp *ProgressPrinter) Update(p Progress) {
 		pp.drawn = true
 		return
 	}
-	now := time.Now()
+	now := pp.now()
 	if !p.Done && now.Sub(pp.last) < PlainEvery {
 		return
 	}
