@@ -1,7 +1,10 @@
 package transfer
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +55,18 @@ func TestPlainValueExtendedJSON(t *testing.T) {
 	}
 	if _, err := plainValue(map[string]any{"x": map[string]any{"$numberDouble": "NaN"}}); err == nil {
 		t.Errorf("NaN accepted")
+	}
+}
+
+func TestListCollectionsRefusesAmbiguousDirectories(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "dump", "parse"), 0o755)
+	os.WriteFile(filepath.Join(dir, "dump", "parse", "Post.bson"), nil, 0o600)
+	if _, err := ListCollections(filepath.Join(dir, "dump")); err == nil || !strings.Contains(err.Error(), "use "+filepath.Join(dir, "dump", "parse")) {
+		t.Errorf("a mongodump root: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "dump", "parse", "Post.json"), nil, 0o600)
+	if _, err := ListCollections(filepath.Join(dir, "dump", "parse")); err == nil || !strings.Contains(err.Error(), "both hold collection Post") {
+		t.Errorf("Post.json beside Post.bson: %v", err)
 	}
 }

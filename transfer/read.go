@@ -114,7 +114,18 @@ func ListCollections(path string) ([]Collection, error) {
 		out = append(out, Collection{Name: strings.TrimSuffix(name, ext), Path: f, Size: st.Size()})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w in %s (expected <Class>.json or <Class>.bson files)", ErrNoSource, path)
+		hint := "expected <Class>.json or <Class>.bson files"
+		if subs, _ := filepath.Glob(filepath.Join(path, "*", "*.bson*")); len(subs) > 0 {
+			hint = "a mongodump directory holds one directory per database: use " + filepath.Dir(subs[0])
+		}
+		return nil, fmt.Errorf("%w in %s (%s)", ErrNoSource, path, hint)
+	}
+	seen := map[string]string{}
+	for _, c := range out {
+		if other, dup := seen[c.Name]; dup {
+			return nil, fmt.Errorf("transfer: %s and %s both hold collection %s; keep one", other, c.Path, c.Name)
+		}
+		seen[c.Name] = c.Path
 	}
 	sortCollections(out)
 	return out, nil
