@@ -85,6 +85,17 @@ func listPostgres(ctx context.Context, uri string) (*postgresSource, []Collectio
 		conn.Close(ctx)
 		return nil, nil, fmt.Errorf("%w in %s (no tables in its current schema)", ErrNoSource, redactURI(uri))
 	}
+	for i, c := range cols {
+		if c.Size > 0 {
+			continue
+		}
+		// Never analysed (reltuples unknown): count, so progress is right.
+		q := `SELECT count(*) FROM ` + pgx.Identifier{c.Name}.Sanitize()
+		if err := conn.QueryRow(ctx, q).Scan(&cols[i].Size); err != nil {
+			conn.Close(ctx)
+			return nil, nil, fmt.Errorf("transfer: count table %s: %w", c.Name, err)
+		}
+	}
 	sortCollections(cols)
 	return ps, cols, nil
 }

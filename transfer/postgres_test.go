@@ -92,7 +92,11 @@ func TestImportFromPostgres(t *testing.T) {
 	}
 	conn.Close(ctx)
 
-	db, sum := importInto(t, uri, transfer.ImportOptions{})
+	var last transfer.Progress
+	db, sum := importInto(t, uri, transfer.ImportOptions{Progress: func(p transfer.Progress) { last = p }})
+	if last.TotalBytes != 11 || last.Bytes != 11 { // rows of the Parse tables (never analysed: counted)
+		t.Errorf("last progress %+v, want 11 of 11 rows", last)
+	}
 	want := map[string]int64{"_User": 2, "_Session": 1, "Post": 2, "_GlobalConfig": 1}
 	if !reflect.DeepEqual(sum.Objects, want) || sum.Relations != 2 || len(sum.Skipped) > 0 {
 		t.Fatalf("summary %+v", sum)
