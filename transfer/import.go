@@ -47,8 +47,8 @@ type ImportOptions struct {
 type Progress struct {
 	Collection string
 	Docs       int64 // documents read in this collection
-	Bytes      int64 // source bytes read, all collections
-	TotalBytes int64
+	Bytes      int64 // how far through the source: bytes of files, rows of tables
+	TotalBytes int64 // the source's size in the same unit
 	Imported   int64 // objects written, all collections
 	Elapsed    time.Duration
 	Done       bool // the collection is finished
