@@ -112,7 +112,6 @@ func prepare(c Collection, r documents, cls *schema.Class, raw []byte) prepared 
 // merge adds one prepared document to b.
 func (im *importer) merge(b *batch, c Collection, cls *schema.Class, p *prepared) {
 	sum := im.cp.Summary
-	b.docs++
 	switch {
 	case p.skip != "":
 		sum.Skipped[c.Name+": "+p.skip]++

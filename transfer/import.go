@@ -17,7 +17,7 @@ import (
 )
 
 // Import limits. One store commit holds at most DefaultBatch documents or
-// about maxBatchBytes of records, whichever comes first: big enough that
+// about maxBatchBytes of source documents, whichever comes first: big enough that
 // fsyncs are a small part of the time, small enough that an interrupted
 // import loses little.
 const (
@@ -233,14 +233,12 @@ func isEmpty(st store.Adapter) (bool, error) {
 // batch gathers the records of one commit.
 type batch struct {
 	records []store.Record
-	bytes   int
-	docs    int
 	objects map[string]int64 // by class
 	classes map[string]bool  // whose schema changed
 }
 
 func (b *batch) reset() {
-	b.records, b.bytes, b.docs = b.records[:0], 0, 0
+	b.records = b.records[:0]
 	b.objects, b.classes = map[string]int64{}, map[string]bool{}
 }
 
@@ -292,7 +290,6 @@ func (im *importer) collection(c Collection) error {
 
 func (b *batch) put(r store.Record) {
 	b.records = append(b.records, r)
-	b.bytes += len(r.Class) + len(r.Key) + len(r.Value) + 32
 }
 
 func (b *batch) putObject(class, id string, value []byte) {
