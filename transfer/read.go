@@ -59,7 +59,7 @@ type documents interface {
 	Close() error
 }
 
-// isSchema and joinClass tell the collection's role.
+// isSchema reports whether the collection holds class schemas.
 func (c Collection) isSchema() bool { return c.Name == schemaColl }
 
 // joinOf returns the store class of a _Join:<key>:<class> collection.
