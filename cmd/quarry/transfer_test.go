@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,5 +190,31 @@ func TestTransferCommandsHelpAndUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(db + ".import.json"); err == nil {
 		t.Errorf("a finished import left its checkpoint")
+	}
+}
+
+// TestExportImportCommands: quarry export --format mongo, then quarry
+// import of what it wrote, gives back every object of the first file.
+func TestExportImportCommands(t *testing.T) {
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "first.db"), filepath.Join(dir, "second.db")
+	if code, out := call("import", "--from", "../../transfer/testdata/mongoexport", "--databaseURI", first, "--progress", "none"); code != 0 {
+		t.Fatalf("import: %d %s", code, out)
+	}
+	exported := filepath.Join(dir, "exported")
+	if code, out := call("export", "--to", exported, "--format", "mongo", "--databaseURI", first); code != 0 || !strings.Contains(out, "exported 8 objects of 5 classes") {
+		t.Fatalf("export: %d %s", code, out)
+	}
+	if code, out := call("import", "--from", exported, "--databaseURI", second, "--progress", "none"); code != 0 || strings.Contains(out, "skipped") {
+		t.Fatalf("import of the export: %d %s", code, out)
+	}
+	for _, class := range []string{"_User", "_Session", "_Role", "Post", "_GlobalConfig"} {
+		a, b := storedObjects(t, first, class), storedObjects(t, second, class)
+		if len(a) == 0 || !maps.Equal(a, b) {
+			t.Errorf("%s: %d objects, %d after export and import, or they differ", class, len(a), len(b))
+		}
+	}
+	if code, out := call("export", "--to", exported, "--format", "csv", "--databaseURI", first); code != 2 {
+		t.Errorf("export --format csv: %d %s", code, out)
 	}
 }
