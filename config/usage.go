@@ -10,6 +10,7 @@ import (
 
 const usageHeader = `Usage: quarry [config.json] [--option value]...
        quarry livequery [config.json] [--option value]...   (standalone LiveQuery server)
+       quarry import|export|backup|restore -h                (move data in and out)
 
 Quarry is a Parse Server compatible backend. Each option below can be set in
 four places; a later one wins over an earlier one:

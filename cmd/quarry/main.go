@@ -4,7 +4,8 @@
 // `quarry livequery [options]` runs a standalone LiveQuery server instead:
 // it receives changes from REST servers through Redis (see
 // docs/scaling.md). `quarry files rotate-key` re-encrypts uploaded files
-// (see docs/files.md).
+// (see docs/files.md). `quarry import`, `export`, `backup` and `restore`
+// move data in and out (see docs/migration.md).
 package main
 
 import (
@@ -36,6 +37,9 @@ type app interface {
 func run(args []string) int {
 	if len(args) > 0 && args[0] == "files" {
 		return runFiles(args[1:], os.Environ(), os.Stdout, os.Stderr)
+	}
+	if cmd, ok := transferCommands[append(args, "")[0]]; len(args) > 0 && ok {
+		return cmd(args[1:], os.Environ(), os.Stdout, os.Stderr)
 	}
 	open := openREST
 	if len(args) > 0 && args[0] == "livequery" {
