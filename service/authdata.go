@@ -30,6 +30,14 @@ type authPlan struct {
 	spendRecovery string
 }
 
+// respond adds a provider's part of authDataResponse.
+func (p *authPlan) respond(provider string, v any) {
+	if p.response == nil {
+		p.response = map[string]any{}
+	}
+	p.response[provider] = v
+}
+
 var errAuthAlreadyUsed = schema.Errorf(auth.CodeAccountAlreadyLinked, "this auth is already used")
 
 // checkAuthData plans the authData of every _User write in ops (the ones
@@ -94,7 +102,7 @@ func (s *Service) planAuthData(a Auth, userID string, raw any, stored map[string
 			}
 			plan.mfa = enrol
 			if enrol != nil {
-				plan.response = map[string]any{auth.MFA: enrol.response()}
+				plan.respond(auth.MFA, enrol.response())
 			}
 			continue
 		}
@@ -119,10 +127,7 @@ func (s *Service) planAuthData(a Auth, userID string, raw any, stored map[string
 			plan.set[p] = res.Store
 		}
 		if res.Response != nil {
-			if plan.response == nil {
-				plan.response = map[string]any{}
-			}
-			plan.response[p] = res.Response
+			plan.respond(p, res.Response)
 		}
 	}
 	return plan, nil
