@@ -11,12 +11,13 @@ import (
 	"github.com/quarrydata/quarry/schema"
 )
 
-// Multi-factor sign-in (the auth option's mfa provider, TOTP): a user
-// enrols by saving authData.mfa = {secret, token}; the token proves their
-// authenticator app holds the secret. The secret and the hashes of the
-// recovery codes are kept in internal fields, so authData.mfa shows only
-// {status: "enabled"}. Once enrolled, every login (password or authData)
-// must carry authData.mfa.token: a current code or an unused recovery code.
+// Multi-factor sign-in (the auth option's mfa provider, TOTP; SMS is in
+// mfa_sms.go): a user enrols by saving authData.mfa = {secret, token}; the
+// token proves their authenticator app holds the secret. The secret and
+// the hashes of the recovery codes are kept in internal fields, so
+// authData.mfa shows only {status: "enabled"}. Once enrolled, every login
+// (password or authData) must carry authData.mfa.token: a current code or
+// an unused recovery code.
 
 // Internal _User fields of an enrolled user.
 const (
@@ -109,8 +110,8 @@ func (s *Service) planMFA(a Auth, userID string, entry map[string]any) (*mfaEnro
 }
 
 // checkLoginMFA lets an enrolled user's login through only with a second
-// factor in its authData.mfa: a current TOTP code, or a recovery code,
-// which is spent.
+// factor in its authData.mfa: a current TOTP code or a recovery code
+// (spent), or the SMS code a challenge sent.
 func (s *Service) checkLoginMFA(user schema.Object, mfa any) error {
 	opts, on := s.opts.Auth.Options(auth.MFA)
 	if !mfaEnrolled(user) || !on {
