@@ -35,7 +35,9 @@ func TestNewRegistry(t *testing.T) {
 		{name: "oauth2 without endpoint", providers: map[string]map[string]any{"corp": {"oauth2": true}}, err: "tokenIntrospectionEndpointUrl or jwksUri"},
 		{name: "oauth2 appidField without appIds", providers: map[string]map[string]any{"corp": {"oauth2": true,
 			"tokenIntrospectionEndpointUrl": "http://127.0.0.1:1/x", "appidField": "aud"}}, err: "appIds"},
-		{name: "mfa with SMS", providers: map[string]map[string]any{"mfa": {"options": []any{"SMS"}}}, err: "TOTP"},
+		{name: "mfa with SMS needs its function", providers: map[string]map[string]any{"mfa": {"options": []any{"SMS"}}}, err: "smsFunction"},
+		{name: "mfa with SMS", providers: map[string]map[string]any{"mfa": {"options": []any{"SMS", "TOTP"}, "smsFunction": "send"}}, enabled: []string{"anonymous", "mfa"}},
+		{name: "mfa with e-mail", providers: map[string]map[string]any{"mfa": {"options": []any{"EMAIL"}}}, err: "neither"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := auth.New(auth.Config{Providers: tc.providers, EnableAnonymousUsers: true, EnableInsecureAuthAdapters: tc.insecure})

@@ -28,6 +28,16 @@ type authPlan struct {
 	response map[string]any            // authDataResponse of the reply
 	// spendRecovery is the hash of an MFA recovery code a login used.
 	spendRecovery string
+	// spendSMS is the hash of an SMS code a login used.
+	spendSMS string
+}
+
+// respond adds a provider's part of authDataResponse.
+func (p *authPlan) respond(provider string, v any) {
+	if p.response == nil {
+		p.response = map[string]any{}
+	}
+	p.response[provider] = v
 }
 
 var errAuthAlreadyUsed = schema.Errorf(auth.CodeAccountAlreadyLinked, "this auth is already used")
@@ -93,8 +103,8 @@ func (s *Service) planAuthData(a Auth, userID string, raw any, stored map[string
 				return nil, err
 			}
 			plan.mfa = enrol
-			if enrol != nil {
-				plan.response = map[string]any{auth.MFA: enrol.response()}
+			if enrol != nil && enrol.response() != nil {
+				plan.respond(auth.MFA, enrol.response())
 			}
 			continue
 		}
@@ -119,10 +129,7 @@ func (s *Service) planAuthData(a Auth, userID string, raw any, stored map[string
 			plan.set[p] = res.Store
 		}
 		if res.Response != nil {
-			if plan.response == nil {
-				plan.response = map[string]any{}
-			}
-			plan.response[p] = res.Response
+			plan.respond(p, res.Response)
 		}
 	}
 	return plan, nil
@@ -178,15 +185,16 @@ func (s *Service) applyAuthPlan(d *draft, plan *authPlan, merged map[string]any)
 		merged[p] = entry
 	}
 	if plan.mfa != nil {
-		merged[auth.MFA] = map[string]any{"status": "enabled"}
-		d.obj[fieldMFASecret] = plan.mfa.secret
-		d.obj[fieldMFARecovery] = plan.mfa.recovery
+		plan.mfa.apply(d, merged)
 	}
 	if plan.response != nil {
 		d.echo["authDataResponse"] = plan.response
 	}
 	if plan.spendRecovery != "" {
 		return spendRecoveryCode(d, plan.spendRecovery)
+	}
+	if plan.spendSMS != "" {
+		return spendSMSCode(d, plan.spendSMS)
 	}
 	return nil
 }

@@ -11,12 +11,13 @@ import (
 	"github.com/quarrydata/quarry/schema"
 )
 
-// Multi-factor sign-in (the auth option's mfa provider, TOTP): a user
-// enrols by saving authData.mfa = {secret, token}; the token proves their
-// authenticator app holds the secret. The secret and the hashes of the
-// recovery codes are kept in internal fields, so authData.mfa shows only
-// {status: "enabled"}. Once enrolled, every login (password or authData)
-// must carry authData.mfa.token: a current code or an unused recovery code.
+// Multi-factor sign-in (the auth option's mfa provider, TOTP; SMS is in
+// mfa_sms.go): a user enrols by saving authData.mfa = {secret, token}; the
+// token proves their authenticator app holds the secret. The secret and
+// the hashes of the recovery codes are kept in internal fields, so
+// authData.mfa shows only {status: "enabled"}. Once enrolled, every login
+// (password or authData) must carry authData.mfa.token: a current code or
+// an unused recovery code.
 
 // Internal _User fields of an enrolled user.
 const (
@@ -24,15 +25,43 @@ const (
 	fieldMFARecovery = "_mfa_recovery"
 )
 
-// mfaEnrolment is a checked authData.mfa set-up.
+// mfaEnrolment is a checked authData.mfa change: a TOTP set-up (secret),
+// an SMS set-up (mobile), or an SMS code sent and waiting (pending).
 type mfaEnrolment struct {
 	secret   string
 	recovery []any    // hashes, as stored
 	codes    []string // the codes themselves, shown once
+	mobile   string
+	pending  map[string]any
 }
 
+// response is the enrolment's authDataResponse (nil: none).
 func (e *mfaEnrolment) response() any {
+	if len(e.codes) == 0 {
+		return nil
+	}
 	return map[string]any{"recovery": strings.Join(e.codes, ", ")}
+}
+
+// apply writes the enrolment into the user being written.
+func (e *mfaEnrolment) apply(d *draft, merged map[string]any) {
+	switch {
+	case e.pending != nil:
+		d.obj[fieldMFASMS] = e.pending
+	case e.mobile != "":
+		merged[auth.MFA] = map[string]any{"status": "enabled"}
+		d.obj[fieldMFAMobile] = e.mobile
+		delete(d.obj, fieldMFASMS)
+	default:
+		merged[auth.MFA] = map[string]any{"status": "enabled"}
+		d.obj[fieldMFASecret] = e.secret
+		d.obj[fieldMFARecovery] = e.recovery
+	}
+}
+
+// mfaEnrolled reports whether the user has a second factor.
+func mfaEnrolled(user schema.Object) bool {
+	return user[fieldMFASecret] != nil || user[fieldMFAMobile] != nil
 }
 
 func mfaError(msg string) error { return schema.Errorf(auth.CodeMFAError, "%s", msg) }
@@ -52,12 +81,18 @@ func (s *Service) planMFA(a Auth, userID string, entry map[string]any) (*mfaEnro
 	if reflect.DeepEqual(stored[auth.MFA], any(entry)) {
 		return nil, nil
 	}
+	if mobile, ok := entry["mobile"].(string); ok {
+		return s.planSMS(a, user, opts, mobile, entry) // mfa_sms.go
+	}
+	if totp, _ := auth.MFAMethods(opts); !totp {
+		return nil, mfaError("TOTP is not enabled.")
+	}
 	secret, _ := entry["secret"].(string)
 	token, _ := entry["token"].(string)
 	if secret == "" || token == "" {
 		return nil, mfaError("Invalid MFA data")
 	}
-	if enrolled, _ := user[fieldMFASecret].(string); enrolled != "" && !a.Master {
+	if mfaEnrolled(user) && !a.Master {
 		return nil, mfaError("MFA is already set up on this account.")
 	}
 	if !auth.ValidSecret(secret) {
@@ -75,18 +110,21 @@ func (s *Service) planMFA(a Auth, userID string, entry map[string]any) (*mfaEnro
 }
 
 // checkLoginMFA lets an enrolled user's login through only with a second
-// factor in its authData.mfa: a current TOTP code, or a recovery code,
-// which is spent.
+// factor in its authData.mfa: a current TOTP code or a recovery code
+// (spent), or the SMS code a challenge sent.
 func (s *Service) checkLoginMFA(user schema.Object, mfa any) error {
-	secret, _ := user[fieldMFASecret].(string)
 	opts, on := s.opts.Auth.Options(auth.MFA)
-	if secret == "" || !on {
+	if !mfaEnrolled(user) || !on {
 		return nil
 	}
 	entry, _ := mfa.(map[string]any)
 	token, _ := entry["token"].(string)
 	if token == "" {
 		return schema.Errorf(auth.CodeMFATokenRequired, "Missing additional authData mfa")
+	}
+	secret, _ := user[fieldMFASecret].(string)
+	if secret == "" {
+		return s.checkSMSLogin(user, token) // mfa_sms.go
 	}
 	if auth.TOTPOf(opts).Valid(token, secret, s.opts.Now()) {
 		return nil
@@ -118,6 +156,8 @@ func spendRecoveryCode(d *draft, hash string) error {
 func clearMFA(d *draft) {
 	delete(d.obj, fieldMFASecret)
 	delete(d.obj, fieldMFARecovery)
+	delete(d.obj, fieldMFAMobile)
+	delete(d.obj, fieldMFASMS)
 }
 
 // loginFactors is LogIn's check of a second factor (the mfa token in the
@@ -136,13 +176,17 @@ func (s *Service) Challenge(a Auth, body map[string]any) (map[string]any, error)
 		return nil, schema.Errorf(-1, "Nothing to challenge.")
 	}
 	username, email, password := body["username"], body["email"], body["password"]
+	var user schema.Object
 	switch ad, hasAuthData := body["authData"].(map[string]any); {
 	case username != nil || email != nil:
-		if _, err := s.LogIn(a, username, email, password, true); err != nil {
+		shown, err := s.LogIn(a, username, email, password, true)
+		if err != nil {
 			return nil, err
 		}
+		user, _ = s.userByID(str(shown["objectId"]))
 	case hasAuthData:
-		if _, err := s.userByAuthData(a, ad); err != nil {
+		var err error
+		if user, err = s.userByAuthData(a, ad); err != nil {
 			return nil, err
 		}
 	default:
@@ -152,6 +196,11 @@ func (s *Service) Challenge(a Auth, body map[string]any) (map[string]any, error)
 	for _, p := range slices.Sorted(maps.Keys(challenge)) {
 		if !s.opts.Auth.Enabled(p) {
 			return nil, auth.ErrUnsupported
+		}
+		if p == auth.MFA && user[fieldMFAMobile] != nil {
+			if err := s.challengeSMS(user); err != nil { // mfa_sms.go
+				return nil, err
+			}
 		}
 		out[p] = true
 	}

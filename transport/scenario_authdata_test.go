@@ -1,14 +1,18 @@
 package transport_test
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/auth/authtest"
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -243,7 +247,7 @@ func TestScenarioAuthDataInsecure(t *testing.T) {
 	})
 }
 
-const anonID = "8a2b8b62-5c3f-4d4e-9f1a-0123456789ab"
+const anonID = "8a2b8b62-5c3f-4d4e-9f1a-7e0c4d2b9a61" // no common password inside (the leak audit)
 
 func TestScenarioAuthDataAnonymous(t *testing.T) {
 	srv := servertest.Start(t, nil)
@@ -320,3 +324,40 @@ func TestScenarioAuthDataConcurrentSignUp(t *testing.T) {
 // uniqueSuffix makes a test's provider secrets differ from every other
 // run's (go test -count, the leak audit that learns secrets by value).
 func uniqueSuffix() string { return "-" + strconv.FormatInt(time.Now().UnixNano(), 36) }
+
+// acmeAdapter is a Go adapter as a program embedding Quarry writes one: the
+// credential is the configured password word, and an authDataResponse.
+type acmeAdapter struct{}
+
+func (acmeAdapter) ValidateOptions(opts auth.Options) error {
+	if opts.String("word", "") == "" {
+		return errors.New("word is required")
+	}
+	return nil
+}
+
+func (acmeAdapter) ValidateAuthData(_ context.Context, data map[string]any, opts auth.Options) (auth.Result, error) {
+	if data["word"] != opts.String("word", "") {
+		return auth.Result{}, schema.Errorf(auth.CodeInvalidLinkedSession, "acme says no.")
+	}
+	return auth.Result{Store: map[string]any{"id": data["id"]}, Response: map[string]any{"welcome": true}}, nil
+}
+
+func (acmeAdapter) ValidateAppID(context.Context, []string, map[string]any, auth.Options) error {
+	return nil
+}
+
+func TestScenarioAuthDataGoAdapter(t *testing.T) {
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.Auth.Providers = map[string]any{"acme": map[string]any{"word": "swordfish"}}
+		o.Auth.Adapters = map[string]auth.Adapter{"acme": acmeAdapter{}}
+	})
+	runScenarios(t, srv, []scenario{
+		{name: "accepted", method: "POST", path: "/users", headers: servertest.App(),
+			body:           authBody("acme", map[string]any{"id": "a-1", "word": "swordfish"}),
+			expectedStatus: 201, expectedContains: []string{`"authDataResponse":{"acme":{"welcome":true}}`}},
+		{name: "refused with the adapter's error", method: "POST", path: "/users", headers: servertest.App(),
+			body:           authBody("acme", map[string]any{"id": "a-1", "word": "trout"}),
+			expectedStatus: 400, check: msgIs(251, "acme says no.")},
+	})
+}

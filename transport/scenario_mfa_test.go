@@ -1,12 +1,16 @@
 package transport_test
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/auth/authtest"
+	"github.com/quarrydata/quarry/cloud"
+	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -115,4 +119,76 @@ func TestScenarioMFA(t *testing.T) {
 		{name: "login needs one factor again", method: "POST", path: "/login", headers: app,
 			body: login(nil), expectedStatus: 200},
 	})
+}
+
+// SMS as the second factor: the codes go out through a cloud function
+// (smsFunction), here defined in Go and keeping the last code per number.
+func TestScenarioMFASMS(t *testing.T) {
+	var mu sync.Mutex
+	sent := map[string]string{}
+	lastCode := func(mobile string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		return sent[mobile]
+	}
+	reg := cloud.New(nil, 0)
+	reg.Define("sendMFASMS", func(_ context.Context, req *cloud.FunctionRequest) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		sent[req.Params["mobile"].(string)] = req.Params["code"].(string)
+		return nil, nil
+	})
+	srv := servertest.StartCloud(t, nil, reg, func(o *config.Options) {
+		o.Auth.Providers = map[string]any{"mfa": map[string]any{"enabled": true, "options": []any{"SMS"}, "smsFunction": "sendMFASMS"}}
+	})
+	app := servertest.App()
+	const mobile = "+15550100"
+	id, _ := signUp(t, srv, "gina", "")
+	gina := asUser(loginOf(t, srv, "gina"))
+	login := map[string]any{"username": "gina", "password": "pw-gina"}
+	withToken := func(code func() string) func() map[string]any {
+		return func() map[string]any {
+			return map[string]any{"username": "gina", "password": "pw-gina", "authData": map[string]any{"mfa": map[string]any{"token": code()}}}
+		}
+	}
+	steps := []struct {
+		sc   scenario
+		body func() map[string]any // computed when the step runs (codes sent by earlier steps)
+	}{
+		{sc: scenario{name: "TOTP is off", method: "PUT", path: "/users/" + id, headers: gina,
+			body: authBody("mfa", map[string]any{"secret": mfaSecret, "token": "123456"}), expectedStatus: 400, check: codeIs(210)}},
+		{sc: scenario{name: "saving the number sends a code", method: "PUT", path: "/users/" + id, headers: gina,
+			body: authBody("mfa", map[string]any{"mobile": mobile}), expectedStatus: 200,
+			check: func(t testing.TB, _ servertest.Response) {
+				if lastCode(mobile) == "" {
+					t.Error("no code sent")
+				}
+			}}},
+		{sc: scenario{name: "a wrong code does not enrol", method: "PUT", path: "/users/" + id, headers: gina,
+			body: authBody("mfa", map[string]any{"mobile": mobile, "token": "abcdef"}), expectedStatus: 400, check: codeIs(210)}},
+		{sc: scenario{name: "the code sent enrols the number", method: "PUT", path: "/users/" + id, headers: gina, expectedStatus: 200},
+			body: func() map[string]any {
+				return authBody("mfa", map[string]any{"mobile": mobile, "token": lastCode(mobile)})
+			}},
+		{sc: scenario{name: "the number is not shown", method: "GET", path: "/users/me", headers: gina, expectedStatus: 200,
+			expectedContains: []string{`"mfa":{"status":"enabled"}`}, notExpectedContains: []string{mobile}}},
+		{sc: scenario{name: "login needs a code", method: "POST", path: "/login", headers: app, body: login,
+			expectedStatus: 400, check: msgIs(211, "Missing additional authData mfa")}},
+		{sc: scenario{name: "the enrolment code is spent", method: "POST", path: "/login", headers: app, expectedStatus: 400, check: codeIs(210)},
+			body: withToken(func() string { return lastCode(mobile) })},
+		{sc: scenario{name: "challenge sends a login code", method: "POST", path: "/challenge", headers: app,
+			body:           map[string]any{"username": "gina", "password": "pw-gina", "challengeData": map[string]any{"mfa": map[string]any{}}},
+			expectedStatus: 200, expectedContains: []string{`{"challengeData":{"mfa":true}}`}}},
+		{sc: scenario{name: "login with the code", method: "POST", path: "/login", headers: app, expectedStatus: 200},
+			body: withToken(func() string { return lastCode(mobile) })},
+		{sc: scenario{name: "the login code works once", method: "POST", path: "/login", headers: app, expectedStatus: 400, check: codeIs(210)},
+			body: withToken(func() string { return lastCode(mobile) })},
+	}
+	for _, st := range steps {
+		sc := st.sc
+		if st.body != nil {
+			sc.body = st.body()
+		}
+		t.Run(sc.name, func(t *testing.T) { sc.run(t, srv) })
+	}
 }

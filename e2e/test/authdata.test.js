@@ -2,10 +2,12 @@
 
 // Third-party sign-in through the official Parse JS SDK:
 // Parse.AnonymousUtils.logIn and the upgrade of an anonymous user,
-// Parse.User.logInWith, linkWith and _unlinkFrom. The provider is a generic
+// Parse.User.logInWith, linkWith and _unlinkFrom, and multi-factor (TOTP)
+// with logInWithAdditionalAuth. The provider is a generic
 // OAuth2 one (auth option "corp", oauth2: true) whose token introspection
 // endpoint (RFC 7662) is a fake running in this test process on 127.0.0.1.
 
+const crypto = require('node:crypto');
 const http = require('node:http');
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -39,6 +41,7 @@ before(async () => {
       tokenIntrospectionEndpointUrl: `http://127.0.0.1:${provider.address().port}/introspect`,
       authorizationHeader: INTROSPECT_AUTH,
     },
+    mfa: { enabled: true, options: ['TOTP'] },
   });
 });
 after(() => provider.close());
@@ -113,4 +116,37 @@ test('authData linked to someone else cannot be linked again (208)', async () =>
   // Nobody else sees the owner's authData.
   const seen = await new Parse.Query(Parse.User).get(owner.id);
   assert.equal(seen.get('authData'), undefined);
+});
+
+// An RFC 6238 code (SHA-1, 6 digits, 30 s) of a base32 secret, as an
+// authenticator app shows it.
+function totp(secret, at = Date.now()) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  const bits = [...secret].map((c) => alphabet.indexOf(c).toString(2).padStart(5, '0')).join('');
+  const key = Buffer.from(bits.match(/.{8}/g).map((b) => parseInt(b, 2)));
+  const counter = Buffer.alloc(8);
+  counter.writeBigUInt64BE(BigInt(Math.floor(at / 30_000)));
+  const mac = crypto.createHmac('sha1', key).update(counter).digest();
+  const offset = mac[mac.length - 1] & 0xf;
+  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, '0');
+}
+
+test('multi-factor: enrol with a TOTP secret, then log in with the code', async () => {
+  const secret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+  const user = new Parse.User();
+  user.set({ username: 'mfa-user', password: 'pw-mfa-user-S3cret!' });
+  await user.signUp();
+  await user.save({ authData: { mfa: { secret, token: totp(secret) } } });
+  const recovery = user.get('authDataResponse').mfa.recovery.split(', ');
+  assert.equal(recovery.length, 2);
+  await Parse.User.logOut();
+
+  await expectParseError(Parse.User.logIn('mfa-user', 'pw-mfa-user-S3cret!'), 211, /Missing additional authData mfa/);
+  await expectParseError(Parse.User.logInWithAdditionalAuth('mfa-user', 'pw-mfa-user-S3cret!', { mfa: { token: '000000x' } }), 210);
+  const viaCode = await Parse.User.logInWithAdditionalAuth('mfa-user', 'pw-mfa-user-S3cret!', { mfa: { token: totp(secret) } });
+  assert.equal(viaCode.id, user.id);
+  assert.deepEqual(viaCode.get('authData').mfa, { status: 'enabled' });
+  await Parse.User.logOut();
+  const viaRecovery = await Parse.User.logInWithAdditionalAuth('mfa-user', 'pw-mfa-user-S3cret!', { mfa: { token: recovery[0] } });
+  assert.equal(viaRecovery.id, user.id);
 });
