@@ -61,3 +61,19 @@ type Stats struct {
 
 // ErrClosed is returned by Commit after Close.
 var ErrClosed = errors.New("store: closed")
+
+// Follower is implemented by adapters that several instances share (the
+// PostgreSQL adapter): each instance loads once, then follows the commits
+// the others make, so its memory stays in step without reloading.
+type Follower interface {
+	// Position is where in the change stream the last Load stood: every
+	// commit after it is handed to Follow, none before it.
+	Position() int64
+	// Follow calls fn, from one goroutine, with the records of each commit
+	// other instances (other Adapters) made after position from, one commit
+	// per call, in commit order. Commits made through this Adapter are
+	// skipped: memory already holds them. After a lost connection it
+	// reconnects by itself and resumes after the last commit it handed
+	// over. stop ends following and waits for a call of fn in progress.
+	Follow(from int64, fn func(records []Record)) (stop func(), err error)
+}
