@@ -142,6 +142,9 @@ type Service struct {
 	// jobs counts the cloud code jobs under way (functions.go).
 	jobs sync.WaitGroup
 
+	// following stops following a shared store (follow.go).
+	following follow
+
 	// configIndexes are Options.Indexes by class (read-only after Open).
 	configIndexes map[string][]string
 }

@@ -40,6 +40,8 @@ func (a *Adapter) Commit(records []store.Record) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), a.opts.Timeout)
 	defer cancel()
+	w := a.beginOwn(records)
+	var id int64
 	err = pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", commitLock); err != nil {
 			return err
@@ -53,7 +55,6 @@ func (a *Adapter) Commit(records []store.Record) error {
 		if err := c.dropEmpty(); err != nil {
 			return err
 		}
-		var id int64
 		if err := tx.QueryRow(ctx, "INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
 			a.origin, payload).Scan(&id); err != nil {
 			return err
@@ -61,6 +62,10 @@ func (a *Adapter) Commit(records []store.Record) error {
 		_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, strconv.FormatInt(id, 10))
 		return err
 	})
+	if err != nil {
+		id = 0
+	}
+	a.endOwn(w, records, id)
 	if err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}

@@ -54,14 +54,14 @@ func (a *Adapter) Follow(from int64, fn func([]store.Record)) (func(), error) {
 }
 
 type follower struct {
-	a   *Adapter
-	pos int64
-	fn  func([]store.Record)
+	a       *Adapter
+	pos     int64 // the last change handed over or skipped
+	fn      func([]store.Record)
+	failing bool // a failure was logged and no session listened since
 }
 
 func (f *follower) run(ctx context.Context) {
 	wait := followRetryMin
-	failing := false
 	for ctx.Err() == nil {
 		progressed, err := f.session(ctx)
 		if ctx.Err() != nil {
@@ -70,9 +70,9 @@ func (f *follower) run(ctx context.Context) {
 		if progressed {
 			wait = followRetryMin
 		}
-		if !failing {
+		if !f.failing {
 			f.a.logf("postgres: following changes failed, retrying from change %d: %v", f.pos, err)
-			failing = true
+			f.failing = true
 		}
 		select {
 		case <-ctx.Done():
@@ -80,9 +80,6 @@ func (f *follower) run(ctx context.Context) {
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, followRetryMax)
-		if progressed {
-			failing = false
-		}
 	}
 }
 
@@ -98,6 +95,10 @@ func (f *follower) session(ctx context.Context) (progressed bool, err error) {
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, "LISTEN "+quote(channel)); err != nil {
 		return false, err
+	}
+	if f.failing {
+		f.a.logf("postgres: following changes again from change %d", f.pos)
+		f.failing = false
 	}
 	for {
 		if err := f.catchUp(ctx, conn); err != nil {
@@ -138,11 +139,15 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 			return err
 		}
 		for _, r := range batch {
-			if r.foreign {
-				records, err := decodeChange(r.records)
-				if err != nil {
-					return fmt.Errorf("change %d: %w", r.id, errors.Join(store.ErrDamaged, err))
-				}
+			records, err := decodeChange(r.records)
+			if err != nil {
+				return fmt.Errorf("change %d: %w", r.id, errors.Join(store.ErrDamaged, err))
+			}
+			if !r.foreign {
+				f.a.forgetOwn(records, r.id)
+			} else if records, err = f.a.notOverwritten(ctx, records, r.id); err != nil {
+				return err
+			} else if len(records) > 0 {
 				f.fn(records)
 			}
 			f.pos = r.id
@@ -151,4 +156,93 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 			return nil
 		}
 	}
+}
+
+// ownWrite is a commit this Adapter made or is making. Followers compare
+// a foreign change of the same record with it: a foreign change older
+// than this instance's own later write must not overwrite that write in
+// memory.
+type ownWrite struct {
+	done chan struct{} // closed when the commit ended
+	id   int64         // its change id; 0 when it failed (set before done closes)
+}
+
+func recordKey(r store.Record) string {
+	return string(rune(r.Kind)) + "\x00" + r.Class + "\x00" + r.Key
+}
+
+// beginOwn notes that records are being committed.
+func (a *Adapter) beginOwn(records []store.Record) *ownWrite {
+	w := &ownWrite{done: make(chan struct{})}
+	a.mu.Lock()
+	if a.own == nil {
+		a.own = map[string]*ownWrite{}
+	}
+	for _, r := range records {
+		a.own[recordKey(r)] = w
+	}
+	a.mu.Unlock()
+	return w
+}
+
+// endOwn records the commit's change id (0: it failed).
+func (a *Adapter) endOwn(w *ownWrite, records []store.Record, id int64) {
+	w.id = id
+	close(w.done)
+	if id == 0 {
+		a.forget(records, w)
+	}
+}
+
+// forgetOwn drops what is known of own commit id once followers passed
+// it, after that commit's Commit call has noted its id.
+func (a *Adapter) forgetOwn(records []store.Record, id int64) {
+	for _, r := range records {
+		k := recordKey(r)
+		a.mu.Lock()
+		w := a.own[k]
+		a.mu.Unlock()
+		if w == nil {
+			continue
+		}
+		<-w.done // a commit followers already see is ending
+		a.mu.Lock()
+		if a.own[k] == w && w.id <= id {
+			delete(a.own, k)
+		}
+		a.mu.Unlock()
+	}
+}
+
+func (a *Adapter) forget(records []store.Record, w *ownWrite) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, r := range records {
+		if k := recordKey(r); a.own[k] == w {
+			delete(a.own, k)
+		}
+	}
+}
+
+// notOverwritten drops the records of foreign change id that an own commit
+// after it wrote again, waiting for own commits still in flight.
+func (a *Adapter) notOverwritten(ctx context.Context, records []store.Record, id int64) ([]store.Record, error) {
+	out := records[:0:0]
+	for _, r := range records {
+		a.mu.Lock()
+		w := a.own[recordKey(r)]
+		a.mu.Unlock()
+		if w != nil {
+			select {
+			case <-w.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if w.id > id {
+				continue
+			}
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }

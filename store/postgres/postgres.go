@@ -65,7 +65,8 @@ type Adapter struct {
 	origin string // this Adapter's id in _changes.origin
 
 	mu       sync.Mutex
-	position int64 // _changes id the last Load stood at
+	position int64                // _changes id the last Load stood at
+	own      map[string]*ownWrite // record key -> this Adapter's latest commit of it (follow.go)
 	closed   bool
 	stops    []func()
 }
@@ -156,9 +157,19 @@ func (a *Adapter) isClosed() bool {
 	return a.closed
 }
 
+// SetLogf sets Options.Logf after Open (store.Open gives no options).
+func (a *Adapter) SetLogf(logf func(format string, args ...any)) {
+	a.mu.Lock()
+	a.opts.Logf = logf
+	a.mu.Unlock()
+}
+
 func (a *Adapter) logf(format string, args ...any) {
-	if a.opts.Logf != nil {
-		a.opts.Logf(format, args...)
+	a.mu.Lock()
+	logf := a.opts.Logf
+	a.mu.Unlock()
+	if logf != nil {
+		logf(format, args...)
 	}
 }
 

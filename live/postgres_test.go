@@ -1,0 +1,152 @@
+package live_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/quarrydata/quarry/store/postgres/pgtest"
+)
+
+// visibleWithin bounds how long a write on one instance may take to show
+// on another (the measured delay is milliseconds: docs/scaling.md).
+const visibleWithin = 10 * time.Second
+
+// get is the HTTP status and decoded body of GET url with headers.
+func get(t *testing.T, url string, headers map[string]string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	json.Unmarshal(data, &m)
+	return resp.StatusCode, m
+}
+
+func getStatus(t *testing.T, url string, headers map[string]string) int {
+	t.Helper()
+	status, _ := get(t, url, headers)
+	return status
+}
+
+func getBody(t *testing.T, url string, headers map[string]string) map[string]any {
+	t.Helper()
+	status, body := get(t, url, headers)
+	if status != 200 {
+		t.Fatalf("GET %s: HTTP %d %v", url, status, body)
+	}
+	return body
+}
+
+// eventually polls cond until it holds, failing after visibleWithin; it
+// returns how long that took.
+func eventually(t *testing.T, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > visibleWithin {
+			t.Fatalf("%s: not within %v", what, visibleWithin)
+		}
+		time.Sleep(5 * time.Millisecond) // polling another process: nothing to wait on
+	}
+	return time.Since(start)
+}
+
+// Three quarry processes on one fresh PostgreSQL database: a write on one
+// is visible on the others, a LiveQuery subscriber on B gets exactly one
+// event for a write on A (and for one on B), and an instance stopped
+// while others write catches up when it starts again.
+func TestPostgresThreeProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	uri := pgtest.NewDatabase(t)
+	app, master := testAppID(), "mk-"+strconv.FormatUint(rand.Uint64(), 36)
+	common := []string{"--appId", app, "--masterKey", master, "--liveQuery.classNames", "Message", "--databaseURI", uri}
+	a := run(t, common...)
+	b := run(t, common...)
+	c := run(t, common...)
+	h := appHeaders(app, master)
+
+	onB := dial(t, b.ws())
+	onB.send(map[string]any{"op": "connect", "applicationId": app})
+	onB.expect("connected")
+	onB.subscribe(1, "Message", map[string]any{}, nil)
+
+	msg := restCall(t, "POST", a.url()+"/classes/Message", map[string]any{"text": "hello"}, h)
+	id := msg["objectId"].(string)
+	for _, p := range []*process{b, c} {
+		took := eventually(t, "the write on A read on another instance", func() bool {
+			return getStatus(t, p.url()+"/classes/Message/"+id, h) == 200
+		})
+		t.Logf("a write on A was readable on :%d after %v", p.port, took)
+	}
+	if obj, _ := onB.event("create", 1); obj["text"] != "hello" {
+		t.Fatalf("B's subscriber got %v", obj)
+	}
+	// Exactly one event: the next writes to the same object (on A, then on
+	// B itself) are sentinels; a duplicate create would come first.
+	restCall(t, "PUT", a.url()+"/classes/Message/"+id, map[string]any{"text": "from A"}, h)
+	if obj, _ := onB.event("update", 1); obj["text"] != "from A" {
+		t.Fatalf("B's subscriber got %v", obj)
+	}
+	restCall(t, "PUT", b.url()+"/classes/Message/"+id, map[string]any{"text": "from B"}, h)
+	if obj, _ := onB.event("update", 1); obj["text"] != "from B" {
+		t.Fatalf("B's subscriber got %v", obj)
+	}
+	restCall(t, "PUT", c.url()+"/classes/Message/"+id, map[string]any{"text": "from C"}, h)
+	if obj, _ := onB.event("update", 1); obj["text"] != "from C" {
+		t.Fatalf("B's subscriber got %v", obj)
+	}
+	// B read its own write at once (read-your-writes), and A sees C's.
+	eventually(t, "C's write on A", func() bool {
+		got := getBody(t, a.url()+"/classes/Message/"+id, h)
+		return got["text"] == "from C"
+	})
+
+	// Stop C; write on A and B meanwhile (a new class and field too); C
+	// catches up when it starts again on the same database.
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	eventually(t, "C stopped", func() bool {
+		_, err := http.Get(c.url() + "/health")
+		return err != nil
+	})
+	for i := range 5 {
+		p := a
+		if i%2 == 1 {
+			p = b
+		}
+		restCall(t, "POST", p.url()+"/classes/Note", map[string]any{"n": i, "tag": fmt.Sprint("t", i)}, h)
+	}
+	c2 := run(t, common...)
+	count := getBody(t, c2.url()+"/classes/Note?count=1&limit=0", h)
+	if count["count"] != float64(5) {
+		t.Fatalf("the restarted instance counts %v notes, want 5", count["count"])
+	}
+	if got := getBody(t, c2.url()+"/classes/Message/"+id, h); got["text"] != "from C" {
+		t.Fatalf("the restarted instance reads %v", got)
+	}
+	// and it follows again: a write on A reaches it.
+	restCall(t, "POST", a.url()+"/classes/Note", map[string]any{"n": 5}, h)
+	eventually(t, "a write on A read on the restarted instance", func() bool {
+		return getBody(t, c2.url()+"/classes/Note?count=1&limit=0", h)["count"] == float64(6)
+	})
+	// The schema another instance made is known here too.
+	sch := getBody(t, b.url()+"/schemas/Note", h)
+	if fields, _ := sch["fields"].(map[string]any); fields["tag"] == nil {
+		t.Fatalf("B's schema of Note: %v", sch)
+	}
+}

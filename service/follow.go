@@ -1,0 +1,182 @@
+package service
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/store"
+)
+
+// FollowOptions configure Follow.
+type FollowOptions struct {
+	// Announce hands other instances' changes to Options.OnChange, as if
+	// they were made here, so this instance's LiveQuery clients see them.
+	// Leave it off when another channel (Redis) already brings every
+	// instance's changes to LiveQuery.
+	Announce bool
+}
+
+// follow is the state of following a shared store.
+type follow struct {
+	mu   sync.Mutex
+	stop func()
+}
+
+// Follow keeps memory in step with the commits other instances make to a
+// shared store (store.Follower), from where the start-up load stood. It
+// reports false, doing nothing, when the store is not shared.
+func (s *Service) Follow(opts FollowOptions) (bool, error) {
+	f, ok := s.store.(store.Follower)
+	if !ok {
+		return false, nil
+	}
+	stop, err := f.Follow(f.Position(), func(records []store.Record) { s.applyForeign(records, opts.Announce) })
+	if err != nil {
+		return true, err
+	}
+	s.following.mu.Lock()
+	s.following.stop = stop
+	s.following.mu.Unlock()
+	return true, nil
+}
+
+// StopFollowing ends Follow and waits for a commit being applied; a
+// server calls it first when it shuts down.
+func (s *Service) StopFollowing() {
+	s.following.mu.Lock()
+	stop := s.following.stop
+	s.following.stop = nil
+	s.following.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// applyForeign applies one commit another instance made: schemas first
+// (under the schema lock), then objects and relations under their object
+// locks, as a local write would, then announces the object changes.
+func (s *Service) applyForeign(records []store.Record, announce bool) {
+	var keys []string
+	roles := false
+	for _, r := range records {
+		switch r.Kind {
+		case store.KindObject:
+			keys = append(keys, r.Class+"\x00"+r.Key)
+			roles = roles || r.Class == classRole
+		case store.KindJoin:
+			if _, owning, ok := cutJoinClass(r.Class); ok && owning == classRole {
+				roles = true
+			}
+		}
+	}
+	s.applyForeignSchemas(records)
+	unlock := s.lockObjects(keys)
+	var changes []Change
+	for _, r := range records {
+		switch r.Kind {
+		case store.KindObject:
+			if c, ok := s.applyForeignObject(r); ok && announce && s.opts.OnChange != nil {
+				changes = append(changes, c)
+			}
+		case store.KindJoin:
+			key, owning, ok1 := cutJoinClass(r.Class)
+			owningID, relatedID, ok2 := cutJoinKey(r.Key)
+			if !ok1 || !ok2 {
+				s.warn(fmt.Sprintf("following: malformed relation record %q %q", r.Class, r.Key))
+				continue
+			}
+			s.data.SetRelation(owning, key, owningID, relatedID, r.Value != nil)
+		case store.KindMeta:
+			s.metaMu.Lock()
+			if r.Value == nil {
+				delete(s.meta, r.Key)
+			} else {
+				s.meta[r.Key] = r.Value
+			}
+			s.metaMu.Unlock()
+		}
+	}
+	if roles {
+		s.forgetRoles()
+	}
+	if len(changes) > 0 {
+		s.changes.add(changes...)
+	}
+	unlock()
+	s.announce()
+}
+
+// applyForeignSchemas stores the commit's schema records, building the
+// indexes a new schema declares.
+func (s *Service) applyForeignSchemas(records []store.Record) {
+	var names []string
+	next := map[string]*schema.Class{}
+	for _, r := range records {
+		if r.Kind != store.KindSchema {
+			continue
+		}
+		var c *schema.Class
+		if r.Value != nil {
+			c = &schema.Class{}
+			if err := json.Unmarshal(r.Value, c); err != nil {
+				s.warn(fmt.Sprintf("following: the schema of %s is not valid JSON", r.Class))
+				continue
+			}
+		}
+		if _, seen := next[r.Class]; !seen {
+			names = append(names, r.Class)
+		}
+		next[r.Class] = c
+	}
+	if len(names) == 0 {
+		return
+	}
+	sort.Strings(names)
+	s.schemaMu.Lock()
+	defer s.schemaMu.Unlock()
+	for _, name := range names {
+		c := next[name]
+		if c == nil {
+			s.schemas.Delete(name)
+			if coll := s.data.Collection(name, false); coll != nil && coll.Len() == 0 {
+				s.data.DropCollection(name)
+			}
+			continue
+		}
+		s.schemas.Store(name, c)
+		if coll := s.data.Collection(name, false); coll != nil {
+			ensureGeoIndexes(coll, c.Fields)
+		}
+		for _, path := range indexedPaths(c) {
+			if err := s.data.Collection(name, true).EnsureIndex(path); err != nil {
+				s.warn(fmt.Sprintf("following: index %s.%s: %v", name, path, err))
+			}
+		}
+	}
+}
+
+// applyForeignObject puts or deletes one object; callers hold its lock.
+func (s *Service) applyForeignObject(r store.Record) (Change, bool) {
+	coll := s.data.Collection(r.Class, true)
+	original, _ := coll.Get(r.Key)
+	if r.Value == nil {
+		if original == nil {
+			return Change{}, false
+		}
+		coll.Delete(r.Key)
+		return Change{Class: r.Class, Original: original}, true
+	}
+	var obj schema.Object
+	if err := json.Unmarshal(r.Value, &obj); err != nil {
+		s.warn(fmt.Sprintf("following: object %s/%s is not valid JSON", r.Class, r.Key))
+		return Change{}, false
+	}
+	if cls := s.Class(r.Class); cls != nil {
+		ensureGeoIndexes(coll, cls.Fields)
+	}
+	coll.Put(obj)
+	return Change{Class: r.Class, Original: original, Object: obj}, true
+}
