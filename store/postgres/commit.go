@@ -38,36 +38,112 @@ func (a *Adapter) Commit(records []store.Record) error {
 	if err != nil {
 		return err
 	}
+	p := &pending{records: records, payload: payload, own: a.beginOwn(records), done: make(chan struct{})}
+	a.group(p)
+	a.endOwn(p.own, records, p.id)
+	if p.err != nil {
+		return fmt.Errorf("postgres: commit: %w", p.err)
+	}
+	return nil
+}
+
+// maxGroup caps the Commits one transaction carries.
+const maxGroup = 64
+
+// pending is one Commit waiting for its group's transaction.
+type pending struct {
+	records []store.Record
+	payload []byte // its _changes row
+	own     *ownWrite
+	id      int64 // its change id, once committed
+	err     error
+	done    chan struct{}
+}
+
+// group commits p together with the Commits that arrive while another
+// group is under way (group commit): the adapter's committer goroutine
+// runs one transaction, and so one fsync, for all that queued meanwhile.
+func (a *Adapter) group(p *pending) {
+	a.gmu.Lock()
+	if a.stopping {
+		a.gmu.Unlock()
+		p.err = store.ErrClosed
+		return
+	}
+	a.queue = append(a.queue, p)
+	a.gcond.Signal()
+	a.gmu.Unlock()
+	<-p.done
+}
+
+// runGroups commits queued groups until Close, finishing what is queued.
+// A group that fails is retried one Commit at a time, so a Commit fails
+// only for its own records.
+func (a *Adapter) runGroups() {
+	defer close(a.groupsDone)
+	a.gmu.Lock()
+	for {
+		for len(a.queue) == 0 && !a.stopping {
+			a.gcond.Wait()
+		}
+		if len(a.queue) == 0 {
+			a.gmu.Unlock()
+			return
+		}
+		n := min(len(a.queue), maxGroup)
+		batch := a.queue[:n:n]
+		a.queue = a.queue[n:]
+		a.gmu.Unlock()
+		if err := a.commitGroup(batch); err != nil {
+			if len(batch) == 1 {
+				batch[0].err = err
+			} else {
+				for _, q := range batch {
+					q.err = a.commitGroup([]*pending{q})
+				}
+			}
+		}
+		for _, q := range batch {
+			close(q.done)
+		}
+		a.gmu.Lock()
+	}
+}
+
+// commitGroup runs one transaction for batch and sets each one's id.
+func (a *Adapter) commitGroup(batch []*pending) error {
 	ctx, cancel := context.WithTimeout(context.Background(), a.opts.Timeout)
 	defer cancel()
-	w := a.beginOwn(records)
-	var id int64
-	err = pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+	ids := make([]int64, len(batch))
+	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", commitLock); err != nil {
 			return err
 		}
 		c := &committer{ctx: ctx, tx: tx, tables: map[string]*tableState{}}
-		for _, r := range records {
-			if err := c.apply(r); err != nil {
-				return err
+		for _, p := range batch {
+			for _, r := range p.records {
+				if err := c.apply(r); err != nil {
+					return err
+				}
 			}
 		}
 		if err := c.dropEmpty(); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, "INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
-			a.origin, payload).Scan(&id); err != nil {
-			return err
+		for i, p := range batch {
+			if err := tx.QueryRow(ctx, "INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
+				a.origin, p.payload).Scan(&ids[i]); err != nil {
+				return err
+			}
 		}
-		_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, strconv.FormatInt(id, 10))
+		_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, strconv.FormatInt(ids[len(ids)-1], 10))
 		return err
 	})
 	if err != nil {
-		id = 0
+		return err
 	}
-	a.endOwn(w, records, id)
-	if err != nil {
-		return fmt.Errorf("postgres: commit: %w", err)
+	for i, p := range batch {
+		p.id = ids[i]
 	}
 	return nil
 }

@@ -64,6 +64,12 @@ type Adapter struct {
 	opts   Options
 	origin string // this Adapter's id in _changes.origin
 
+	gmu        sync.Mutex // guards the group commit's queue (commit.go)
+	gcond      *sync.Cond
+	queue      []*pending
+	stopping   bool
+	groupsDone chan struct{} // closed when runGroups returned
+
 	mu       sync.Mutex
 	position int64                // _changes id the last Load stood at
 	own      map[string]*ownWrite // record key -> this Adapter's latest commit of it (follow.go)
@@ -89,11 +95,13 @@ func Open(uri string, opts Options) (*Adapter, error) {
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	a := &Adapter{pool: pool, opts: opts, origin: hex.EncodeToString(id[:])}
+	a := &Adapter{pool: pool, opts: opts, origin: hex.EncodeToString(id[:]), groupsDone: make(chan struct{})}
+	a.gcond = sync.NewCond(&a.gmu)
 	if err := a.prepare(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
+	go a.runGroups()
 	return a, nil
 }
 
@@ -147,6 +155,11 @@ func (a *Adapter) Close() error {
 	for _, stop := range stops {
 		stop()
 	}
+	a.gmu.Lock()
+	a.stopping = true
+	a.gcond.Signal()
+	a.gmu.Unlock()
+	<-a.groupsDone
 	a.pool.Close()
 	return nil
 }
