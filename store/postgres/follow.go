@@ -110,8 +110,21 @@ func (f *follower) session(ctx context.Context) (progressed bool, err error) {
 	}
 }
 
+// ErrChangesPruned is reported (through Options.Logf) by a follower whose
+// position is older than the changes still kept: the instance missed
+// commits and must be restarted to load afresh.
+var ErrChangesPruned = errors.New("postgres: changes this instance had not read were pruned (it was cut off longer than changeRetention); restart it to load everything afresh")
+
 // catchUp hands over every change after f.pos, in id order.
 func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
+	var upTo int64
+	if err := conn.QueryRow(ctx, `SELECT "upTo" FROM `+quote(tablePruned)).Scan(&upTo); err != nil {
+		return err
+	}
+	if upTo > f.pos {
+		f.a.logf("%v (position %d, pruned up to %d)", ErrChangesPruned, f.pos, upTo)
+		f.pos = upTo // follow what is left rather than nothing
+	}
 	for {
 		rows, err := conn.Query(ctx, `SELECT "id", "origin", "records" FROM `+quote(tableChanges)+
 			` WHERE "id" > $1 ORDER BY "id" LIMIT `+strconv.Itoa(followBatch), f.pos)

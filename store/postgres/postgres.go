@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
@@ -25,10 +26,11 @@ import (
 // Tables of the adapter's own. Class names beginning with an underscore
 // are Parse's built-in classes, none of which is named so.
 const (
-	tableSchema  = "_SCHEMA"  // className, tableName, schema (jsonb; NULL when a class has objects but no schema)
-	tableJoins   = "_JOINS"   // joinClass ("<key>:<class>"), tableName of its "_Join:<key>:<class>" table
-	tableMeta    = "_META"    // key, value (bytea)
-	tableChanges = "_changes" // id, origin, at, records: every commit, in commit order
+	tableSchema  = "_SCHEMA"         // className, tableName, schema (jsonb; NULL when a class has objects but no schema)
+	tableJoins   = "_JOINS"          // joinClass ("<key>:<class>"), tableName of its "_Join:<key>:<class>" table
+	tableMeta    = "_META"           // key, value (bytea)
+	tableChanges = "_changes"        // id, origin, at, records: every commit, in commit order
+	tablePruned  = "_changes_pruned" // upTo: the highest change id pruning removed
 	channel      = "quarry_changes"
 )
 
@@ -56,7 +58,15 @@ type Options struct {
 	// Logf reports following trouble (a lost connection, its recovery);
 	// nil discards it.
 	Logf func(format string, args ...any)
+	// ChangeRetention is how long _changes keeps a commit (0: 24 hours).
+	// An instance cut off from the database for longer cannot catch up
+	// and says so; restarting it loads everything afresh. The URI
+	// parameter changeRetention (a Go duration, "6h") sets it too.
+	ChangeRetention time.Duration
 }
+
+// pruneEvery is how often an adapter deletes changes past the retention.
+const pruneEvery = time.Minute
 
 // Adapter is a store.Adapter and store.Follower on one PostgreSQL database.
 type Adapter struct {
@@ -69,6 +79,10 @@ type Adapter struct {
 	queue      []*pending
 	stopping   bool
 	groupsDone chan struct{} // closed when runGroups returned
+
+	pruneCtx  context.Context
+	pruneStop context.CancelFunc
+	pruneDone chan struct{}
 
 	mu       sync.Mutex
 	position int64                // _changes id the last Load stood at
@@ -83,6 +97,13 @@ func Open(uri string, opts Options) (*Adapter, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Second
 	}
+	uri, err := ownParams(uri, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ChangeRetention <= 0 {
+		opts.ChangeRetention = 24 * time.Hour
+	}
 	cfg, err := pgxpool.ParseConfig(uri)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the PostgreSQL URI does not parse", store.ErrUnsupportedURI)
@@ -95,14 +116,63 @@ func Open(uri string, opts Options) (*Adapter, error) {
 	}
 	var id [8]byte
 	rand.Read(id[:])
-	a := &Adapter{pool: pool, opts: opts, origin: hex.EncodeToString(id[:]), groupsDone: make(chan struct{})}
+	a := &Adapter{pool: pool, opts: opts, origin: hex.EncodeToString(id[:]), groupsDone: make(chan struct{}), pruneDone: make(chan struct{})}
 	a.gcond = sync.NewCond(&a.gmu)
 	if err := a.prepare(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	go a.runGroups()
+	a.pruneCtx, a.pruneStop = context.WithCancel(context.Background())
+	go a.prune()
 	return a, nil
+}
+
+// ownParams takes the adapter's own parameters out of a URI's query.
+func ownParams(uri string, opts *Options) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", fmt.Errorf("%w: the PostgreSQL URI does not parse", store.ErrUnsupportedURI)
+	}
+	q := u.Query()
+	if v := q.Get("changeRetention"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return "", fmt.Errorf("%w: changeRetention=%q is not a positive duration (6h, 30m)", store.ErrUnsupportedURI, v)
+		}
+		opts.ChangeRetention = d
+		q.Del("changeRetention")
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), nil
+}
+
+// prune deletes changes older than the retention every pruneEvery, and
+// notes the highest id it deleted, so a follower that had not read them
+// knows it cannot catch up.
+func (a *Adapter) prune() {
+	defer close(a.pruneDone)
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.pruneCtx.Done():
+			return
+		case <-t.C:
+		}
+		if err := a.pruneOnce(a.pruneCtx); err != nil && a.pruneCtx.Err() == nil {
+			a.logf("postgres: pruning %s: %v", tableChanges, err)
+		}
+	}
+}
+
+func (a *Adapter) pruneOnce(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	_, err := a.pool.Exec(ctx, `WITH d AS (DELETE FROM `+quote(tableChanges)+` WHERE "at" < now() - make_interval(secs => $1) RETURNING "id")
+		UPDATE `+quote(tablePruned)+` SET "upTo" = greatest("upTo", (SELECT max("id") FROM d)) WHERE EXISTS (SELECT 1 FROM d)`,
+		a.opts.ChangeRetention.Seconds())
+	return err
 }
 
 // prepare creates PostGIS and the adapter's tables, under the commit lock
@@ -125,6 +195,8 @@ func (a *Adapter) prepare(ctx context.Context) error {
 			"CREATE TABLE IF NOT EXISTS " + quote(tableJoins) + ` ("joinClass" text PRIMARY KEY, "tableName" text NOT NULL UNIQUE)`,
 			"CREATE TABLE IF NOT EXISTS " + quote(tableMeta) + ` ("key" text PRIMARY KEY, "value" bytea NOT NULL)`,
 			"CREATE TABLE IF NOT EXISTS " + quote(tableChanges) + ` ("id" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "origin" text NOT NULL, "at" timestamptz NOT NULL DEFAULT now(), "records" bytea NOT NULL)`,
+			"CREATE TABLE IF NOT EXISTS " + quote(tablePruned) + ` ("one" boolean PRIMARY KEY DEFAULT true CHECK ("one"), "upTo" bigint NOT NULL)`,
+			"INSERT INTO " + quote(tablePruned) + ` ("upTo") VALUES (0) ON CONFLICT DO NOTHING`,
 		} {
 			if _, err := tx.Exec(ctx, stmt); err != nil {
 				return fmt.Errorf("postgres: preparing tables: %w", err)
@@ -155,6 +227,8 @@ func (a *Adapter) Close() error {
 	for _, stop := range stops {
 		stop()
 	}
+	a.pruneStop()
+	<-a.pruneDone
 	a.gmu.Lock()
 	a.stopping = true
 	a.gcond.Signal()
