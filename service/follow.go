@@ -33,7 +33,7 @@ func (s *Service) Follow(opts FollowOptions) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	stop, err := f.Follow(f.Position(), func(records []store.Record) { s.applyForeign(records, opts.Announce) })
+	stop, err := f.Follow(f.Position(), func(c store.ForeignCommit) { s.applyForeign(c, opts.Announce) })
 	if err != nil {
 		return true, err
 	}
@@ -57,8 +57,11 @@ func (s *Service) StopFollowing() {
 
 // applyForeign applies one commit another instance made: schemas first
 // (under the schema lock), then objects and relations under their object
-// locks, as a local write would, then announces the object changes.
-func (s *Service) applyForeign(records []store.Record, announce bool) {
+// locks, as a local write would, then announces the object changes. A
+// record this instance wrote again since (Superseded, asked under the
+// object's lock) is left alone: memory holds the newer value.
+func (s *Service) applyForeign(c store.ForeignCommit, announce bool) {
+	records := c.Records
 	var keys []string
 	roles := false
 	for _, r := range records {
@@ -72,10 +75,13 @@ func (s *Service) applyForeign(records []store.Record, announce bool) {
 			}
 		}
 	}
-	s.applyForeignSchemas(records)
+	s.applyForeignSchemas(c)
 	unlock := s.lockObjects(keys)
 	var changes []Change
 	for _, r := range records {
+		if c.Superseded(r) {
+			continue
+		}
 		switch r.Kind {
 		case store.KindObject:
 			if c, ok := s.applyForeignObject(r); ok && announce && s.opts.OnChange != nil {
@@ -111,11 +117,11 @@ func (s *Service) applyForeign(records []store.Record, announce bool) {
 
 // applyForeignSchemas stores the commit's schema records, building the
 // indexes a new schema declares.
-func (s *Service) applyForeignSchemas(records []store.Record) {
+func (s *Service) applyForeignSchemas(fc store.ForeignCommit) {
 	var names []string
 	next := map[string]*schema.Class{}
-	for _, r := range records {
-		if r.Kind != store.KindSchema {
+	for _, r := range fc.Records {
+		if r.Kind != store.KindSchema || fc.Superseded(r) {
 			continue
 		}
 		var c *schema.Class

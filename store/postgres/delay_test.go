@@ -26,11 +26,11 @@ func TestReplicationDelay(t *testing.T) {
 	committed := map[string]time.Time{}
 	var delays []time.Duration
 	all := make(chan struct{})
-	stop, err := b.Follow(b.Position(), func(records []store.Record) {
+	stop, err := b.Follow(b.Position(), func(fc store.ForeignCommit) {
 		now := time.Now()
 		mu.Lock()
 		defer mu.Unlock()
-		for _, r := range records {
+		for _, r := range fc.Records {
 			delays = append(delays, now.Sub(committed[r.Key]))
 		}
 		if len(delays) == n {

@@ -26,7 +26,7 @@ const (
 // channel; each notification (and each reconnect) reads _changes after the
 // last id handed over, so a lost notification or connection delays a
 // change but never loses it.
-func (a *Adapter) Follow(from int64, fn func([]store.Record)) (func(), error) {
+func (a *Adapter) Follow(from int64, fn func(store.ForeignCommit)) (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &follower{a: a, pos: from, fn: fn}
 	var wg sync.WaitGroup
@@ -56,7 +56,7 @@ func (a *Adapter) Follow(from int64, fn func([]store.Record)) (func(), error) {
 type follower struct {
 	a       *Adapter
 	pos     int64 // the last change handed over or skipped
-	fn      func([]store.Record)
+	fn      func(store.ForeignCommit)
 	failing bool // a failure was logged and no session listened since
 }
 
@@ -158,10 +158,9 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 			}
 			if !r.foreign {
 				f.a.forgetOwn(records, r.id)
-			} else if records, err = f.a.notOverwritten(ctx, records, r.id); err != nil {
-				return err
-			} else if len(records) > 0 {
-				f.fn(records)
+			} else {
+				id := r.id
+				f.fn(store.ForeignCommit{Records: records, Superseded: func(rec store.Record) bool { return f.a.superseded(rec, id) }})
 			}
 			f.pos = r.id
 		}
@@ -237,25 +236,15 @@ func (a *Adapter) forget(records []store.Record, w *ownWrite) {
 	}
 }
 
-// notOverwritten drops the records of foreign change id that an own commit
-// after it wrote again, waiting for own commits still in flight.
-func (a *Adapter) notOverwritten(ctx context.Context, records []store.Record, id int64) ([]store.Record, error) {
-	out := records[:0:0]
-	for _, r := range records {
-		a.mu.Lock()
-		w := a.own[recordKey(r)]
-		a.mu.Unlock()
-		if w != nil {
-			select {
-			case <-w.done:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			if w.id > id {
-				continue
-			}
-		}
-		out = append(out, r)
+// superseded reports whether an own commit after foreign change id wrote
+// r's record again, waiting for an own commit of it still in flight.
+func (a *Adapter) superseded(r store.Record, id int64) bool {
+	a.mu.Lock()
+	w := a.own[recordKey(r)]
+	a.mu.Unlock()
+	if w == nil {
+		return false
 	}
-	return out, nil
+	<-w.done // bounded by Options.Timeout
+	return w.id > id
 }

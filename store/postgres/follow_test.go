@@ -23,7 +23,13 @@ type collector struct {
 
 func newCollector() *collector { return &collector{changed: make(chan struct{}, 1)} }
 
-func (c *collector) add(records []store.Record) {
+func (c *collector) add(fc store.ForeignCommit) {
+	var records []store.Record
+	for _, r := range fc.Records {
+		if !fc.Superseded(r) {
+			records = append(records, r)
+		}
+	}
 	c.mu.Lock()
 	c.commits = append(c.commits, records)
 	c.mu.Unlock()
@@ -119,9 +125,9 @@ func TestFollow(t *testing.T) {
 	got.waitKeys(t, "a1", "a1", "c1", "c2")
 }
 
-// TestFollowOwnLaterWrite: a foreign change older than this instance's own
-// later write of the same record is not handed over (it would undo the
-// newer write in memory); other records of that change are.
+// TestFollowOwnLaterWrite: a record of a foreign change older than this
+// instance's own later write of it is Superseded (applying it would undo
+// the newer write in memory); other records of that change are not.
 func TestFollowOwnLaterWrite(t *testing.T) {
 	uri := pgtest.NewDatabase(t)
 	a, b := open(t, uri), open(t, uri)

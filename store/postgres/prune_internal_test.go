@@ -58,7 +58,7 @@ func TestPrunedChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make(chan string, 10)
-	stop, err := b.Follow(b.Position(), func(rs []store.Record) { got <- rs[0].Key })
+	stop, err := b.Follow(b.Position(), func(fc store.ForeignCommit) { got <- fc.Records[0].Key })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,36 +8,43 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net"
+	"net/url"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// AdminURI is the maintenance database the test databases are created from;
-// env QUARRY_TEST_PG_ADMIN overrides it.
+// AdminURI is the maintenance database the test databases are created from.
 const AdminURI = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
-func adminURI() string {
-	if u := os.Getenv("QUARRY_TEST_PG_ADMIN"); u != "" {
-		return u
-	}
-	return AdminURI
+// EnvServer names the environment variable that runs the in-process test
+// servers (server/servertest) on PostgreSQL: its value is an admin URI such
+// as AdminURI, on whose server each test server gets a fresh database.
+const EnvServer = "QUARRY_TEST_DATABASE_URI"
+
+// NewDatabase creates a uniquely named database on the local server and
+// returns its URI; the database is dropped (connections and all) when t
+// ends.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	return NewDatabaseOn(t, AdminURI)
 }
 
-// NewDatabase creates a uniquely named database and returns its URI; the
-// database is dropped (connections and all) when t ends.
-func NewDatabase(t testing.TB) string {
+// NewDatabaseOn is NewDatabase on the server of adminURI.
+func NewDatabaseOn(t testing.TB, adminURI string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	admin, err := pgx.Connect(ctx, adminURI())
+	admin, err := pgx.Connect(ctx, adminURI)
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL is unreachable at 127.0.0.1:5432 (CI=true, so this fails): %v", err)
+			t.Fatalf("PostgreSQL is unreachable (CI=true, so this fails): %v", err)
 		}
-		t.Skipf("\n\n*** SKIPPED: PostgreSQL is unreachable at 127.0.0.1:5432: %v ***\n*** start it (trust auth, user postgres) to run the PostgreSQL tests ***\n", err)
+		t.Skipf("\n\n*** SKIPPED: PostgreSQL is unreachable: %v ***\n*** start it on 127.0.0.1:5432 (trust auth, user postgres) to run the PostgreSQL tests ***\n", err)
 	}
 	defer admin.Close(context.Background())
 	var b [6]byte
@@ -49,7 +56,7 @@ func NewDatabase(t testing.TB) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		c, err := pgx.Connect(ctx, adminURI())
+		c, err := pgx.Connect(ctx, adminURI)
 		if err != nil {
 			t.Errorf("dropping test database %s: %v", name, err)
 			return
@@ -59,5 +66,13 @@ func NewDatabase(t testing.TB) string {
 			t.Errorf("dropping test database %s: %v", name, err)
 		}
 	})
-	return "postgres://postgres@127.0.0.1:5432/" + name + "?sslmode=disable"
+	cfg := admin.Config()
+	u := url.URL{Scheme: "postgres", Host: net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))), Path: "/" + name}
+	if cfg.Password != "" {
+		u.User = url.UserPassword(cfg.User, cfg.Password)
+	} else {
+		u.User = url.User(cfg.User)
+	}
+	u.RawQuery = "sslmode=disable"
+	return u.String()
 }
