@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -40,8 +41,9 @@ const placeSchema = `{"className":"Place","fields":{"objectId":{"type":"String"}
 
 var long = strings.Repeat("k", 70)
 
-// conformance are sequences of commits that every adapter must load back
-// alike (objects and schemas as equal JSON, everything else byte for byte).
+// conformance are sequences of commits that every adapter (buntdb in memory
+// and on disk, PostgreSQL) must load back alike: objects and schemas as
+// equal JSON, everything else byte for byte.
 var conformance = []struct {
 	name    string
 	commits [][]store.Record
@@ -114,6 +116,11 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer mem.Close()
+			disk, err := store.Open(filepath.Join(t.TempDir(), "q.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer disk.Close()
 			uri := pgtest.NewDatabase(t)
 			pg, err := postgres.Open(uri, postgres.Options{})
 			if err != nil {
@@ -124,11 +131,15 @@ func TestConformance(t *testing.T) {
 				if err := mem.Commit(c); err != nil {
 					t.Fatalf("bunt commit %d: %v", i, err)
 				}
+				if err := disk.Commit(c); err != nil {
+					t.Fatalf("bunt on disk commit %d: %v", i, err)
+				}
 				if err := pg.Commit(c); err != nil {
 					t.Fatalf("postgres commit %d: %v", i, err)
 				}
 			}
 			want, got := loadAll(t, mem), loadAll(t, pg)
+			compareLoads(t, want, loadAll(t, disk))
 			compareLoads(t, want, got)
 			// A second adapter on the same database loads the same.
 			pg2, err := postgres.Open(uri, postgres.Options{})
