@@ -83,6 +83,15 @@ var conformance = []struct {
 		// and the empty class created again with another type
 		{sch("Empty", `{"className":"Empty","fields":{"x":{"type":"Number"}}}`), obj("Empty", "e1", `{"objectId":"e1","x":1}`)},
 	}},
+	{"a field dropped and added again with another type", [][]store.Record{
+		{sch("Doomed", `{"className":"Doomed","fields":{"drop":{"type":"String"},"keep":{"type":"Number"}}}`), obj("Doomed", "d1", `{"objectId":"d1","drop":"x","keep":1}`)},
+		{sch("Doomed", `{"className":"Doomed","fields":{"keep":{"type":"Number"}}}`), obj("Doomed", "d1", `{"objectId":"d1","keep":1}`)},
+		{sch("Doomed", `{"className":"Doomed","fields":{"drop":{"type":"Number"},"keep":{"type":"Number"}}}`), obj("Doomed", "d1", `{"objectId":"d1","drop":7,"keep":1}`)},
+		// a class emptied, dropped and made again with other types
+		{del(store.KindObject, "Doomed", "d1")},
+		{del(store.KindSchema, "Doomed", "")},
+		{sch("Doomed", `{"className":"Doomed","fields":{"drop":{"type":"Boolean"}}}`), obj("Doomed", "d2", `{"objectId":"d2","drop":true}`)},
+	}},
 	{"objects without schema", [][]store.Record{
 		{obj("Loose", "l1", `{"objectId":"l1","n":1}`), obj("Loose", "l2", `{}`)},
 		{sch("Loose", `{"className":"Loose","fields":{"n":{"type":"Number"}}}`)},

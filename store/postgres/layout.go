@@ -131,10 +131,23 @@ func utf8Start(s string, i int) bool { return i >= len(s) || s[i]&0xC0 != 0x80 }
 
 func quote(name string) string { return pgx.Identifier{name}.Sanitize() }
 
+// shape is a comment naming the columns' kinds, put in every statement
+// that reads or writes the typed columns: pgx caches a statement's
+// parameter and result types by its text, and a field dropped and added
+// again with another type leaves the text otherwise the same.
+func (l *layout) shape() string {
+	b := []byte("/* shape ")
+	for _, c := range l.cols {
+		b = append(b, '0'+byte(c.kind))
+	}
+	return string(append(b, " */ "...))
+}
+
 // selectList is the column list Load reads, in scan order: objectId, each
 // column (a GeoPoint as longitude and latitude), $extra, $raw.
 func (l *layout) selectList() string {
 	var b strings.Builder
+	b.WriteString(l.shape())
 	b.WriteString(quote(colID))
 	for _, c := range l.cols {
 		b.WriteString(", ")
@@ -168,8 +181,8 @@ func (l *layout) upsert() string {
 	for _, n := range names[1:] {
 		set = append(set, n+" = EXCLUDED."+n)
 	}
-	return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO UPDATE SET %s",
-		quote(l.table), strings.Join(names, ", "), strings.Join(params, ", "), quote(colID), strings.Join(set, ", "))
+	return fmt.Sprintf("%sINSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) DO UPDATE SET %s",
+		l.shape(), quote(l.table), strings.Join(names, ", "), strings.Join(params, ", "), quote(colID), strings.Join(set, ", "))
 }
 
 // encode splits an object's JSON into the upsert's arguments. A value
