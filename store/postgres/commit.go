@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -94,12 +95,24 @@ func (a *Adapter) runGroups() {
 		batch := a.queue[:n:n]
 		a.queue = a.queue[n:]
 		a.gmu.Unlock()
-		if err := a.commitGroup(batch); err != nil {
+		start := time.Now()
+		err := a.commitGroup(batch)
+		if err == nil {
+			a.groups.Add(1)
+			a.commits.Add(uint64(len(batch)))
+			if observe := a.observe.Load(); observe != nil {
+				(*observe)(time.Since(start), len(batch))
+			}
+		}
+		if err != nil {
 			if len(batch) == 1 {
 				batch[0].err = err
 			} else {
 				for _, q := range batch {
-					q.err = a.commitGroup([]*pending{q})
+					if q.err = a.commitGroup([]*pending{q}); q.err == nil {
+						a.groups.Add(1)
+						a.commits.Add(1)
+					}
 				}
 			}
 		}
@@ -461,4 +474,15 @@ func decodeChange(b []byte) ([]store.Record, error) {
 		out[i] = store.Record{Kind: store.Kind(c.Kind[0]), Class: c.Class, Key: c.Key, Value: c.Value}
 	}
 	return out, nil
+}
+
+// Stats implements store.Instrumented: Groups counts transactions (each
+// one WAL flush); FileBytes is 0, the database's size being PostgreSQL's.
+func (a *Adapter) Stats() store.Stats {
+	return store.Stats{Commits: a.commits.Load(), Groups: a.groups.Load()}
+}
+
+// ObserveGroups implements store.Instrumented.
+func (a *Adapter) ObserveGroups(fn func(took time.Duration, commits int)) {
+	a.observe.Store(&fn)
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -79,6 +80,9 @@ type Adapter struct {
 	queue      []*pending
 	stopping   bool
 	groupsDone chan struct{} // closed when runGroups returned
+
+	commits, groups atomic.Uint64
+	observe         atomic.Pointer[func(took time.Duration, commits int)]
 
 	pruneCtx  context.Context
 	pruneStop context.CancelFunc
@@ -261,6 +265,7 @@ func (a *Adapter) logf(format string, args ...any) {
 }
 
 var (
-	_ store.Adapter  = (*Adapter)(nil)
-	_ store.Follower = (*Adapter)(nil)
+	_ store.Adapter      = (*Adapter)(nil)
+	_ store.Follower     = (*Adapter)(nil)
+	_ store.Instrumented = (*Adapter)(nil)
 )
