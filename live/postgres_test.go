@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/server/servertest"
 	"github.com/quarrydata/quarry/store/postgres/pgtest"
 )
 
@@ -148,5 +150,81 @@ func TestPostgresThreeProcesses(t *testing.T) {
 	sch := getBody(t, b.url()+"/schemas/Note", h)
 	if fields, _ := sch["fields"].(map[string]any); fields["tag"] == nil {
 		t.Fatalf("B's schema of Note: %v", sch)
+	}
+}
+
+// startOn starts an in-process server on the PostgreSQL database uri.
+func startOn(t *testing.T, uri, app, redis string) *servertest.Server {
+	t.Helper()
+	return servertest.Start(t, func(o *config.Options) {
+		o.AppID = app
+		o.DatabaseURI = uri
+		o.LiveQuery.ClassNames = []string{"Message"}
+		o.LiveQuery.RedisURL = redis
+	})
+}
+
+// A session made on A lets its user subscribe on B, which applies the
+// object's ACL with it: B learned the user and the session by following.
+func TestPostgresSessionAcrossInstances(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	app := testAppID()
+	a, b := startOn(t, uri, app, ""), startOn(t, uri, app, "")
+	h := appHeaders(app, "")
+	signup := func(name string) map[string]any {
+		r := a.Do(t, "POST", "/users", map[string]any{"username": name, "password": "pw"}, h)
+		if r.Status != 201 {
+			t.Fatalf("sign-up: %d %s", r.Status, r.Body)
+		}
+		return r.Map()
+	}
+	alice, bob := signup("alice"), signup("bob")
+	token := alice["sessionToken"].(string)
+	eventually(t, "alice's session on B", func() bool {
+		return b.Do(t, "GET", "/users/me", nil, map[string]string{"X-Parse-Application-Id": app, "X-Parse-Session-Token": token}).Status == 200
+	})
+	onB := dial(t, wsURL(b))
+	onB.send(map[string]any{"op": "connect", "applicationId": app, "sessionToken": token})
+	onB.expect("connected")
+	onB.subscribe(1, "Message", map[string]any{}, nil)
+	only := func(user map[string]any) map[string]any {
+		return map[string]any{user["objectId"].(string): map[string]any{"read": true}}
+	}
+	for _, m := range []map[string]any{{"text": "bob's", "ACL": only(bob)}, {"text": "alice's", "ACL": only(alice)}} {
+		if r := a.Do(t, "POST", "/classes/Message", m, h); r.Status != 201 {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+	}
+	// bob's message came first: had it been sent, it would be this event.
+	if obj, _ := onB.event("create", 1); obj["text"] != "alice's" {
+		t.Fatalf("alice on B got %v", obj)
+	}
+}
+
+// With Redis too, Redis carries the changes to LiveQuery and following
+// does not announce them again: one event per write.
+func TestPostgresWithRedisOneEvent(t *testing.T) {
+	requireRedis(t)
+	uri := pgtest.NewDatabase(t)
+	app := testAppID()
+	a, b := startOn(t, uri, app, redisURL), startOn(t, uri, app, redisURL)
+	onB := dial(t, wsURL(b))
+	onB.send(map[string]any{"op": "connect", "applicationId": app})
+	onB.expect("connected")
+	onB.subscribe(1, "Message", map[string]any{}, nil)
+	h := appHeaders(app, "")
+	r := a.Do(t, "POST", "/classes/Message", map[string]any{"text": "once"}, h)
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	if obj, _ := onB.event("create", 1); obj["text"] != "once" {
+		t.Fatalf("B got %v", obj)
+	}
+	// Sentinel: the next event must be the update, not a second create.
+	if r := a.Do(t, "PUT", "/classes/Message/"+r.Map()["objectId"].(string), map[string]any{"text": "twice"}, h); r.Status != 200 {
+		t.Fatalf("update: %d %s", r.Status, r.Body)
+	}
+	if obj, _ := onB.event("update", 1); obj["text"] != "twice" {
+		t.Fatalf("B got %v", obj)
 	}
 }
