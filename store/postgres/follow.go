@@ -100,6 +100,9 @@ func (f *follower) session(ctx context.Context) (progressed bool, err error) {
 		f.a.logf("postgres: following changes again from change %d", f.pos)
 		f.failing = false
 	}
+	if err := f.checkPruned(ctx, conn); err != nil {
+		return true, err
+	}
 	for {
 		if err := f.catchUp(ctx, conn); err != nil {
 			return true, err
@@ -115,16 +118,24 @@ func (f *follower) session(ctx context.Context) (progressed bool, err error) {
 // commits and must be restarted to load afresh.
 var ErrChangesPruned = errors.New("postgres: changes this instance had not read were pruned (it was cut off longer than changeRetention); restart it to load everything afresh")
 
-// catchUp hands over every change after f.pos, in id order.
-func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
+// checkPruned reports a position older than the changes still kept, and
+// moves it to follow what is left rather than nothing. A session checks
+// once, before it first catches up: a connected follower reads changes
+// within milliseconds, long before they can be pruned.
+func (f *follower) checkPruned(ctx context.Context, conn *pgx.Conn) error {
 	var upTo int64
 	if err := conn.QueryRow(ctx, `SELECT "upTo" FROM `+quote(tablePruned)).Scan(&upTo); err != nil {
 		return err
 	}
 	if upTo > f.pos {
 		f.a.logf("%v (position %d, pruned up to %d)", ErrChangesPruned, f.pos, upTo)
-		f.pos = upTo // follow what is left rather than nothing
+		f.pos = upTo
 	}
+	return nil
+}
+
+// catchUp hands over every change after f.pos, in id order.
+func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 	for {
 		rows, err := conn.Query(ctx, `SELECT "id", "origin", "records" FROM `+quote(tableChanges)+
 			` WHERE "id" > $1 ORDER BY "id" LIMIT `+strconv.Itoa(followBatch), f.pos)
