@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"syscall"
 	"testing"
@@ -227,4 +228,33 @@ func TestPostgresWithRedisOneEvent(t *testing.T) {
 	if obj, _ := onB.event("update", 1); obj["text"] != "twice" {
 		t.Fatalf("B got %v", obj)
 	}
+}
+
+// A webhook defined through A runs when a client calls the function on B,
+// and stops when A deletes it.
+func TestPostgresWebhookAcrossInstances(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	app, master := testAppID(), "mk-"+strconv.FormatUint(rand.Uint64(), 36)
+	start := func() *servertest.Server {
+		return servertest.Start(t, func(o *config.Options) {
+			o.AppID, o.MasterKey, o.DatabaseURI = app, master, uri
+		})
+	}
+	a, b := start(), start()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"success": "hooked"})
+	}))
+	defer hs.Close()
+	if r := a.Do(t, "POST", "/hooks/functions", map[string]any{"functionName": "greet", "url": hs.URL}, appHeaders(app, master)); r.Status != 200 && r.Status != 201 {
+		t.Fatalf("define: %d %s", r.Status, r.Body)
+	}
+	call := func() servertest.Response { return b.Do(t, "POST", "/functions/greet", map[string]any{}, appHeaders(app, "")) }
+	eventually(t, "the webhook runs on B", func() bool { return call().Status == 200 })
+	if r := call(); string(r.Body) != `{"result":"hooked"}` {
+		t.Fatalf("function on B: %d %s", r.Status, r.Body)
+	}
+	if r := a.Do(t, "PUT", "/hooks/functions/greet", map[string]any{"__op": "Delete"}, appHeaders(app, master)); r.Status != 200 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	eventually(t, "the webhook is gone on B", func() bool { return call().Status != 200 })
 }

@@ -77,14 +77,18 @@ func (s *Service) applyForeign(c store.ForeignCommit, announce bool) {
 	}
 	s.applyForeignSchemas(c)
 	unlock := s.lockObjects(keys)
-	var changes []Change
+	var changes, hooks []Change
 	for _, r := range records {
 		if c.Superseded(r) {
 			continue
 		}
 		switch r.Kind {
 		case store.KindObject:
-			if c, ok := s.applyForeignObject(r); ok && announce && s.opts.OnChange != nil {
+			c, ok := s.applyForeignObject(r)
+			if ok && r.Class == ClassHooks {
+				hooks = append(hooks, c) // after unlocking: /hooks takes webhookMu before object locks
+			}
+			if ok && announce && s.opts.OnChange != nil {
 				changes = append(changes, c)
 			}
 		case store.KindJoin:
@@ -112,6 +116,9 @@ func (s *Service) applyForeign(c store.ForeignCommit, announce bool) {
 		s.changes.add(changes...)
 	}
 	unlock()
+	for _, c := range hooks {
+		s.followWebhook(c)
+	}
 	s.announce()
 }
 
@@ -185,4 +192,27 @@ func (s *Service) applyForeignObject(r store.Record) (Change, bool) {
 	}
 	coll.Put(obj)
 	return Change{Class: r.Class, Original: original, Object: obj}, true
+}
+
+// followWebhook hands a webhook another instance defined, changed or
+// deleted (a _Hooks object) to this instance's host.
+func (s *Service) followWebhook(c Change) {
+	h, ok := s.webhookHost()
+	if !ok {
+		return
+	}
+	s.webhookMu.Lock()
+	defer s.webhookMu.Unlock()
+	switch {
+	case c.Object == nil:
+		s.webhookCount.Add(-1)
+		w := webhookOf(c.Original)
+		w.URL = ""
+		h.SetWebhook(w)
+	case c.Original == nil:
+		s.webhookCount.Add(1)
+		h.SetWebhook(webhookOf(c.Object))
+	default:
+		h.SetWebhook(webhookOf(c.Object))
+	}
 }
