@@ -248,7 +248,9 @@ func TestPostgresWebhookAcrossInstances(t *testing.T) {
 	if r := a.Do(t, "POST", "/hooks/functions", map[string]any{"functionName": "greet", "url": hs.URL}, appHeaders(app, master)); r.Status != 200 && r.Status != 201 {
 		t.Fatalf("define: %d %s", r.Status, r.Body)
 	}
-	call := func() servertest.Response { return b.Do(t, "POST", "/functions/greet", map[string]any{}, appHeaders(app, "")) }
+	call := func() servertest.Response {
+		return b.Do(t, "POST", "/functions/greet", map[string]any{}, appHeaders(app, ""))
+	}
 	eventually(t, "the webhook runs on B", func() bool { return call().Status == 200 })
 	if r := call(); string(r.Body) != `{"result":"hooked"}` {
 		t.Fatalf("function on B: %d %s", r.Status, r.Body)
