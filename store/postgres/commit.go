@@ -54,7 +54,9 @@ const maxGroup = 64
 // pending is one Commit waiting for its group's transaction.
 type pending struct {
 	records []store.Record
-	payload []byte // its _changes row
+	payload []byte         // its _changes row
+	schemas []store.Record // its schema records as stored (merged or not)
+	merged  []store.Record // those merged with another instance's change
 	own     *ownWrite
 	id      int64 // its change id, once committed
 	err     error
@@ -132,8 +134,10 @@ func (a *Adapter) commitGroup(batch []*pending) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", commitLock); err != nil {
 			return err
 		}
-		c := &committer{ctx: ctx, tx: tx, tables: map[string]*tableState{}}
+		c := &committer{a: a, ctx: ctx, tx: tx, tables: map[string]*tableState{}}
 		for _, p := range batch {
+			c.cur = p
+			p.merged, p.schemas = nil, nil
 			for _, r := range p.records {
 				if err := c.apply(r); err != nil {
 					return err
@@ -144,8 +148,16 @@ func (a *Adapter) commitGroup(batch []*pending) error {
 			return err
 		}
 		for i, p := range batch {
+			payload := p.payload
+			if len(p.merged) > 0 {
+				// Others follow the merged schema, not the one sent.
+				var err error
+				if payload, err = encodeChange(withMerged(p.records, p.merged)); err != nil {
+					return err
+				}
+			}
 			if err := tx.QueryRow(ctx, "INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
-				a.origin, p.payload).Scan(&ids[i]); err != nil {
+				a.origin, payload).Scan(&ids[i]); err != nil {
 				return err
 			}
 		}
@@ -157,8 +169,42 @@ func (a *Adapter) commitGroup(batch []*pending) error {
 	}
 	for i, p := range batch {
 		p.id = ids[i]
+		for _, r := range p.schemas {
+			a.noteKnown(r.Class, r.Value)
+		}
+		if len(p.merged) > 0 {
+			a.mu.Lock()
+			if a.mergedOwn == nil {
+				a.mergedOwn = map[int64][]store.Record{}
+			}
+			a.mergedOwn[p.id] = p.merged
+			a.mu.Unlock()
+		}
 	}
 	return nil
+}
+
+// withMerged is records with each merged schema in place of the one sent.
+func withMerged(records, merged []store.Record) []store.Record {
+	out := make([]store.Record, len(records))
+	copy(out, records)
+	for i, r := range out {
+		if r.Kind != store.KindSchema {
+			continue
+		}
+		for _, m := range merged {
+			if m.Class == r.Class {
+				out[i] = m
+			}
+		}
+	}
+	return out
+}
+
+// base is the schema this instance's memory holds for class (nil: none).
+func (c *committer) base(class string) *schema.Class {
+	raw, _ := c.a.knownSchema(class)
+	return parseSchema(raw)
 }
 
 // tableState is what one Commit knows of a class table.
@@ -171,6 +217,8 @@ type tableState struct {
 
 // committer applies one Commit's records inside its transaction.
 type committer struct {
+	a      *Adapter
+	cur    *pending // the Commit whose records are being applied
 	ctx    context.Context
 	tx     pgx.Tx
 	tables map[string]*tableState
@@ -274,15 +322,30 @@ func (c *committer) applySchema(r store.Record) error {
 			return fmt.Errorf("%w: the schema of %s is not valid JSON", store.ErrInvalidRecord, r.Class)
 		}
 	}
+	value := r.Value
+	{
+		merged, err := mergeSchema(c.base(r.Class), t.schema, next)
+		if err != nil {
+			return err
+		}
+		if merged != next {
+			if value, err = json.Marshal(merged); err != nil {
+				return err
+			}
+			next = merged
+			c.cur.merged = append(c.cur.merged, store.Record{Kind: store.KindSchema, Class: r.Class, Value: value})
+		}
+	}
+	c.cur.schemas = append(c.cur.schemas, store.Record{Kind: store.KindSchema, Class: r.Class, Value: value})
 	nl := layoutOf(r.Class, next, true)
 	if err := c.reshape(t.layout, nl); err != nil {
 		return err
 	}
-	var value any
-	if r.Value != nil {
-		value = r.Value
+	var arg any
+	if value != nil {
+		arg = value
 	}
-	if _, err := c.tx.Exec(c.ctx, "UPDATE "+quote(tableSchema)+` SET "schema" = $2 WHERE "className" = $1`, r.Class, value); err != nil {
+	if _, err := c.tx.Exec(c.ctx, "UPDATE "+quote(tableSchema)+` SET "schema" = $2 WHERE "className" = $1`, r.Class, arg); err != nil {
 		return err
 	}
 	t.schema, t.layout, t.dropped = next, nl, next == nil

@@ -167,11 +167,22 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 			if err != nil {
 				return fmt.Errorf("change %d: %w", r.id, errors.Join(store.ErrDamaged, err))
 			}
+			id := r.id
+			superseded := func(rec store.Record) bool { return f.a.superseded(rec, id) }
 			if !r.foreign {
-				f.a.forgetOwn(records, r.id)
+				f.a.forgetOwn(records, id)
+				if merged := f.a.takeMerged(id); merged != nil {
+					// Memory holds the schema as this instance sent it;
+					// the database's is the merge (merge.go).
+					f.fn(store.ForeignCommit{Records: merged, Superseded: superseded})
+				}
 			} else {
-				id := r.id
-				f.fn(store.ForeignCommit{Records: records, Superseded: func(rec store.Record) bool { return f.a.superseded(rec, id) }})
+				f.fn(store.ForeignCommit{Records: records, Superseded: superseded})
+				for _, rec := range records {
+					if rec.Kind == store.KindSchema && !superseded(rec) {
+						f.a.noteKnown(rec.Class, rec.Value)
+					}
+				}
 			}
 			f.pos = r.id
 		}
@@ -258,4 +269,13 @@ func (a *Adapter) superseded(r store.Record, id int64) bool {
 	}
 	<-w.done // bounded by Options.Timeout
 	return w.id > id
+}
+
+// takeMerged returns and forgets own commit id's merged schemas.
+func (a *Adapter) takeMerged(id int64) []store.Record {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m := a.mergedOwn[id]
+	delete(a.mergedOwn, id)
+	return m
 }

@@ -24,7 +24,7 @@ func (a *Adapter) Load(fn func(store.Record) error) error {
 		if err := tx.QueryRow(ctx, `SELECT coalesce(max("id"), 0) FROM `+quote(tableChanges)).Scan(&pos); err != nil {
 			return err
 		}
-		l := loader{ctx: ctx, tx: tx, fn: fn}
+		l := loader{a: a, ctx: ctx, tx: tx, fn: fn}
 		// Kinds in byte order: join 'j' < meta 'm' < object 'o' < schema 's'.
 		for _, step := range []func() error{l.joins, l.meta, l.objects, l.schemas} {
 			if err := step(); err != nil {
@@ -43,6 +43,7 @@ func (a *Adapter) Load(fn func(store.Record) error) error {
 }
 
 type loader struct {
+	a   *Adapter
 	ctx context.Context
 	tx  pgx.Tx
 	fn  func(store.Record) error
@@ -183,6 +184,7 @@ func (l *loader) schemas() error {
 	}
 	for _, class := range names {
 		if raw := schemas[class]; raw != nil {
+			l.a.noteKnown(class, raw)
 			if err := l.fn(store.Record{Kind: store.KindSchema, Class: class, Value: raw}); err != nil {
 				return err
 			}

@@ -91,8 +91,13 @@ type Adapter struct {
 	mu       sync.Mutex
 	position int64                // _changes id the last Load stood at
 	own      map[string]*ownWrite // record key -> this Adapter's latest commit of it (follow.go)
-	closed   bool
-	stops    []func()
+	// known is the schema JSON this instance's memory holds per class
+	// (merge.go); mergedOwn are own commits' merged schemas, by change id,
+	// until this Adapter's follower hands them to memory.
+	known     map[string][]byte
+	mergedOwn map[int64][]store.Record
+	closed    bool
+	stops     []func()
 }
 
 // Open connects to the database at uri (a libpq URI), creates the
