@@ -129,7 +129,10 @@ func Open(uri string, opts Options) (*Adapter, error) {
 	a.gcond = sync.NewCond(&a.gmu)
 	if err := a.prepare(ctx); err != nil {
 		pool.Close()
-		return nil, err
+		if errors.Is(err, ErrNoPostGIS) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("postgres: preparing the database: %w", err)
 	}
 	go a.runGroups()
 	a.pruneCtx, a.pruneStop = context.WithCancel(context.Background())
@@ -189,11 +192,11 @@ func (a *Adapter) pruneOnce(ctx context.Context) error {
 func (a *Adapter) prepare(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", commitLock); err != nil {
-			return fmt.Errorf("postgres: %w", err)
+			return err
 		}
 		var avail bool
 		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'postgis')").Scan(&avail); err != nil {
-			return fmt.Errorf("postgres: %w", err)
+			return err
 		}
 		if !avail {
 			return ErrNoPostGIS
@@ -208,7 +211,7 @@ func (a *Adapter) prepare(ctx context.Context) error {
 			"INSERT INTO " + quote(tablePruned) + ` ("upTo") VALUES (0) ON CONFLICT DO NOTHING`,
 		} {
 			if _, err := tx.Exec(ctx, stmt); err != nil {
-				return fmt.Errorf("postgres: preparing tables: %w", err)
+				return err
 			}
 		}
 		return nil
