@@ -127,8 +127,9 @@ func (s *Service) applyForeign(c store.ForeignCommit, announce bool) {
 func (s *Service) applyForeignSchemas(fc store.ForeignCommit) {
 	var names []string
 	next := map[string]*schema.Class{}
+	rec := map[string]store.Record{}
 	for _, r := range fc.Records {
-		if r.Kind != store.KindSchema || fc.Superseded(r) {
+		if r.Kind != store.KindSchema {
 			continue
 		}
 		var c *schema.Class
@@ -142,15 +143,20 @@ func (s *Service) applyForeignSchemas(fc store.ForeignCommit) {
 		if _, seen := next[r.Class]; !seen {
 			names = append(names, r.Class)
 		}
-		next[r.Class] = c
+		next[r.Class], rec[r.Class] = c, r
 	}
 	if len(names) == 0 {
 		return
 	}
 	sort.Strings(names)
+	// Asked under the schema lock, which local schema writes hold across
+	// their Commit: none can slip in between the question and the store.
 	s.schemaMu.Lock()
 	defer s.schemaMu.Unlock()
 	for _, name := range names {
+		if fc.Superseded(rec[name]) {
+			continue
+		}
 		c := next[name]
 		if c == nil {
 			s.schemas.Delete(name)
