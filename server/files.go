@@ -117,7 +117,7 @@ func openFiles(opts *config.Options, log *slog.Logger) (service.FilesOptions, *f
 }
 
 // defaultFilesDir is "<database file>.files", or a temporary directory
-// (removed at shutdown) for a database in memory.
+// (removed at shutdown) for a database in memory or in PostgreSQL.
 func defaultFilesDir(uri string, fs *fileStore, log *slog.Logger) (string, error) {
 	if path, ok := store.FilePath(uri); ok {
 		return path + ".files", nil
@@ -127,7 +127,7 @@ func defaultFilesDir(uri string, fs *fileStore, log *slog.Logger) (string, error
 		return "", fmt.Errorf("files: %w", err)
 	}
 	fs.tmp = tmp
-	log.Warn("files: the database is in memory, so uploaded files go to a temporary directory removed at shutdown",
+	log.Warn("files: the database is not a file (in memory, or PostgreSQL), so uploaded files go to a temporary directory removed at shutdown; set filesSubDirectory or filesAdapter",
 		"directory", tmp)
 	return tmp, nil
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/quarrydata/quarry/push"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
+	_ "github.com/quarrydata/quarry/store/postgres" // registers postgres:// database URIs
 	"github.com/quarrydata/quarry/transport"
 )
 
@@ -139,7 +141,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		adapter.Close()
 		if errors.Is(err, store.ErrDamaged) {
 			return nil, fmt.Errorf("%w in %s. Nothing was changed; restore the file from a backup, "+
-				"or move it aside to start with an empty database", err, opts.DatabaseURI)
+				"or move it aside to start with an empty database", err, redactURI(opts.DatabaseURI))
 		}
 		return nil, err
 	}
@@ -197,6 +199,17 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		Pages:            pagesOptions(opts),
 	})
 	if err != nil {
+		lq.close()
+		scripts.Close()
+		adapter.Close()
+		return nil, err
+	}
+	if l, ok := adapter.(interface{ SetLogf(func(string, ...any)) }); ok {
+		l.SetLogf(func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
+	}
+	// A shared store (PostgreSQL): follow the other instances' commits.
+	// LiveQuery hears of them here, unless Redis already carries them.
+	if _, err := svc.Follow(service.FollowOptions{Announce: opts.LiveQuery.RedisURL == ""}); err != nil {
 		lq.close()
 		scripts.Close()
 		adapter.Close()
@@ -299,6 +312,7 @@ func (s *Server) Serve(ctx context.Context) error {
 
 // Close releases the store of a server that never served.
 func (s *Server) Close() error {
+	s.Service.StopFollowing()
 	if s.ln != nil {
 		s.ln.Close()
 	}
@@ -340,7 +354,7 @@ func (s *Server) Banner(addr net.Addr) string {
 		// A key the operator chose must not land in logs.
 		fmt.Fprintf(&b, "  masterKey:  set (not shown)\n")
 	}
-	fmt.Fprintf(&b, "  database:   %s\n", s.Opts.DatabaseURI)
+	fmt.Fprintf(&b, "  database:   %s\n", redactURI(s.Opts.DatabaseURI))
 	fmt.Fprintf(&b, "  health:     %s/health\n", url)
 	if s.live != nil {
 		classes := strings.Join(s.Opts.LiveQuery.ClassNames, ", ")
@@ -375,4 +389,16 @@ func (s *Server) closePush() {
 	if s.Push != nil {
 		s.Push.Close()
 	}
+}
+
+// redactURI hides the password of a database URI (postgres://u:pw@host/db).
+func redactURI(uri string) string {
+	u, err := neturl.Parse(uri)
+	if err != nil || u.User == nil {
+		return uri
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = neturl.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
 }

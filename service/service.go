@@ -152,6 +152,9 @@ type Service struct {
 	// mails counts the emails under way (accounts.go).
 	mails sync.WaitGroup
 
+	// following stops following a shared store (follow.go).
+	following follow
+
 	// configIndexes are Options.Indexes by class (read-only after Open).
 	configIndexes map[string][]string
 }

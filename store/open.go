@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // MemoryURI opens a buntdb adapter that keeps everything in memory and
@@ -12,7 +13,7 @@ const MemoryURI = ":memory:"
 
 // ErrUnsupportedURI is returned by Open for a database URI it cannot serve:
 // an empty URI, a scheme it does not know (mongodb://, ...) or a backend
-// that is not built yet (postgres://). The wrapping message names the
+// whose package the program did not import (postgres://). The wrapping message names the
 // scheme but never repeats the URI, which may carry a password.
 var ErrUnsupportedURI = errors.New("store: unsupported database URI")
 
@@ -35,7 +36,8 @@ var ErrLocked = errors.New("store: database file is in use")
 //	:memory:                      buntdb in memory, nothing persisted
 //	data/quarry.db, /var/q.db     buntdb on disk (parent directories are created)
 //	file:data/quarry.db           the same; file:///abs/path is accepted too
-//	postgres://, postgresql://    ErrUnsupportedURI (adapter not available yet)
+//	postgres://, postgresql://    the opener registered for the scheme (package
+//	                              store/postgres registers itself when imported)
 //	any other scheme://           ErrUnsupportedURI
 //
 // File paths are taken literally: no percent-decoding, no query parameters.
@@ -45,6 +47,11 @@ var ErrLocked = errors.New("store: database file is in use")
 // "<file>.tmp" while it compacts. Opening a file finishes any commit group a
 // crash interrupted.
 func Open(uri string) (Adapter, error) {
+	if scheme, ok := uriScheme(uri); ok {
+		if open := registered(scheme); open != nil {
+			return open(uri)
+		}
+	}
 	path, err := parseURI(uri)
 	if err != nil {
 		return nil, err
@@ -67,7 +74,7 @@ func parseURI(uri string) (string, error) {
 	if scheme, ok := uriScheme(uri); ok {
 		switch strings.ToLower(scheme) {
 		case "postgres", "postgresql":
-			return "", fmt.Errorf("%w: the PostgreSQL adapter is not available yet; use a file path or %s", ErrUnsupportedURI, MemoryURI)
+			return "", fmt.Errorf("%w: this program was built without the PostgreSQL adapter (store/postgres); use a file path or %s", ErrUnsupportedURI, MemoryURI)
 		case "file":
 			// file:///abs/path or file://localhost/abs/path
 			rest := uri[len("file://"):]
@@ -109,4 +116,24 @@ func uriScheme(uri string) (string, bool) {
 		return "", false
 	}
 	return s, len(s) > 1 // a one-letter "scheme" is a Windows drive (C://x)
+}
+
+var (
+	openersMu sync.RWMutex
+	openers   = map[string]func(uri string) (Adapter, error){}
+)
+
+// Register makes Open hand URIs of scheme ("postgres") to open. Backends
+// that live in their own packages (and bring their own dependencies)
+// register themselves from init, so store imports none of them.
+func Register(scheme string, open func(uri string) (Adapter, error)) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	openers[strings.ToLower(scheme)] = open
+}
+
+func registered(scheme string) func(uri string) (Adapter, error) {
+	openersMu.RLock()
+	defer openersMu.RUnlock()
+	return openers[strings.ToLower(scheme)]
 }

@@ -61,3 +61,30 @@ type Stats struct {
 
 // ErrClosed is returned by Commit after Close.
 var ErrClosed = errors.New("store: closed")
+
+// Follower is implemented by adapters that several instances share (the
+// PostgreSQL adapter): each instance loads once, then follows the commits
+// the others make, so its memory stays in step without reloading.
+type Follower interface {
+	// Position is where in the change stream the last Load stood: every
+	// commit after it is handed to Follow, none before it.
+	Position() int64
+	// Follow calls fn, from one goroutine, with each commit other
+	// instances (other Adapters) made after position from, one commit per
+	// call, in commit order. Commits made through this Adapter are
+	// skipped: memory already holds them. After a lost connection it
+	// reconnects by itself and resumes after the last commit it handed
+	// over. stop ends following and waits for a call of fn in progress.
+	Follow(from int64, fn func(ForeignCommit)) (stop func(), err error)
+}
+
+// ForeignCommit is one commit another instance made, as Follow hands it
+// over.
+type ForeignCommit struct {
+	Records []Record
+	// Superseded reports whether this Adapter committed r's record (same
+	// Kind, Class and Key) again after this commit: memory already holds
+	// the newer value, which r must not overwrite. Ask it while holding
+	// the lock your own writes of the record hold across their Commit.
+	Superseded func(r Record) bool
+}

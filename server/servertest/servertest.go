@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server"
+	"github.com/quarrydata/quarry/store/postgres/pgtest"
 )
 
 // Fixed credentials of test servers.
@@ -37,7 +39,9 @@ type Server struct {
 }
 
 // Start runs a server until the test ends. edit may change the options
-// (defaults: on-disk buntdb in t.TempDir(), 127.0.0.1, free port).
+// (defaults: on-disk buntdb in t.TempDir(), 127.0.0.1, free port). With env
+// QUARRY_TEST_DATABASE_URI set to a PostgreSQL admin URI (pgtest.AdminURI),
+// each server gets a fresh database on that server instead.
 func Start(tb testing.TB, edit func(*config.Options)) *Server {
 	tb.Helper()
 	return StartLogged(tb, nil, edit)
@@ -58,6 +62,10 @@ func StartCloud(tb testing.TB, log *slog.Logger, reg *cloud.Registry, edit func(
 		"--passwordHashCost", "4"}, nil)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if admin := os.Getenv(pgtest.EnvServer); admin != "" {
+		// The whole suite on PostgreSQL: a fresh database per server.
+		opts.DatabaseURI = pgtest.NewDatabaseOn(tb, admin)
 	}
 	if edit != nil {
 		edit(opts)

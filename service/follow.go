@@ -1,0 +1,224 @@
+package service
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/store"
+)
+
+// FollowOptions configure Follow.
+type FollowOptions struct {
+	// Announce hands other instances' changes to Options.OnChange, as if
+	// they were made here, so this instance's LiveQuery clients see them.
+	// Leave it off when another channel (Redis) already brings every
+	// instance's changes to LiveQuery.
+	Announce bool
+}
+
+// follow is the state of following a shared store.
+type follow struct {
+	mu   sync.Mutex
+	stop func()
+}
+
+// Follow keeps memory in step with the commits other instances make to a
+// shared store (store.Follower), from where the start-up load stood. It
+// reports false, doing nothing, when the store is not shared.
+func (s *Service) Follow(opts FollowOptions) (bool, error) {
+	f, ok := s.store.(store.Follower)
+	if !ok {
+		return false, nil
+	}
+	stop, err := f.Follow(f.Position(), func(c store.ForeignCommit) { s.applyForeign(c, opts.Announce) })
+	if err != nil {
+		return true, err
+	}
+	s.following.mu.Lock()
+	s.following.stop = stop
+	s.following.mu.Unlock()
+	return true, nil
+}
+
+// StopFollowing ends Follow and waits for a commit being applied; a
+// server calls it first when it shuts down.
+func (s *Service) StopFollowing() {
+	s.following.mu.Lock()
+	stop := s.following.stop
+	s.following.stop = nil
+	s.following.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// applyForeign applies one commit another instance made: schemas first
+// (under the schema lock), then objects and relations under their object
+// locks, as a local write would, then announces the object changes. A
+// record this instance wrote again since (Superseded, asked under the
+// object's lock) is left alone: memory holds the newer value.
+func (s *Service) applyForeign(c store.ForeignCommit, announce bool) {
+	records := c.Records
+	var keys []string
+	roles := false
+	for _, r := range records {
+		switch r.Kind {
+		case store.KindObject:
+			keys = append(keys, r.Class+"\x00"+r.Key)
+			roles = roles || r.Class == classRole
+		case store.KindJoin:
+			if _, owning, ok := cutJoinClass(r.Class); ok && owning == classRole {
+				roles = true
+			}
+		}
+	}
+	s.applyForeignSchemas(c)
+	unlock := s.lockObjects(keys)
+	var changes, hooks []Change
+	for _, r := range records {
+		if c.Superseded(r) {
+			continue
+		}
+		switch r.Kind {
+		case store.KindObject:
+			c, ok := s.applyForeignObject(r)
+			if ok && r.Class == ClassHooks {
+				hooks = append(hooks, c) // after unlocking: /hooks takes webhookMu before object locks
+			}
+			if ok && announce && s.opts.OnChange != nil {
+				changes = append(changes, c)
+			}
+		case store.KindJoin:
+			key, owning, ok1 := cutJoinClass(r.Class)
+			owningID, relatedID, ok2 := cutJoinKey(r.Key)
+			if !ok1 || !ok2 {
+				s.warn(fmt.Sprintf("following: malformed relation record %q %q", r.Class, r.Key))
+				continue
+			}
+			s.data.SetRelation(owning, key, owningID, relatedID, r.Value != nil)
+		case store.KindMeta:
+			s.metaMu.Lock()
+			if r.Value == nil {
+				delete(s.meta, r.Key)
+			} else {
+				s.meta[r.Key] = r.Value
+			}
+			s.metaMu.Unlock()
+		}
+	}
+	if roles {
+		s.forgetRoles()
+	}
+	if len(changes) > 0 {
+		s.changes.add(changes...)
+	}
+	unlock()
+	for _, c := range hooks {
+		s.followWebhook(c)
+	}
+	s.announce()
+}
+
+// applyForeignSchemas stores the commit's schema records, building the
+// indexes a new schema declares.
+func (s *Service) applyForeignSchemas(fc store.ForeignCommit) {
+	var names []string
+	next := map[string]*schema.Class{}
+	rec := map[string]store.Record{}
+	for _, r := range fc.Records {
+		if r.Kind != store.KindSchema {
+			continue
+		}
+		var c *schema.Class
+		if r.Value != nil {
+			c = &schema.Class{}
+			if err := json.Unmarshal(r.Value, c); err != nil {
+				s.warn(fmt.Sprintf("following: the schema of %s is not valid JSON", r.Class))
+				continue
+			}
+		}
+		if _, seen := next[r.Class]; !seen {
+			names = append(names, r.Class)
+		}
+		next[r.Class], rec[r.Class] = c, r
+	}
+	if len(names) == 0 {
+		return
+	}
+	sort.Strings(names)
+	// Asked under the schema lock, which local schema writes hold across
+	// their Commit: none can slip in between the question and the store.
+	s.schemaMu.Lock()
+	defer s.schemaMu.Unlock()
+	for _, name := range names {
+		if fc.Superseded(rec[name]) {
+			continue
+		}
+		c := next[name]
+		if c == nil {
+			s.schemas.Delete(name)
+			if coll := s.data.Collection(name, false); coll != nil && coll.Len() == 0 {
+				s.data.DropCollection(name)
+			}
+			continue
+		}
+		s.schemas.Store(name, c)
+		if coll := s.data.Collection(name, false); coll != nil {
+			ensureGeoIndexes(coll, c.Fields)
+		}
+		for _, path := range indexedPaths(c) {
+			if err := s.data.Collection(name, true).EnsureIndex(path); err != nil {
+				s.warn(fmt.Sprintf("following: index %s.%s: %v", name, path, err))
+			}
+		}
+	}
+}
+
+// applyForeignObject puts or deletes one object; callers hold its lock.
+func (s *Service) applyForeignObject(r store.Record) (Change, bool) {
+	coll := s.data.Collection(r.Class, true)
+	original, _ := coll.Get(r.Key)
+	if r.Value == nil {
+		if original == nil {
+			return Change{}, false
+		}
+		coll.Delete(r.Key)
+		return Change{Class: r.Class, Original: original}, true
+	}
+	var obj schema.Object
+	if err := json.Unmarshal(r.Value, &obj); err != nil {
+		s.warn(fmt.Sprintf("following: object %s/%s is not valid JSON", r.Class, r.Key))
+		return Change{}, false
+	}
+	if cls := s.Class(r.Class); cls != nil {
+		ensureGeoIndexes(coll, cls.Fields)
+	}
+	coll.Put(obj)
+	return Change{Class: r.Class, Original: original, Object: obj}, true
+}
+
+// followWebhook hands a webhook another instance defined, changed or
+// deleted (a _Hooks object) to this instance's host.
+func (s *Service) followWebhook(c Change) {
+	h, ok := s.webhookHost()
+	if !ok {
+		return
+	}
+	s.webhookMu.Lock()
+	defer s.webhookMu.Unlock()
+	switch {
+	case c.Object == nil:
+		s.webhookCount.Add(-1)
+		w := webhookOf(c.Original)
+		w.URL = ""
+		h.SetWebhook(w)
+	case c.Original == nil:
+		s.webhookCount.Add(1)
+		h.SetWebhook(webhookOf(c.Object))
+	default:
+		h.SetWebhook(webhookOf(c.Object))
+	}
+}

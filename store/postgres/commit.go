@@ -1,0 +1,551 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/store"
+)
+
+// Commit implements store.Adapter: one PostgreSQL transaction applies the
+// schema changes (CREATE / ALTER TABLE), the objects, relations and
+// settings, and appends the whole commit to _changes, whose NOTIFY wakes
+// the other instances when it commits.
+func (a *Adapter) Commit(records []store.Record) error {
+	if a.isClosed() {
+		return store.ErrClosed
+	}
+	for _, r := range records {
+		switch r.Kind {
+		case store.KindObject, store.KindSchema, store.KindJoin, store.KindMeta:
+		default:
+			return fmt.Errorf("%w: unknown kind %q", store.ErrInvalidRecord, r.Kind)
+		}
+		if strings.ContainsRune(r.Class, 0) || strings.ContainsRune(r.Key, 0) {
+			return fmt.Errorf("%w: a class or key holds a NUL byte", store.ErrInvalidRecord)
+		}
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	payload, err := encodeChange(records)
+	if err != nil {
+		return err
+	}
+	p := &pending{records: records, payload: payload, own: a.beginOwn(records), done: make(chan struct{})}
+	a.group(p)
+	a.endOwn(p.own, records, p.id)
+	if p.err != nil {
+		return fmt.Errorf("postgres: commit: %w", p.err)
+	}
+	return nil
+}
+
+// maxGroup caps the Commits one transaction carries.
+const maxGroup = 64
+
+// pending is one Commit waiting for its group's transaction.
+type pending struct {
+	records []store.Record
+	payload []byte         // its _changes row
+	schemas []store.Record // its schema records as stored (merged or not)
+	merged  []store.Record // those merged with another instance's change
+	own     *ownWrite
+	id      int64 // its change id, once committed
+	err     error
+	done    chan struct{}
+}
+
+// group commits p together with the Commits that arrive while another
+// group is under way (group commit): the adapter's committer goroutine
+// runs one transaction, and so one fsync, for all that queued meanwhile.
+func (a *Adapter) group(p *pending) {
+	a.gmu.Lock()
+	if a.stopping {
+		a.gmu.Unlock()
+		p.err = store.ErrClosed
+		return
+	}
+	a.queue = append(a.queue, p)
+	a.gcond.Signal()
+	a.gmu.Unlock()
+	<-p.done
+}
+
+// runGroups commits queued groups until Close, finishing what is queued.
+// A group that fails is retried one Commit at a time, so a Commit fails
+// only for its own records.
+func (a *Adapter) runGroups() {
+	defer close(a.groupsDone)
+	a.gmu.Lock()
+	for {
+		for len(a.queue) == 0 && !a.stopping {
+			a.gcond.Wait()
+		}
+		if len(a.queue) == 0 {
+			a.gmu.Unlock()
+			return
+		}
+		n := min(len(a.queue), maxGroup)
+		batch := a.queue[:n:n]
+		a.queue = a.queue[n:]
+		a.gmu.Unlock()
+		start := time.Now()
+		err := a.commitGroup(batch)
+		if err == nil {
+			a.groups.Add(1)
+			a.commits.Add(uint64(len(batch)))
+			if observe := a.observe.Load(); observe != nil {
+				(*observe)(time.Since(start), len(batch))
+			}
+		}
+		if err != nil {
+			if len(batch) == 1 {
+				batch[0].err = err
+			} else {
+				for _, q := range batch {
+					if q.err = a.commitGroup([]*pending{q}); q.err == nil {
+						a.groups.Add(1)
+						a.commits.Add(1)
+					}
+				}
+			}
+		}
+		for _, q := range batch {
+			close(q.done)
+		}
+		a.gmu.Lock()
+	}
+}
+
+// commitGroup runs one transaction for batch and sets each one's id.
+func (a *Adapter) commitGroup(batch []*pending) error {
+	ctx, cancel := context.WithTimeout(context.Background(), a.opts.Timeout)
+	defer cancel()
+	ids := make([]int64, len(batch))
+	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", commitLock); err != nil {
+			return err
+		}
+		c := &committer{a: a, ctx: ctx, tx: tx, tables: map[string]*tableState{}}
+		for _, p := range batch {
+			c.cur = p
+			p.merged, p.schemas = nil, nil
+			for _, r := range p.records {
+				if err := c.apply(r); err != nil {
+					return err
+				}
+			}
+		}
+		if err := c.dropEmpty(); err != nil {
+			return err
+		}
+		for i, p := range batch {
+			payload := p.payload
+			if len(p.merged) > 0 {
+				// Others follow the merged schema, not the one sent.
+				var err error
+				if payload, err = encodeChange(withMerged(p.records, p.merged)); err != nil {
+					return err
+				}
+			}
+			if err := tx.QueryRow(ctx, "INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
+				a.origin, payload).Scan(&ids[i]); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, strconv.FormatInt(ids[len(ids)-1], 10))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i, p := range batch {
+		p.id = ids[i]
+		for _, r := range p.schemas {
+			a.noteKnown(r.Class, r.Value)
+		}
+		if len(p.merged) > 0 {
+			a.mu.Lock()
+			if a.mergedOwn == nil {
+				a.mergedOwn = map[int64][]store.Record{}
+			}
+			a.mergedOwn[p.id] = p.merged
+			a.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// withMerged is records with each merged schema in place of the one sent.
+func withMerged(records, merged []store.Record) []store.Record {
+	out := make([]store.Record, len(records))
+	copy(out, records)
+	for i, r := range out {
+		if r.Kind != store.KindSchema {
+			continue
+		}
+		for _, m := range merged {
+			if m.Class == r.Class {
+				out[i] = m
+			}
+		}
+	}
+	return out
+}
+
+// base is the schema this instance's memory holds for class (nil: none).
+func (c *committer) base(class string) *schema.Class {
+	raw, _ := c.a.knownSchema(class)
+	return parseSchema(raw)
+}
+
+// tableState is what one Commit knows of a class table.
+type tableState struct {
+	exists  bool
+	schema  *schema.Class // nil: no schema record
+	layout  *layout
+	dropped bool // its schema was deleted in this commit
+}
+
+// committer applies one Commit's records inside its transaction.
+type committer struct {
+	a      *Adapter
+	cur    *pending // the Commit whose records are being applied
+	ctx    context.Context
+	tx     pgx.Tx
+	tables map[string]*tableState
+	joins  map[string]string // joinClass -> table, once seen
+}
+
+func (c *committer) apply(r store.Record) error {
+	switch r.Kind {
+	case store.KindSchema:
+		return c.applySchema(r)
+	case store.KindObject:
+		t, err := c.table(r.Class, true)
+		if err != nil {
+			return err
+		}
+		if r.Value == nil {
+			_, err = c.tx.Exec(c.ctx, "DELETE FROM "+quote(t.layout.table)+" WHERE "+quote(colID)+" = $1", r.Key)
+			return err
+		}
+		args, err := t.layout.encode(r.Key, r.Value)
+		if err != nil {
+			return fmt.Errorf("%w: %v", store.ErrInvalidRecord, err)
+		}
+		_, err = c.tx.Exec(c.ctx, t.layout.upsert(), args...)
+		return err
+	case store.KindJoin:
+		return c.applyJoin(r)
+	default: // store.KindMeta
+		var err error
+		if r.Value == nil {
+			_, err = c.tx.Exec(c.ctx, "DELETE FROM "+quote(tableMeta)+` WHERE "key" = $1`, r.Key)
+		} else {
+			_, err = c.tx.Exec(c.ctx, "INSERT INTO "+quote(tableMeta)+` ("key", "value") VALUES ($1, $2) ON CONFLICT ("key") DO UPDATE SET "value" = EXCLUDED."value"`,
+				r.Key, r.Value)
+		}
+		return err
+	}
+}
+
+// table returns the state of class's table, creating a table without
+// typed columns when create is set and the class has none yet.
+func (c *committer) table(class string, create bool) (*tableState, error) {
+	if t := c.tables[class]; t != nil && (t.exists || !create) {
+		return t, nil
+	}
+	t := c.tables[class]
+	if t == nil {
+		var raw []byte
+		err := c.tx.QueryRow(c.ctx, `SELECT "schema" FROM `+quote(tableSchema)+` WHERE "className" = $1`, class).Scan(&raw)
+		t = &tableState{}
+		switch {
+		case err == pgx.ErrNoRows:
+		case err != nil:
+			return nil, err
+		default:
+			t.exists = true
+			if raw != nil {
+				t.schema = &schema.Class{}
+				if err := json.Unmarshal(raw, t.schema); err != nil {
+					return nil, fmt.Errorf("the schema of %s in %s is not valid JSON", class, tableSchema)
+				}
+			}
+		}
+		t.layout = layoutOf(class, t.schema, true)
+		c.tables[class] = t
+	}
+	if !t.exists && create {
+		if err := c.createTable(t.layout); err != nil {
+			return nil, err
+		}
+		t.exists = true
+	}
+	return t, nil
+}
+
+func (c *committer) createTable(l *layout) error {
+	cols := []string{quote(colID) + ` text COLLATE "C" PRIMARY KEY`}
+	for _, col := range l.cols {
+		cols = append(cols, quote(col.name)+" "+col.kind.sqlType())
+	}
+	cols = append(cols, quote(colExtra)+" jsonb", quote(colRaw)+" bytea")
+	if _, err := c.tx.Exec(c.ctx, "CREATE TABLE "+quote(l.table)+" ("+strings.Join(cols, ", ")+")"); err != nil {
+		return err
+	}
+	_, err := c.tx.Exec(c.ctx, "INSERT INTO "+quote(tableSchema)+` ("className", "tableName") VALUES ($1, $2)`, l.class, l.table)
+	return err
+}
+
+// applySchema stores a class's schema and reshapes its table to match: new
+// fields get columns (ALTER TABLE ... ADD COLUMN); a dropped or retyped
+// field's column is dropped after the values it still holds move to $extra.
+func (c *committer) applySchema(r store.Record) error {
+	t, err := c.table(r.Class, true)
+	if err != nil {
+		return err
+	}
+	var next *schema.Class
+	if r.Value != nil {
+		next = &schema.Class{}
+		if err := json.Unmarshal(r.Value, next); err != nil {
+			return fmt.Errorf("%w: the schema of %s is not valid JSON", store.ErrInvalidRecord, r.Class)
+		}
+	}
+	value := r.Value
+	{
+		merged, err := mergeSchema(c.base(r.Class), t.schema, next)
+		if err != nil {
+			return err
+		}
+		if merged != next {
+			if value, err = json.Marshal(merged); err != nil {
+				return err
+			}
+			next = merged
+			c.cur.merged = append(c.cur.merged, store.Record{Kind: store.KindSchema, Class: r.Class, Value: value})
+		}
+	}
+	c.cur.schemas = append(c.cur.schemas, store.Record{Kind: store.KindSchema, Class: r.Class, Value: value})
+	nl := layoutOf(r.Class, next, true)
+	if err := c.reshape(t.layout, nl); err != nil {
+		return err
+	}
+	var arg any
+	if value != nil {
+		arg = value
+	}
+	if _, err := c.tx.Exec(c.ctx, "UPDATE "+quote(tableSchema)+` SET "schema" = $2 WHERE "className" = $1`, r.Class, arg); err != nil {
+		return err
+	}
+	t.schema, t.layout, t.dropped = next, nl, next == nil
+	return nil
+}
+
+// reshape alters old's table into next's.
+func (c *committer) reshape(old, next *layout) error {
+	have := map[string]column{}
+	for _, col := range old.cols {
+		have[col.name] = col
+	}
+	want := map[string]column{}
+	for _, col := range next.cols {
+		want[col.name] = col
+	}
+	var gone, added []column
+	for _, col := range old.cols {
+		if w, ok := want[col.name]; !ok || w.kind != col.kind || w.target != col.target {
+			gone = append(gone, col)
+		}
+	}
+	for _, col := range next.cols {
+		if h, ok := have[col.name]; !ok || h.kind != col.kind || h.target != col.target {
+			added = append(added, col)
+		}
+	}
+	if len(gone) == 0 && len(added) == 0 {
+		return nil
+	}
+	// Rows holding a value in a column about to go are read back whole and
+	// written again in the new shape once the table has it.
+	type row struct {
+		id    string
+		value []byte
+	}
+	var moved []row
+	if len(gone) > 0 {
+		var cond []string
+		for _, col := range gone {
+			cond = append(cond, quote(col.name)+" IS NOT NULL")
+		}
+		rows, err := c.tx.Query(c.ctx, "SELECT "+old.selectList()+" FROM "+quote(old.table)+" WHERE "+strings.Join(cond, " OR "))
+		if err != nil {
+			return err
+		}
+		d := old.decoder()
+		for rows.Next() {
+			if err := rows.Scan(d.dest...); err != nil {
+				rows.Close()
+				return err
+			}
+			b, err := d.object()
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			moved = append(moved, row{d.id, b})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	var alter []string
+	for _, col := range gone {
+		alter = append(alter, "DROP COLUMN "+quote(col.name))
+	}
+	for _, col := range added {
+		alter = append(alter, "ADD COLUMN "+quote(col.name)+" "+col.kind.sqlType())
+	}
+	if _, err := c.tx.Exec(c.ctx, "ALTER TABLE "+quote(old.table)+" "+strings.Join(alter, ", ")); err != nil {
+		return err
+	}
+	for _, m := range moved {
+		args, err := next.encode(m.id, m.value)
+		if err != nil {
+			return err
+		}
+		if _, err := c.tx.Exec(c.ctx, next.upsert(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropEmpty drops the tables of classes whose schema this commit deleted
+// and that hold no object.
+func (c *committer) dropEmpty() error {
+	for class, t := range c.tables {
+		if !t.dropped || !t.exists {
+			continue
+		}
+		var empty bool
+		if err := c.tx.QueryRow(c.ctx, "SELECT NOT EXISTS (SELECT 1 FROM "+quote(t.layout.table)+")").Scan(&empty); err != nil {
+			return err
+		}
+		if !empty {
+			continue
+		}
+		if _, err := c.tx.Exec(c.ctx, "DROP TABLE "+quote(t.layout.table)); err != nil {
+			return err
+		}
+		if _, err := c.tx.Exec(c.ctx, "DELETE FROM "+quote(tableSchema)+` WHERE "className" = $1`, class); err != nil {
+			return err
+		}
+		delete(c.tables, class)
+	}
+	return nil
+}
+
+// applyJoin adds or removes one relation membership in the relation's
+// "_Join:<key>:<class>" table (owningId, relatedId).
+func (c *committer) applyJoin(r store.Record) error {
+	owning, related, ok := strings.Cut(r.Key, ":")
+	if !ok {
+		return fmt.Errorf("%w: relation key %q is not owningId:relatedId", store.ErrInvalidRecord, r.Key)
+	}
+	table, err := c.joinTable(r.Class, r.Value != nil)
+	if err != nil || table == "" {
+		return err
+	}
+	if r.Value == nil {
+		_, err = c.tx.Exec(c.ctx, "DELETE FROM "+quote(table)+` WHERE "owningId" = $1 AND "relatedId" = $2`, owning, related)
+	} else {
+		_, err = c.tx.Exec(c.ctx, "INSERT INTO "+quote(table)+` ("owningId", "relatedId") VALUES ($1, $2) ON CONFLICT DO NOTHING`, owning, related)
+	}
+	return err
+}
+
+// joinTable names joinClass's table, creating it when create is set; ""
+// when it does not exist and create is not set.
+func (c *committer) joinTable(joinClass string, create bool) (string, error) {
+	if t, ok := c.joins[joinClass]; ok {
+		return t, nil
+	}
+	var table string
+	err := c.tx.QueryRow(c.ctx, `SELECT "tableName" FROM `+quote(tableJoins)+` WHERE "joinClass" = $1`, joinClass).Scan(&table)
+	switch {
+	case err == pgx.ErrNoRows:
+		if !create {
+			return "", nil
+		}
+		table = identName("_Join:" + joinClass)
+		if _, err := c.tx.Exec(c.ctx, "CREATE TABLE "+quote(table)+
+			` ("owningId" text COLLATE "C" NOT NULL, "relatedId" text COLLATE "C" NOT NULL, PRIMARY KEY ("owningId", "relatedId"))`); err != nil {
+			return "", err
+		}
+		if _, err := c.tx.Exec(c.ctx, "INSERT INTO "+quote(tableJoins)+` ("joinClass", "tableName") VALUES ($1, $2)`, joinClass, table); err != nil {
+			return "", err
+		}
+	case err != nil:
+		return "", err
+	}
+	if c.joins == nil {
+		c.joins = map[string]string{}
+	}
+	c.joins[joinClass] = table
+	return table, nil
+}
+
+// change is one record as _changes keeps it (JSON; Value is base64, null
+// for a deletion).
+type change struct {
+	Kind  string `json:"kind"`
+	Class string `json:"class,omitempty"`
+	Key   string `json:"key,omitempty"`
+	Value []byte `json:"value"`
+}
+
+func encodeChange(records []store.Record) ([]byte, error) {
+	out := make([]change, len(records))
+	for i, r := range records {
+		out[i] = change{Kind: string(rune(r.Kind)), Class: r.Class, Key: r.Key, Value: r.Value}
+	}
+	return json.Marshal(out)
+}
+
+func decodeChange(b []byte) ([]store.Record, error) {
+	var in []change
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, err
+	}
+	out := make([]store.Record, len(in))
+	for i, c := range in {
+		if len(c.Kind) != 1 {
+			return nil, fmt.Errorf("change record kind %q", c.Kind)
+		}
+		out[i] = store.Record{Kind: store.Kind(c.Kind[0]), Class: c.Class, Key: c.Key, Value: c.Value}
+	}
+	return out, nil
+}
+
+// Stats implements store.Instrumented: Groups counts transactions (each
+// one WAL flush); FileBytes is 0, the database's size being PostgreSQL's.
+func (a *Adapter) Stats() store.Stats {
+	return store.Stats{Commits: a.commits.Load(), Groups: a.groups.Load()}
+}
+
+// ObserveGroups implements store.Instrumented.
+func (a *Adapter) ObserveGroups(fn func(took time.Duration, commits int)) {
+	a.observe.Store(&fn)
+}

@@ -1,0 +1,154 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarrydata/quarry/store"
+	"github.com/quarrydata/quarry/store/postgres"
+	"github.com/quarrydata/quarry/store/postgres/pgtest"
+)
+
+// collector gathers what a follower hands over.
+type collector struct {
+	mu      sync.Mutex
+	commits [][]store.Record
+	changed chan struct{}
+}
+
+func newCollector() *collector { return &collector{changed: make(chan struct{}, 1)} }
+
+func (c *collector) add(fc store.ForeignCommit) {
+	var records []store.Record
+	for _, r := range fc.Records {
+		if !fc.Superseded(r) {
+			records = append(records, r)
+		}
+	}
+	c.mu.Lock()
+	c.commits = append(c.commits, records)
+	c.mu.Unlock()
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// waitKeys waits until the collected commits' first keys are want ("-"
+// for a commit whose records were all superseded).
+func (c *collector) waitKeys(t *testing.T, want ...string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		c.mu.Lock()
+		var got []string
+		for _, cm := range c.commits {
+			if len(cm) == 0 {
+				got = append(got, "-") // every record superseded
+				continue
+			}
+			got = append(got, cm[0].Key)
+		}
+		c.mu.Unlock()
+		if fmt.Sprint(got) == fmt.Sprint(want) {
+			return
+		}
+		if len(got) > len(want) {
+			t.Fatalf("followed %v, want %v", got, want)
+		}
+		select {
+		case <-c.changed:
+		case <-deadline:
+			t.Fatalf("followed %v after 10s, want %v", got, want)
+		}
+	}
+}
+
+func open(t *testing.T, uri string) *postgres.Adapter {
+	t.Helper()
+	a, err := postgres.Open(uri, postgres.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+func commit(t *testing.T, a store.Adapter, records ...store.Record) {
+	t.Helper()
+	if err := a.Commit(records); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFollow: an adapter follows the other's commits, in order, skips its
+// own, starts where its Load stood and catches up after its connection is
+// cut.
+func TestFollow(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	a, b := open(t, uri), open(t, uri)
+	commit(t, a, obj("C", "before", `{"objectId":"before"}`))
+	if n := len(loadAll(t, b)); n != 1 {
+		t.Fatalf("loaded %d records", n)
+	}
+	got := newCollector()
+	stop, err := b.Follow(b.Position(), got.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	commit(t, a, obj("C", "a1", `{"objectId":"a1"}`), join("r:C", "a1:x"))
+	commit(t, b, obj("C", "b1", `{"objectId":"b1"}`)) // own: skipped
+	commit(t, a, del(store.KindObject, "C", "a1"))
+	got.waitKeys(t, "a1", "a1")
+	if c := got.commits[0]; len(c) != 2 || c[1].Kind != store.KindJoin || c[1].Value == nil {
+		t.Fatalf("first commit followed as %+v", c)
+	}
+	if c := got.commits[1]; c[0].Value != nil {
+		t.Fatalf("delete followed as %+v", c)
+	}
+
+	// Cut every connection of the database; the follower reconnects and
+	// catches up from its position.
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"); err != nil {
+		t.Fatal(err)
+	}
+	c := open(t, uri)
+	commit(t, c, obj("C", "c1", `{"objectId":"c1"}`))
+	commit(t, c, obj("C", "c2", `{"objectId":"c2"}`))
+	got.waitKeys(t, "a1", "a1", "c1", "c2")
+}
+
+// TestFollowOwnLaterWrite: a record of a foreign change older than this
+// instance's own later write of it is Superseded (applying it would undo
+// the newer write in memory); other records of that change are not.
+func TestFollowOwnLaterWrite(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	a, b := open(t, uri), open(t, uri)
+	loadAll(t, b)
+	// a's commit lands before b follows; b then writes x itself.
+	commit(t, a, obj("C", "x", `{"objectId":"x","v":"a"}`), obj("C", "y", `{"objectId":"y"}`))
+	commit(t, b, obj("C", "x", `{"objectId":"x","v":"b"}`))
+	got := newCollector()
+	stop, err := b.Follow(b.Position(), got.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	commit(t, a, obj("C", "z", `{"objectId":"z"}`))
+	got.waitKeys(t, "y", "z")
+	if n := len(got.commits[0]); n != 1 {
+		t.Fatalf("the older change of x was handed over: %+v", got.commits[0])
+	}
+}
