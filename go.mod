@@ -16,11 +16,13 @@ require (
 	github.com/tidwall/buntdb v1.3.0
 	github.com/tidwall/gjson v1.14.3
 	github.com/valyala/fasthttp v1.58.0
+	github.com/vektah/gqlparser/v2 v2.5.64
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sync v0.25.0
 )
 
 require (
+	github.com/agnivade/levenshtein v1.2.2 // indirect
 	github.com/andybalholm/brotli v1.1.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -1,0 +1,346 @@
+package graphql
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// model is the generated schema for one set of class schemas: the SDL,
+// gqlparser's validated schema, and the tables the executor dispatches on.
+type model struct {
+	sdl     string
+	schema  *ast.Schema
+	classes map[string]*classModel // by Parse class name
+	byType  map[string]*classModel // by GraphQL type name
+	// query and mutation map generated root fields to their class.
+	query    map[string]rootField
+	mutation map[string]rootField
+}
+
+// rootKind says what a generated root field does.
+type rootKind int
+
+const (
+	rootGet rootKind = iota
+	rootFind
+	rootCreate
+	rootUpdate
+	rootDelete
+)
+
+type rootField struct {
+	kind  rootKind
+	class *classModel
+}
+
+// classModel is one class as GraphQL shows it.
+type classModel struct {
+	class  string // Parse class name
+	typ    string // GraphQL type name
+	single string // lowerCamel of typ: the get field and payload field
+	// fields are the class's own fields as GraphQL shows them (no
+	// objectId, createdAt, updatedAt, ACL; pointers and relations only to
+	// classes the schema holds), sorted by name.
+	fields []fieldModel
+	byName map[string]fieldModel
+}
+
+type fieldModel struct {
+	name string
+	schema.Field
+	target *classModel // Pointer and Relation
+}
+
+// reservedTypes are names the fixed part of the schema uses; a class whose
+// type name would collide is left out of GraphQL.
+var reservedTypes = map[string]bool{
+	"String": true, "Boolean": true, "Int": true, "Float": true, "ID": true, "ArrayResult": true,
+	"Query": true, "Mutation": true, "Subscription": true, "Viewer": true, "PageInfo": true,
+	"Node": true, "ParseObject": true, "Class": true, "Element": true, "ACL": true, "GeoPoint": true,
+	"FileInfo": true, "Date": true, "Object": true, "Any": true, "Bytes": true, "File": true,
+}
+
+// alwaysClasses are the built-in classes GraphQL always shows, as Parse
+// Server does, even before their first object exists.
+var alwaysClasses = []string{"_User", "_Role", "_Session", "_Installation"}
+
+// systemFields are the ParseObject fields every class type has.
+var systemFields = map[string]bool{"objectId": true, "createdAt": true, "updatedAt": true, "ACL": true}
+
+// buildModel generates and validates the schema for classes.
+func buildModel(classes []*schema.Class) (*model, error) {
+	m := &model{classes: map[string]*classModel{}, byType: map[string]*classModel{},
+		query: map[string]rootField{}, mutation: map[string]rootField{}}
+	have := map[string]*schema.Class{}
+	for _, c := range classes {
+		have[c.Name] = c
+	}
+	for _, name := range alwaysClasses {
+		if have[name] == nil {
+			c := schema.NewClass(name)
+			for k, f := range schema.BuiltinFields(name) {
+				c.Fields[k] = f
+			}
+			have[name] = c
+		}
+	}
+	names := make([]string, 0, len(have))
+	for n := range have {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		typ := typeName(n)
+		if !validName(typ) || reservedTypes[typ] || m.byType[typ] != nil || strings.HasPrefix(n, "_") && !slices.Contains(alwaysClasses, n) {
+			continue
+		}
+		cm := &classModel{class: n, typ: typ, single: lowerCamel(typ), byName: map[string]fieldModel{}}
+		m.classes[n], m.byType[typ] = cm, cm
+	}
+	for _, cm := range m.classes {
+		c := have[cm.class]
+		for name, f := range c.Fields {
+			if systemFields[name] || name == "id" || !validName(name) || strings.HasPrefix(name, "_") {
+				continue
+			}
+			if cm.class == "_User" && (name == "authData" || name == "password") {
+				// password is write-only (inputs get it below); authData
+				// is never shown.
+				if name == "password" {
+					cm.byName[name] = fieldModel{name: name, Field: f}
+				}
+				continue
+			}
+			fm := fieldModel{name: name, Field: f}
+			if f.Type == schema.TypePointer || f.Type == schema.TypeRelation {
+				if fm.target = m.classes[f.TargetClass]; fm.target == nil {
+					continue
+				}
+			}
+			cm.fields = append(cm.fields, fm)
+			cm.byName[name] = fm
+		}
+		sort.Slice(cm.fields, func(i, j int) bool { return cm.fields[i].name < cm.fields[j].name })
+	}
+	m.sdl = m.generate()
+	s, err := gqlparser.LoadSchema(&ast.Source{Name: "quarry.graphql", Input: m.sdl})
+	if err != nil {
+		return nil, fmt.Errorf("generated GraphQL schema: %w", err)
+	}
+	m.schema = s
+	return m, nil
+}
+
+// sortedClasses lists the class models by type name.
+func (m *model) sortedClasses() []*classModel {
+	out := make([]*classModel, 0, len(m.classes))
+	for _, cm := range m.classes {
+		out = append(out, cm)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].typ < out[j].typ })
+	return out
+}
+
+func (m *model) generate() string {
+	var b strings.Builder
+	b.WriteString(fixedSDL)
+	classes := m.sortedClasses()
+	union := []string{"Element"}
+	var q, mu strings.Builder
+	for _, cm := range classes {
+		union = append(union, cm.typ)
+		writeClass(&b, cm)
+		plural := plural(cm.single)
+		connArgs := connectionArgs(cm.typ)
+		fmt.Fprintf(&q, "  %s(id: ID!, options: ReadOptionsInput): %s!\n", cm.single, cm.typ)
+		fmt.Fprintf(&q, "  %s%s: %sConnection!\n", plural, connArgs, cm.typ)
+		m.query[cm.single] = rootField{rootGet, cm}
+		m.query[plural] = rootField{rootFind, cm}
+		for _, op := range []struct {
+			verb string
+			kind rootKind
+		}{{"create", rootCreate}, {"update", rootUpdate}, {"delete", rootDelete}} {
+			name := op.verb + cm.typ
+			title := strings.ToUpper(op.verb[:1]) + op.verb[1:]
+			fmt.Fprintf(&mu, "  %s(input: %s%sInput!): %s%sPayload\n", name, title, cm.typ, title, cm.typ)
+			m.mutation[name] = rootField{op.kind, cm}
+		}
+	}
+	fmt.Fprintf(&b, "union ArrayResult = %s\n\n", strings.Join(union, " | "))
+	b.WriteString("type Query {\n  health: Boolean!\n  viewer: Viewer!\n  node(id: ID!): Node\n")
+	b.WriteString("  class(name: String!): Class!\n  classes: [Class!]!\n")
+	b.WriteString(q.String())
+	b.WriteString("}\n\ntype Mutation {\n")
+	b.WriteString(fixedMutations)
+	b.WriteString(mu.String())
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func connectionArgs(typ string) string {
+	return fmt.Sprintf("(where: %[1]sWhereInput, order: [%[1]sOrder!], skip: Int, first: Int, after: String, last: Int, before: String, options: ReadOptionsInput)", typ)
+}
+
+// outputType is the GraphQL type of a field's value.
+func outputType(f fieldModel) string {
+	switch f.Type {
+	case schema.TypeString:
+		return "String"
+	case schema.TypeNumber:
+		return "Float"
+	case schema.TypeBoolean:
+		return "Boolean"
+	case schema.TypeDate:
+		return "Date"
+	case schema.TypeArray:
+		return "[ArrayResult]"
+	case schema.TypePointer:
+		return f.target.typ
+	case schema.TypeRelation:
+		return f.target.typ + "Connection!"
+	case schema.TypeFile:
+		return "FileInfo"
+	case schema.TypeGeoPoint:
+		return "GeoPoint"
+	case schema.TypePolygon:
+		return "[GeoPoint]"
+	case schema.TypeBytes:
+		return "Bytes"
+	}
+	return "Object"
+}
+
+// inputType is the GraphQL type a create or update takes for a field.
+func inputType(f fieldModel) string {
+	switch f.Type {
+	case schema.TypeString:
+		return "String"
+	case schema.TypeNumber:
+		return "Float"
+	case schema.TypeBoolean:
+		return "Boolean"
+	case schema.TypeDate:
+		return "Date"
+	case schema.TypeArray:
+		return "[Any]"
+	case schema.TypePointer:
+		return f.target.typ + "PointerInput"
+	case schema.TypeRelation:
+		return f.target.typ + "RelationInput"
+	case schema.TypeFile:
+		return "FileInput"
+	case schema.TypeGeoPoint:
+		return "GeoPointInput"
+	case schema.TypePolygon:
+		return "[GeoPointInput!]"
+	case schema.TypeBytes:
+		return "Bytes"
+	}
+	return "Object"
+}
+
+// whereType is the where input of a field.
+func whereType(f fieldModel) string {
+	switch f.Type {
+	case schema.TypeString:
+		return "StringWhereInput"
+	case schema.TypeNumber:
+		return "NumberWhereInput"
+	case schema.TypeBoolean:
+		return "BooleanWhereInput"
+	case schema.TypeDate:
+		return "DateWhereInput"
+	case schema.TypeArray:
+		return "ArrayWhereInput"
+	case schema.TypePointer, schema.TypeRelation:
+		return f.target.typ + "RelationWhereInput"
+	case schema.TypeFile:
+		return "FileWhereInput"
+	case schema.TypeGeoPoint:
+		return "GeoPointWhereInput"
+	case schema.TypePolygon:
+		return "PolygonWhereInput"
+	case schema.TypeBytes:
+		return "BytesWhereInput"
+	}
+	return "ObjectWhereInput"
+}
+
+func writeClass(b *strings.Builder, cm *classModel) {
+	t := cm.typ
+	fmt.Fprintf(b, "type %s implements ParseObject & Node {\n  id: ID!\n  objectId: ID!\n  createdAt: Date!\n  updatedAt: Date!\n  ACL: ACL!\n", t)
+	for _, f := range cm.fields {
+		if f.Type == schema.TypeRelation {
+			fmt.Fprintf(b, "  %s%s: %s\n", f.name, connectionArgs(f.target.typ), outputType(f))
+			continue
+		}
+		fmt.Fprintf(b, "  %s: %s\n", f.name, outputType(f))
+	}
+	if cm.class == "_User" {
+		b.WriteString("  authDataResponse: Object\n")
+	}
+	b.WriteString("}\n\n")
+	for _, kind := range []string{"Create", "Update"} {
+		fmt.Fprintf(b, "input %s%sFieldsInput {\n  ACL: ACLInput\n", kind, t)
+		for _, f := range inputFields(cm) {
+			typ := inputType(f)
+			if kind == "Create" && f.Required && f.DefaultValue == nil {
+				typ += "!"
+			}
+			fmt.Fprintf(b, "  %s: %s\n", f.name, typ)
+		}
+		b.WriteString("}\n\n")
+	}
+	fmt.Fprintf(b, "input %[1]sPointerInput {\n  link: ID\n  createAndLink: Create%[1]sFieldsInput\n}\n\n", t)
+	fmt.Fprintf(b, "input %[1]sRelationInput {\n  add: [ID!]\n  remove: [ID!]\n  createAndAdd: [Create%[1]sFieldsInput!]\n}\n\n", t)
+	fmt.Fprintf(b, "input %sWhereInput {\n  id: IdWhereInput\n  objectId: IdWhereInput\n  createdAt: DateWhereInput\n  updatedAt: DateWhereInput\n  ACL: ObjectWhereInput\n", t)
+	for _, f := range cm.fields {
+		fmt.Fprintf(b, "  %s: %s\n", f.name, whereType(f))
+	}
+	fmt.Fprintf(b, "  OR: [%[1]sWhereInput!]\n  AND: [%[1]sWhereInput!]\n  NOR: [%[1]sWhereInput!]\n}\n\n", t)
+	fmt.Fprintf(b, "input %[1]sRelationWhereInput {\n  have: %[1]sWhereInput\n  haveNot: %[1]sWhereInput\n  exists: Boolean\n}\n\n", t)
+	fmt.Fprintf(b, "enum %sOrder {\n", t)
+	for _, name := range orderFields(cm) {
+		fmt.Fprintf(b, "  %[1]s_ASC\n  %[1]s_DESC\n", name)
+	}
+	b.WriteString("}\n\n")
+	fmt.Fprintf(b, "type %[1]sConnection {\n  edges: [%[1]sEdge!]\n  pageInfo: PageInfo!\n  count: Int!\n}\n\n", t)
+	fmt.Fprintf(b, "type %[1]sEdge {\n  node: %[1]s\n  cursor: String!\n}\n\n", t)
+	fmt.Fprintf(b, "input Create%[1]sInput {\n  fields: Create%[1]sFieldsInput\n  clientMutationId: String\n}\n\n", t)
+	fmt.Fprintf(b, "input Update%[1]sInput {\n  id: ID!\n  fields: Update%[1]sFieldsInput\n  clientMutationId: String\n}\n\n", t)
+	fmt.Fprintf(b, "input Delete%[1]sInput {\n  id: ID!\n  clientMutationId: String\n}\n\n", t)
+	for _, kind := range []string{"Create", "Update", "Delete"} {
+		fmt.Fprintf(b, "type %s%sPayload {\n  %s: %s!\n  clientMutationId: String\n}\n\n", kind, t, cm.single, t)
+	}
+}
+
+// inputFields are the fields a create or update may set: the shown fields
+// plus _User's password.
+func inputFields(cm *classModel) []fieldModel {
+	out := slices.Clone(cm.fields)
+	if f, ok := cm.byName["password"]; ok && cm.class == "_User" {
+		out = append(out, f)
+		sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	}
+	return out
+}
+
+// orderFields are the names an order enum offers.
+func orderFields(cm *classModel) []string {
+	names := []string{"id", "objectId", "createdAt", "updatedAt"}
+	for _, f := range cm.fields {
+		switch f.Type {
+		case schema.TypeRelation, schema.TypeACL, schema.TypeBytes, schema.TypeFile, schema.TypePolygon:
+			continue
+		}
+		names = append(names, f.name)
+	}
+	return names
+}
