@@ -161,6 +161,15 @@ type Options struct {
 	// MountPlayground is mountPlayground: serve the GraphQL playground
 	// (never in production).
 	MountPlayground bool
+	// GraphQLPublicIntrospection is graphQLPublicIntrospection: let callers
+	// without the master key introspect the GraphQL schema.
+	GraphQLPublicIntrospection bool
+	// GraphQLMaxDepth, GraphQLMaxAliases and GraphQLMaxFields cap one
+	// GraphQL document's nesting, aliases and fields (fragments expanded);
+	// 0 takes the graphql package's defaults, negative means no cap.
+	GraphQLMaxDepth   int
+	GraphQLMaxAliases int
+	GraphQLMaxFields  int
 
 	// LogLevel is logLevel, one of LogLevels.
 	LogLevel string

@@ -20,6 +20,7 @@ import (
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/geo"
+	"github.com/quarrydata/quarry/graphql"
 	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
@@ -180,6 +181,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 		CloudCode:        cloudCode,
 		Push:             pusher,
+		GraphQL:          mountGraphQL(opts, svc, log),
+		GraphQLPath:      opts.GraphQLPath,
 	})
 	if err != nil {
 		lq.close()
@@ -193,6 +196,21 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		srv.Live = lq.server
 	}
 	return srv, nil
+}
+
+// mountGraphQL returns the GraphQL front end's handler when mountGraphQL
+// is on, nil otherwise.
+func mountGraphQL(opts *config.Options, svc *service.Service, log *slog.Logger) func(*fasthttp.RequestCtx, service.Auth) {
+	if !opts.MountGraphQL {
+		return nil
+	}
+	return graphql.New(svc, graphql.Options{
+		PublicIntrospection: opts.GraphQLPublicIntrospection,
+		MaxDepth:            opts.GraphQLMaxDepth,
+		MaxAliases:          opts.GraphQLMaxAliases,
+		MaxFields:           opts.GraphQLMaxFields,
+		Logger:              log,
+	}).Serve
 }
 
 func keptMasterKey(svc *service.Service) (string, error) {
