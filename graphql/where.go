@@ -2,7 +2,12 @@ package graphql
 
 import (
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
 )
+
+// MaxRelationMatches caps the objects a have/haveNot on a relation field
+// may match; beyond it the query is refused with 102.
+const MaxRelationMatches = 10_000
 
 // whereOps maps the where inputs' operators to Parse's.
 var whereOps = map[string]string{
@@ -207,6 +212,21 @@ func (e *executor) relationConstraint(fm fieldModel, v any) (map[string]any, err
 			if err != nil {
 				return nil, err
 			}
+			if fm.Type == schema.TypeRelation {
+				// The planner resolves $inQuery to pointers, which a
+				// relation does not hold: run the subquery here and ask
+				// for membership of its results.
+				ptrs, err := e.members(fm.target, w)
+				if err != nil {
+					return nil, err
+				}
+				key := "$in"
+				if op == "haveNot" {
+					key = "$nin"
+				}
+				out[key] = ptrs
+				continue
+			}
 			key := "$inQuery"
 			if op == "haveNot" {
 				key = "$notInQuery"
@@ -217,4 +237,22 @@ func (e *executor) relationConstraint(fm fieldModel, v any) (map[string]any, err
 		}
 	}
 	return out, nil
+}
+
+// members runs a relation's have/haveNot subquery as the caller and
+// returns pointers to what it found.
+func (e *executor) members(target *classModel, w map[string]any) ([]any, error) {
+	res, err := e.h.svc.Find(e.auth, target.class, service.FindParams{Where: w, Limit: MaxRelationMatches + 1,
+		Read: service.ReadOptions{Keys: []string{"objectId"}}})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Results) > MaxRelationMatches {
+		return nil, schema.Errorf(schema.CodeInvalidQuery, "have/haveNot on a relation matches more than %d objects.", MaxRelationMatches)
+	}
+	ptrs := make([]any, len(res.Results))
+	for i, o := range res.Results {
+		ptrs[i] = schema.Pointer(target.class, str(o["objectId"]))
+	}
+	return ptrs, nil
 }
