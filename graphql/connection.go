@@ -108,7 +108,9 @@ func (e *executor) page(cm *classModel, where map[string]any, args map[string]an
 	if bounded {
 		limit = max(end-start, 0)
 	}
-	res, err := e.h.svc.Find(e.auth, cm.class, service.FindParams{Where: where, Order: order, Skip: start, Limit: limit + 1, Count: wantCount})
+	read := service.ReadOptions{Include: includes(cm, nodeSelection(sel), "", 0, nil)}
+	res, err := e.h.svc.Find(e.auth, cm.class, service.FindParams{Where: where, Order: order, Skip: start, Limit: limit + 1,
+		Count: wantCount, Read: read})
 	if err != nil {
 		return nil, err
 	}
@@ -155,4 +157,71 @@ func selects(set ast.SelectionSet, name string) bool {
 		}
 	}
 	return false
+}
+
+// MaxIncludeDepth bounds the pointer paths a query fetches with its
+// objects; deeper pointers are read one by one.
+const MaxIncludeDepth = 4
+
+// includes lists the pointer paths a selection on cm's objects reads
+// beyond the id, so one Find brings them along (as REST's include does,
+// with the same access checks) instead of one Get per pointer.
+func includes(cm *classModel, set ast.SelectionSet, prefix string, depth int, out []string) []string {
+	if depth >= MaxIncludeDepth {
+		return out
+	}
+	forFields(set, func(f *ast.Field) {
+		fm, ok := cm.byName[f.Name]
+		if !ok || fm.Type != schema.TypePointer || !readsBeyondID(f.SelectionSet) {
+			return
+		}
+		path := prefix + f.Name
+		out = append(out, path)
+		out = includes(fm.target, f.SelectionSet, path+".", depth+1, out)
+	})
+	return out
+}
+
+// nodeSelection is the selection on a connection's nodes.
+func nodeSelection(set ast.SelectionSet) ast.SelectionSet {
+	var nodes ast.SelectionSet
+	forFields(set, func(f *ast.Field) {
+		if f.Name == "edges" {
+			forFields(f.SelectionSet, func(n *ast.Field) {
+				if n.Name == "node" {
+					nodes = append(nodes, n.SelectionSet...)
+				}
+			})
+		}
+	})
+	return nodes
+}
+
+func readsBeyondID(set ast.SelectionSet) bool {
+	beyond := false
+	forFields(set, func(f *ast.Field) {
+		switch f.Name {
+		case "id", "objectId", "__typename":
+		default:
+			beyond = true
+		}
+	})
+	return beyond
+}
+
+// forFields calls fn for each field of a selection, fragments expanded
+// whatever their type condition.
+func forFields(set ast.SelectionSet, fn func(*ast.Field)) {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			fn(s)
+		case *ast.InlineFragment:
+			forFields(s.SelectionSet, fn)
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				forFields(s.Definition.SelectionSet, fn)
+			}
+		}
+	}
 }

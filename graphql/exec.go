@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/vektah/gqlparser/v2/ast"
 
@@ -27,22 +28,80 @@ func (o *ordered) set(k string, v any) {
 // MarshalJSON writes the keys in order.
 func (o *ordered) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := json.Marshal(o.vals[i])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(vb)
+	if err := writeValue(&b, o); err != nil {
+		return nil, err
 	}
-	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// writeValue encodes a result tree in one pass: encoding/json would
+// re-validate the bytes of every nested Marshaler, a cost that grows with
+// the depth of the result.
+func writeValue(b *bytes.Buffer, v any) error {
+	switch x := v.(type) {
+	case *ordered:
+		b.WriteByte('{')
+		for i, k := range x.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, k)
+			b.WriteByte(':')
+			if err := writeValue(b, x.vals[i]); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+		return nil
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeValue(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	case string:
+		writeString(b, x)
+		return nil
+	case bool:
+		if x {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+		return nil
+	case nil:
+		b.WriteString("null")
+		return nil
+	case int:
+		b.WriteString(strconv.Itoa(x))
+		return nil
+	}
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b.Write(enc)
+	return nil
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == '<' || c == '>' || c == '&' {
+			enc, _ := json.Marshal(s)
+			b.Write(enc)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // gqlError is one entry of a response's errors.
@@ -68,6 +127,21 @@ type executor struct {
 	auth   service.Auth
 	vars   map[string]any
 	errors []gqlError
+	// collected caches the grouped fields of a selection on a type: every
+	// object of a list shares its selection, so it is grouped once.
+	collected map[collectKey][]fieldGroup
+}
+
+type collectKey struct {
+	first ast.Selection // identifies the selection set
+	n     int
+	typ   string
+}
+
+// fieldGroup is the fields sharing one response key.
+type fieldGroup struct {
+	key    string
+	fields []*ast.Field
 }
 
 // fail records an error at path and turns any error into a Parse-coded one
@@ -143,19 +217,39 @@ func (e *executor) applies(cond string, typ *ast.Definition) bool {
 // selectionSet resolves a selection on src of type typ. ok is false when a
 // non-null field came out null: the object itself must then be null.
 func (e *executor) selectionSet(set ast.SelectionSet, typ *ast.Definition, src any, path []any) (*ordered, bool) {
-	var keys []string
-	groups := map[string][]*ast.Field{}
-	e.collect(set, typ, &keys, groups)
-	out := &ordered{keys: make([]string, 0, len(keys)), vals: make([]any, 0, len(keys))}
-	for _, k := range keys {
-		fields := groups[k]
-		v, ok := e.field(typ, src, fields, append(path, k))
+	groups := e.grouped(set, typ)
+	out := &ordered{keys: make([]string, 0, len(groups)), vals: make([]any, 0, len(groups))}
+	for _, g := range groups {
+		v, ok := e.field(typ, src, g.fields, append(path, g.key))
 		if !ok {
 			return nil, false
 		}
-		out.set(k, v)
+		out.set(g.key, v)
 	}
 	return out, true
+}
+
+// grouped is collect's result for a selection on typ, computed once.
+func (e *executor) grouped(set ast.SelectionSet, typ *ast.Definition) []fieldGroup {
+	if len(set) == 0 {
+		return nil
+	}
+	k := collectKey{set[0], len(set), typ.Name}
+	if g, ok := e.collected[k]; ok {
+		return g
+	}
+	var keys []string
+	groups := map[string][]*ast.Field{}
+	e.collect(set, typ, &keys, groups)
+	out := make([]fieldGroup, len(keys))
+	for i, key := range keys {
+		out[i] = fieldGroup{key, groups[key]}
+	}
+	if e.collected == nil {
+		e.collected = map[collectKey][]fieldGroup{}
+	}
+	e.collected[k] = out
+	return out
 }
 
 func (e *executor) field(typ *ast.Definition, src any, fields []*ast.Field, path []any) (any, bool) {
@@ -166,7 +260,10 @@ func (e *executor) field(typ *ast.Definition, src any, fields []*ast.Field, path
 	if f.Definition == nil {
 		return nil, true
 	}
-	args := f.ArgumentMap(e.vars)
+	var args map[string]any
+	if len(f.Definition.Arguments) > 0 {
+		args = f.ArgumentMap(e.vars)
+	}
 	v, err := e.resolve(typ, src, f, args, path)
 	if err != nil {
 		e.fail(f, path, err)

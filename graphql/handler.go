@@ -10,7 +10,6 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
 
 	"github.com/quarrydata/quarry/schema"
@@ -150,7 +149,7 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 		writeResponse(ctx, fasthttp.StatusBadRequest, requestError(schema.CodeInvalidQuery, "Must provide a query string."))
 		return
 	}
-	resp := h.Execute(auth, req.Query, req.OperationName, req.Variables, ctx.IsGet())
+	resp := h.execute(auth, req.Query, req.OperationName, req.Variables, ctx.IsGet())
 	writeResponse(ctx, fasthttp.StatusOK, resp)
 }
 
@@ -158,8 +157,33 @@ func requestError(code int, msg string) response {
 	return response{Errors: []gqlError{{Message: msg, Extensions: map[string]any{"code": code}}}}
 }
 
+// encode writes a response: errors first, then data when there is any.
+func (r response) encode() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	if len(r.Errors) > 0 {
+		errs, err := json.Marshal(r.Errors)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(`"errors":`)
+		b.Write(errs)
+	}
+	if r.Data != nil {
+		if len(r.Errors) > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"data":`)
+		if err := writeValue(&b, r.Data); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
 func writeResponse(ctx *fasthttp.RequestCtx, status int, r response) {
-	b, err := json.Marshal(r)
+	b, err := r.encode()
 	if err != nil {
 		status, b = fasthttp.StatusOK, []byte(`{"errors":[{"message":"Internal server error.","extensions":{"code":1}}]}`)
 	}
@@ -197,19 +221,26 @@ func plainNumbers(v any) any {
 	return v
 }
 
-// Execute runs a query document for auth. readOnly refuses mutations (a
+// Execute runs a GraphQL request in process for auth and returns the JSON
+// response body, exactly as Serve would send it.
+func (h *Handler) Execute(auth service.Auth, query, operationName string, vars map[string]any) []byte {
+	b, err := h.execute(auth, query, operationName, vars, false).encode()
+	if err != nil {
+		return []byte(`{"errors":[{"message":"Internal server error.","extensions":{"code":1}}]}`)
+	}
+	return b
+}
+
+// execute runs a query document for auth. readOnly refuses mutations (a
 // GET request).
-func (h *Handler) Execute(auth service.Auth, query, operationName string, vars map[string]any, readOnly bool) response {
+func (h *Handler) execute(auth service.Auth, query, operationName string, vars map[string]any, readOnly bool) response {
 	m, err := h.model()
 	if err != nil {
 		h.log.Error("graphql: schema generation failed", "err", err)
 		return requestError(schema.CodeInternalServerError, "Internal server error.")
 	}
-	doc, perr := parser.ParseQuery(&ast.Source{Input: query})
-	if perr != nil {
-		return response{Errors: fromGQLErrors(gqlerror.List{asGQLError(perr)}, schema.CodeInvalidQuery)}
-	}
-	if errs := validator.Validate(m.schema, doc); len(errs) > 0 {
+	doc, errs := m.document(query)
+	if len(errs) > 0 {
 		return response{Errors: fromGQLErrors(errs, schema.CodeInvalidQuery)}
 	}
 	op := doc.Operations.ForName(operationName)

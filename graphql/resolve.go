@@ -46,7 +46,7 @@ func (e *executor) query(f *ast.Field, args map[string]any) (any, error) {
 		if cm == nil {
 			return nil, schema.Errorf(schema.CodeInvalidQuery, "node needs a global id (base64 of \"Class:objectId\") of a known class.")
 		}
-		return e.get(cm, id)
+		return e.get(cm, id, f.SelectionSet)
 	case "class":
 		return e.class(str(args["name"]))
 	case "classes":
@@ -65,7 +65,7 @@ func (e *executor) query(f *ast.Field, args map[string]any) (any, error) {
 	}
 	if rf.kind == rootGet {
 		_, id := fromGlobalID(str(args["id"]))
-		return e.get(rf.class, id)
+		return e.get(rf.class, id, f.SelectionSet)
 	}
 	where, err := e.where(rf.class, args["where"])
 	if err != nil {
@@ -75,8 +75,8 @@ func (e *executor) query(f *ast.Field, args map[string]any) (any, error) {
 }
 
 // get reads one object as the caller may see it.
-func (e *executor) get(cm *classModel, id string) (any, error) {
-	obj, err := e.h.svc.Get(e.auth, cm.class, id, service.ReadOptions{})
+func (e *executor) get(cm *classModel, id string, sel ast.SelectionSet) (any, error) {
+	obj, err := e.h.svc.Get(e.auth, cm.class, id, service.ReadOptions{Include: includes(cm, sel, "", 0, nil)})
 	if err != nil {
 		return nil, err
 	}

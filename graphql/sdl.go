@@ -5,9 +5,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -22,6 +26,39 @@ type model struct {
 	// query and mutation map generated root fields to their class.
 	query    map[string]rootField
 	mutation map[string]rootField
+
+	// docs caches the documents validated against this schema by their
+	// text (MaxCachedDocuments at most): apps send the same few queries.
+	docsMu sync.Mutex
+	docs   map[string]*ast.QueryDocument
+}
+
+// MaxCachedDocuments bounds the validated documents kept per schema; the
+// cache starts over when full.
+const MaxCachedDocuments = 512
+
+// document parses and validates a query, or returns it from the cache.
+func (m *model) document(query string) (*ast.QueryDocument, gqlerror.List) {
+	m.docsMu.Lock()
+	doc, ok := m.docs[query]
+	m.docsMu.Unlock()
+	if ok {
+		return doc, nil
+	}
+	doc, err := parser.ParseQuery(&ast.Source{Input: query})
+	if err != nil {
+		return nil, gqlerror.List{asGQLError(err)}
+	}
+	if errs := validator.Validate(m.schema, doc); len(errs) > 0 {
+		return nil, errs
+	}
+	m.docsMu.Lock()
+	if len(m.docs) >= MaxCachedDocuments || m.docs == nil {
+		m.docs = map[string]*ast.QueryDocument{}
+	}
+	m.docs[query] = doc
+	m.docsMu.Unlock()
+	return doc, nil
 }
 
 // rootKind says what a generated root field does.
