@@ -187,3 +187,36 @@ func TestLimits(t *testing.T) {
 		t.Errorf("without an application id: %d %s", r.status, r.body)
 	}
 }
+
+// TestConcurrentQueriesWhileSchemaChanges: requests keep being answered
+// while the schema they are validated against is regenerated under them
+// (run with -race).
+func TestConcurrentQueriesWhileSchemaChanges(t *testing.T) {
+	srv := start(t, nil)
+	m := servertest.Master()
+	srv.Do(t, "POST", "/classes/Item", map[string]any{"n": 1}, m)
+	done := make(chan struct{})
+	errs := make(chan string, 4)
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 20 {
+				r := post(t, srv, servertest.App(), `{ items { count edges { node { n } } } }`, nil)
+				if r.status != 200 || r.get("data.items.count").Int() < 1 {
+					errs <- string(r.body)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 10 {
+		srv.Do(t, "PUT", "/schemas/Item", map[string]any{"fields": map[string]any{"f" + string(rune('a'+i)): map[string]any{"type": "String"}}}, m)
+	}
+	for range 4 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}

@@ -53,6 +53,10 @@ func TestClassOperations(t *testing.T) {
 		{name: "after", query: `query($c: String) { gameScores(order: [score_ASC], first: 1, after: $c) { edges { node { playerName } } pageInfo { hasPreviousPage } } }`,
 			vars: func(s map[string]string) map[string]any { return map[string]any{"c": s["cursor"]} },
 			want: map[string]string{"data.gameScores.edges.#.node.playerName": `["bob"]`, "data.gameScores.pageInfo.hasPreviousPage": `true`}},
+		{name: "number variables", query: `query($min: Float, $n: Int) { gameScores(where: {score: {greaterThan: $min}, meta: {exists: true}}, first: $n, order: [score_ASC]) {
+			edges { node { playerName } } } x: gameScores(where: {meta: {equalTo: {key: "level", value: 5}}}) { count } y: health @include(if: false) }`,
+			vars: func(map[string]string) map[string]any { return map[string]any{"min": 5, "n": 1} },
+			want: map[string]string{"data": `{"gameScores":{"edges":[{"node":{"playerName":"ann"}}]},"x":{"count":1}}`}},
 		{name: "skip", query: `{ gameScores(order: [score_ASC], skip: 2) { edges { node { playerName } } } }`,
 			want: map[string]string{"data.gameScores.edges.#.node.playerName": `["cid"]`}},
 		{name: "last", query: `{ gameScores(order: [score_ASC], last: 2) { edges { node { playerName } } } }`,
