@@ -46,6 +46,7 @@ type Handler struct {
 	mu      sync.Mutex
 	current *model
 	key     []*schema.Class // the class schemas current was built from
+	cfgKey  string          // and the /graphql-config class filter
 }
 
 // New returns a handler over svc.
@@ -70,17 +71,64 @@ func New(svc *service.Service, opts Options) *Handler {
 // schemas are replaced, never mutated, so comparing pointers suffices).
 func (h *Handler) model() (*model, error) {
 	classes := h.svc.Classes()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.current != nil && samePointers(classes, h.key) {
-		return h.current, nil
-	}
-	m, err := buildModel(classes)
+	filter, err := h.classFilter()
 	if err != nil {
 		return nil, err
 	}
-	h.current, h.key = m, classes
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.current != nil && samePointers(classes, h.key) && filter.key == h.cfgKey {
+		return h.current, nil
+	}
+	m, err := buildModel(classes, filter.keep())
+	if err != nil {
+		return nil, err
+	}
+	h.current, h.key, h.cfgKey = m, classes, filter.key
 	return m, nil
+}
+
+// classFilter is /graphql-config's enabledForClasses and
+// disabledForClasses (Parse Server's names).
+type classFilter struct {
+	enabled, disabled map[string]bool
+	key               string
+}
+
+func (h *Handler) classFilter() (classFilter, error) {
+	cfg, err := h.svc.GraphQLConfig()
+	if err != nil || len(cfg) == 0 {
+		return classFilter{}, err
+	}
+	f := classFilter{}
+	set := func(v any) map[string]bool {
+		list, _ := v.([]any)
+		if list == nil {
+			return nil
+		}
+		m := map[string]bool{}
+		for _, x := range list {
+			if s, ok := x.(string); ok {
+				m[s] = true
+			}
+		}
+		return m
+	}
+	f.enabled, f.disabled = set(cfg["enabledForClasses"]), set(cfg["disabledForClasses"])
+	key, _ := json.Marshal([]any{cfg["enabledForClasses"], cfg["disabledForClasses"]})
+	f.key = string(key)
+	return f, nil
+}
+
+// keep reports which classes the filter lets through, nil for all; _User
+// always stays, since viewer and the user mutations need its type.
+func (f classFilter) keep() func(string) bool {
+	if f.enabled == nil && f.disabled == nil {
+		return nil
+	}
+	return func(c string) bool {
+		return c == "_User" || (f.enabled == nil || f.enabled[c]) && !f.disabled[c]
+	}
 }
 
 func samePointers(a, b []*schema.Class) bool {

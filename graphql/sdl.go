@@ -111,8 +111,10 @@ var alwaysClasses = []string{"_User", "_Role", "_Session", "_Installation"}
 // systemFields are the ParseObject fields every class type has.
 var systemFields = map[string]bool{"objectId": true, "createdAt": true, "updatedAt": true, "ACL": true}
 
-// buildModel generates and validates the schema for classes.
-func buildModel(classes []*schema.Class) (*model, error) {
+// buildModel generates and validates the schema for classes (plus the
+// built-in classes Parse Server always shows), keeping those keep allows
+// (nil keeps all).
+func buildModel(classes []*schema.Class, keep func(class string) bool) (*model, error) {
 	m := &model{classes: map[string]*classModel{}, byType: map[string]*classModel{},
 		query: map[string]rootField{}, mutation: map[string]rootField{}}
 	have := map[string]*schema.Class{}
@@ -135,7 +137,7 @@ func buildModel(classes []*schema.Class) (*model, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		typ := typeName(n)
-		if !validName(typ) || reservedTypes[typ] || m.byType[typ] != nil || strings.HasPrefix(n, "_") && !slices.Contains(alwaysClasses, n) {
+		if keep != nil && !keep(n) || !validName(typ) || reservedTypes[typ] || m.byType[typ] != nil || strings.HasPrefix(n, "_") && !slices.Contains(alwaysClasses, n) {
 			continue
 		}
 		cm := &classModel{class: n, typ: typ, single: lowerCamel(typ), byName: map[string]fieldModel{}}
