@@ -183,6 +183,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		Push:             pusher,
 		GraphQL:          mountGraphQL(opts, svc, log),
 		GraphQLPath:      opts.GraphQLPath,
+		Playground:       mountPlayground(opts),
+		PlaygroundPath:   opts.PlaygroundPath,
 	})
 	if err != nil {
 		lq.close()
@@ -211,6 +213,15 @@ func mountGraphQL(opts *config.Options, svc *service.Service, log *slog.Logger) 
 		MaxFields:           opts.GraphQLMaxFields,
 		Logger:              log,
 	}).Serve
+}
+
+// mountPlayground returns the GraphQL playground's handler when both
+// mountPlayground and mountGraphQL are on, nil otherwise.
+func mountPlayground(opts *config.Options) fasthttp.RequestHandler {
+	if !opts.MountPlayground || !opts.MountGraphQL {
+		return nil
+	}
+	return graphql.Playground(opts.GraphQLPath, opts.AppID, opts.MasterKey)
 }
 
 func keptMasterKey(svc *service.Service) (string, error) {

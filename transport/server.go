@@ -79,6 +79,10 @@ type Options struct {
 	// and REST see the same caller for the same headers.
 	GraphQL     func(ctx *fasthttp.RequestCtx, auth service.Auth)
 	GraphQLPath string
+	// Playground, when set, serves the GraphQL playground page at
+	// PlaygroundPath (server root).
+	Playground     fasthttp.RequestHandler
+	PlaygroundPath string
 }
 
 // Server answers the REST API.
@@ -254,6 +258,10 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	}
 	if s.opts.GraphQL != nil && path == s.opts.GraphQLPath {
 		s.serveGraphQL(ctx)
+		return
+	}
+	if s.opts.Playground != nil && path == s.opts.PlaygroundPath {
+		s.opts.Playground(ctx)
 		return
 	}
 	if strings.HasPrefix(path, s.opts.MountPath+"/") {
