@@ -170,6 +170,13 @@ type Options struct {
 	GraphQLMaxDepth   int
 	GraphQLMaxAliases int
 	GraphQLMaxFields  int
+	// GraphQLCustomTypeDefs is graphQLCustomTypeDefs: GraphQL schema
+	// language added to the generated schema (extend type Query/Mutation
+	// with @resolve fields run by cloud functions, @mock fields).
+	GraphQLCustomTypeDefs string
+	// GraphQLSchema is graphQLSchema: the path of a file holding more
+	// such schema language, read at start-up.
+	GraphQLSchema string
 
 	// LogLevel is logLevel, one of LogLevels.
 	LogLevel string

@@ -34,7 +34,11 @@ type Options struct {
 	// depth, its aliased fields and its fields in all, fragments expanded
 	// (0 means the default; negative means no cap).
 	MaxDepth, MaxAliases, MaxFields int
-	Logger                          *slog.Logger
+	// CustomTypeDefs is graphQLCustomTypeDefs: schema language added to
+	// the generated schema. Fields it adds to Query or Mutation resolve
+	// with @resolve (a cloud function) or @mock (a fixed value).
+	CustomTypeDefs string
+	Logger         *slog.Logger
 }
 
 // Handler serves GraphQL requests over a service.
@@ -80,7 +84,7 @@ func (h *Handler) model() (*model, error) {
 	if h.current != nil && samePointers(classes, h.key) && filter.key == h.cfgKey {
 		return h.current, nil
 	}
-	m, err := buildModel(classes, filter.keep())
+	m, err := buildModel(classes, filter.keep(), h.opts.CustomTypeDefs)
 	if err != nil {
 		return nil, err
 	}

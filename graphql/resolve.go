@@ -19,6 +19,9 @@ type objectValue struct {
 func (e *executor) resolve(typ *ast.Definition, src any, f *ast.Field, args map[string]any, path []any) (any, error) {
 	switch s := src.(type) {
 	case rootValue:
+		if v, ok, err := e.custom(f, args); ok {
+			return v, err
+		}
 		if typ.Name == e.m.schema.Mutation.Name {
 			return e.mutate(f, args)
 		}
@@ -159,4 +162,37 @@ func (e *executor) pointerOut(target *classModel, v any) (any, error) {
 func str(v any) string {
 	s, _ := v.(string)
 	return s
+}
+
+// custom resolves a root field carrying @resolve or @mock
+// (graphQLCustomTypeDefs); ok is false for any other field.
+func (e *executor) custom(f *ast.Field, args map[string]any) (v any, ok bool, err error) {
+	dirs := f.Definition.Directives
+	if d := dirs.ForName("mock"); d != nil {
+		if a := d.Arguments.ForName("with"); a != nil {
+			v, err = a.Value.Value(nil)
+			return v, true, err
+		}
+		return nil, true, nil
+	}
+	d := dirs.ForName("resolve")
+	if d == nil {
+		return nil, false, nil
+	}
+	name := f.Name
+	if a := d.Arguments.ForName("to"); a != nil && a.Value != nil {
+		name = a.Value.Raw
+	}
+	params, _ := numbers(args).(map[string]any)
+	if params == nil {
+		params = map[string]any{}
+	}
+	res, err := e.h.svc.RunFunction(e.auth, name, params)
+	if err != nil {
+		return nil, true, err
+	}
+	if res == service.NoResult {
+		res = nil
+	}
+	return res, true, nil
 }

@@ -114,7 +114,10 @@ var systemFields = map[string]bool{"objectId": true, "createdAt": true, "updated
 // buildModel generates and validates the schema for classes (plus the
 // built-in classes Parse Server always shows), keeping those keep allows
 // (nil keeps all).
-func buildModel(classes []*schema.Class, keep func(class string) bool) (*model, error) {
+//
+// custom is graphQLCustomTypeDefs: more schema language, loaded after the
+// generated schema so it may extend Query and Mutation.
+func buildModel(classes []*schema.Class, keep func(class string) bool, custom string) (*model, error) {
 	m := &model{classes: map[string]*classModel{}, byType: map[string]*classModel{},
 		query: map[string]rootField{}, mutation: map[string]rootField{}}
 	have := map[string]*schema.Class{}
@@ -169,9 +172,14 @@ func buildModel(classes []*schema.Class, keep func(class string) bool) (*model, 
 		sort.Slice(cm.fields, func(i, j int) bool { return cm.fields[i].name < cm.fields[j].name })
 	}
 	m.sdl = m.generate()
-	s, err := gqlparser.LoadSchema(&ast.Source{Name: "quarry.graphql", Input: m.sdl})
+	sources := []*ast.Source{{Name: "quarry.graphql", Input: m.sdl}}
+	if strings.TrimSpace(custom) != "" {
+		sources = append(sources, &ast.Source{Name: "graphQLCustomTypeDefs", Input: custom})
+		m.sdl += "\n" + custom
+	}
+	s, err := gqlparser.LoadSchema(sources...)
 	if err != nil {
-		return nil, fmt.Errorf("generated GraphQL schema: %w", err)
+		return nil, fmt.Errorf("GraphQL schema: %w", err)
 	}
 	m.schema = s
 	return m, nil

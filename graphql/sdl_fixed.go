@@ -14,6 +14,11 @@ scalar Bytes
 """A file already uploaded: its name, or {name, url}."""
 scalar File
 
+"""Resolves a custom field with the cloud function named to (the field's name by default), its arguments as params."""
+directive @resolve(to: String) on FIELD_DEFINITION
+"""Resolves a custom field with a fixed value."""
+directive @mock(with: Any!) on FIELD_DEFINITION
+
 interface Node {
   id: ID!
 }

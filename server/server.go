@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -168,6 +169,13 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if sender != nil {
 		pusher = sender
 	}
+	gql, err := mountGraphQL(opts, svc, log)
+	if err != nil {
+		lq.close()
+		scripts.Close()
+		adapter.Close()
+		return nil, err
+	}
 	rest, err := transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
@@ -181,7 +189,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 		CloudCode:        cloudCode,
 		Push:             pusher,
-		GraphQL:          mountGraphQL(opts, svc, log),
+		GraphQL:          gql,
 		GraphQLPath:      opts.GraphQLPath,
 		Playground:       mountPlayground(opts),
 		PlaygroundPath:   opts.PlaygroundPath,
@@ -201,18 +209,32 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 }
 
 // mountGraphQL returns the GraphQL front end's handler when mountGraphQL
-// is on, nil otherwise.
-func mountGraphQL(opts *config.Options, svc *service.Service, log *slog.Logger) func(*fasthttp.RequestCtx, service.Auth) {
+// is on, nil otherwise. The custom schema (graphQLCustomTypeDefs and the
+// graphQLSchema file) is checked now, so a mistake stops the start.
+func mountGraphQL(opts *config.Options, svc *service.Service, log *slog.Logger) (func(*fasthttp.RequestCtx, service.Auth), error) {
 	if !opts.MountGraphQL {
-		return nil
+		return nil, nil
 	}
-	return graphql.New(svc, graphql.Options{
+	custom := opts.GraphQLCustomTypeDefs
+	if opts.GraphQLSchema != "" {
+		b, err := os.ReadFile(opts.GraphQLSchema)
+		if err != nil {
+			return nil, fmt.Errorf("graphQLSchema: %w", err)
+		}
+		custom += "\n" + string(b)
+	}
+	h := graphql.New(svc, graphql.Options{
 		PublicIntrospection: opts.GraphQLPublicIntrospection,
 		MaxDepth:            opts.GraphQLMaxDepth,
 		MaxAliases:          opts.GraphQLMaxAliases,
 		MaxFields:           opts.GraphQLMaxFields,
+		CustomTypeDefs:      custom,
 		Logger:              log,
-	}).Serve
+	})
+	if _, err := h.SDL(); err != nil {
+		return nil, fmt.Errorf("graphQLCustomTypeDefs: %w", err)
+	}
+	return h.Serve, nil
 }
 
 // mountPlayground returns the GraphQL playground's handler when both
