@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/vektah/gqlparser/v2/ast"
@@ -264,12 +265,24 @@ func (e *executor) field(typ *ast.Definition, src any, fields []*ast.Field, path
 	if len(f.Definition.Arguments) > 0 {
 		args = f.ArgumentMap(e.vars)
 	}
-	v, err := e.resolve(typ, src, f, args, path)
+	v, err := e.safeResolve(typ, src, f, args, path)
 	if err != nil {
 		e.fail(f, path, err)
 		return nil, !f.Definition.Type.NonNull
 	}
 	return e.complete(f.Definition.Type, fields, v, path)
+}
+
+// safeResolve is resolve with a bug in one resolver turned into that
+// field's error (code 1, logged with its stack), never a failed request.
+func (e *executor) safeResolve(typ *ast.Definition, src any, f *ast.Field, args map[string]any, path []any) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.h.log.Error("graphql: resolver panicked", "field", f.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			v, err = nil, fmt.Errorf("panic in resolver %s", f.Name)
+		}
+	}()
+	return e.resolve(typ, src, f, args, path)
 }
 
 // subSelection merges the selection sets of fields sharing a response key.

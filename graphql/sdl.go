@@ -137,13 +137,32 @@ func buildModel(classes []*schema.Class, keep func(class string) bool, custom st
 	for n := range have {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	// The built-in classes claim their names first: Viewer's User is _User
+	// even when a class called User exists.
+	sort.Slice(names, func(i, j int) bool {
+		bi, bj := slices.Contains(alwaysClasses, names[i]), slices.Contains(alwaysClasses, names[j])
+		if bi != bj {
+			return bi
+		}
+		return names[i] < names[j]
+	})
+	taken := takenNames()
 	for _, n := range names {
 		typ := typeName(n)
-		if keep != nil && !keep(n) || !validName(typ) || reservedTypes[typ] || m.byType[typ] != nil || strings.HasPrefix(n, "_") && !slices.Contains(alwaysClasses, n) {
+		if keep != nil && !keep(n) || !validName(typ) || strings.HasPrefix(n, "_") && !slices.Contains(alwaysClasses, n) {
 			continue
 		}
 		cm := &classModel{class: n, typ: typ, single: lowerCamel(typ), byName: map[string]fieldModel{}}
+		// A class whose names would collide with the fixed schema or an
+		// earlier class (GameScore and gameScore, Number, Person and
+		// Persons) is left out rather than breaking the whole schema.
+		generated := cm.names()
+		if slices.ContainsFunc(generated, func(name string) bool { return taken[name] }) {
+			continue
+		}
+		for _, name := range generated {
+			taken[name] = true
+		}
 		m.classes[n], m.byType[typ] = cm, cm
 	}
 	for _, cm := range m.classes {
@@ -183,6 +202,40 @@ func buildModel(classes []*schema.Class, keep func(class string) bool, custom st
 	}
 	m.schema = s
 	return m, nil
+}
+
+// names lists every type and root field name a class generates, root
+// fields prefixed with "." so they never meet type names.
+func (cm *classModel) names() []string {
+	t := cm.typ
+	out := []string{t, "." + cm.single, "." + plural(cm.single), ".create" + t, ".update" + t, ".delete" + t}
+	for _, suffix := range []string{"PointerInput", "RelationInput", "WhereInput", "RelationWhereInput", "Order", "Connection", "Edge"} {
+		out = append(out, t+suffix)
+	}
+	for _, kind := range []string{"Create", "Update", "Delete"} {
+		out = append(out, kind+t+"Input", kind+t+"Payload", kind+t+"FieldsInput")
+	}
+	return out
+}
+
+// takenNames are the names of the fixed schema: its types, and its root
+// fields prefixed with ".".
+func takenNames() map[string]bool {
+	taken := map[string]bool{}
+	for name := range reservedTypes {
+		taken[name] = true
+	}
+	doc, err := parser.ParseSchema(&ast.Source{Input: fixedSDL})
+	if err == nil {
+		for _, d := range doc.Definitions {
+			taken[d.Name] = true
+		}
+	}
+	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logOut",
+		"resetPassword", "callCloudCode", "createClass", "updateClass", "deleteClass"} {
+		taken["."+f] = true
+	}
+	return taken
 }
 
 // sortedClasses lists the class models by type name.
@@ -349,6 +402,9 @@ func writeClass(b *strings.Builder, cm *classModel) {
 	fmt.Fprintf(b, "input %[1]sRelationInput {\n  add: [ID!]\n  remove: [ID!]\n  createAndAdd: [Create%[1]sFieldsInput!]\n}\n\n", t)
 	fmt.Fprintf(b, "input %sWhereInput {\n  id: IdWhereInput\n  objectId: IdWhereInput\n  createdAt: DateWhereInput\n  updatedAt: DateWhereInput\n  ACL: ObjectWhereInput\n", t)
 	for _, f := range cm.fields {
+		if f.name == "OR" || f.name == "AND" || f.name == "NOR" {
+			continue // the where input's own combinators
+		}
 		fmt.Fprintf(b, "  %s: %s\n", f.name, whereType(f))
 	}
 	fmt.Fprintf(b, "  OR: [%[1]sWhereInput!]\n  AND: [%[1]sWhereInput!]\n  NOR: [%[1]sWhereInput!]\n}\n\n", t)
