@@ -38,93 +38,15 @@ func (e *executor) introspectField(src any, f *ast.Field, args map[string]any) (
 	s := e.m.schema
 	switch x := src.(type) {
 	case introSchema:
-		switch f.Name {
-		case "description":
-			return nilIfEmpty(s.Description), nil
-		case "types":
-			names := make([]string, 0, len(s.Types))
-			for n := range s.Types {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			out := make([]any, len(names))
-			for i, n := range names {
-				out[i] = s.Types[n]
-			}
-			return out, nil
-		case "queryType":
-			return s.Query, nil
-		case "mutationType":
-			return defOrNil(s.Mutation), nil
-		case "subscriptionType":
-			return defOrNil(s.Subscription), nil
-		case "directives":
-			names := make([]string, 0, len(s.Directives))
-			for n := range s.Directives {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			out := make([]any, len(names))
-			for i, n := range names {
-				out[i] = directive{s, s.Directives[n]}
-			}
-			return out, nil
-		}
+		return schemaField(s, f.Name), nil
 	case *ast.Definition:
 		return typeField(s, x, f.Name, args), nil
 	case wrapType:
-		switch f.Name {
-		case "kind":
-			if x.t.NonNull {
-				return "NON_NULL", nil
-			}
-			return "LIST", nil
-		case "ofType":
-			if x.t.NonNull {
-				inner := *x.t
-				inner.NonNull = false
-				return typeRef(s, &inner), nil
-			}
-			return typeRef(s, x.t.Elem), nil
-		}
-		return nil, nil
+		return wrapField(s, x, f.Name), nil
 	case *ast.FieldDefinition:
-		switch f.Name {
-		case "name":
-			return x.Name, nil
-		case "description":
-			return nilIfEmpty(x.Description), nil
-		case "args":
-			out := make([]any, 0, len(x.Arguments))
-			for _, a := range x.Arguments {
-				out = append(out, inputValue{s, a.Name, a.Description, a.Type, a.DefaultValue, a.Directives})
-			}
-			return out, nil
-		case "type":
-			return typeRef(s, x.Type), nil
-		case "isDeprecated":
-			return x.Directives.ForName("deprecated") != nil, nil
-		case "deprecationReason":
-			return deprecation(x.Directives), nil
-		}
+		return fieldDefField(s, x, f.Name), nil
 	case inputValue:
-		switch f.Name {
-		case "name":
-			return x.name, nil
-		case "description":
-			return nilIfEmpty(x.desc), nil
-		case "type":
-			return typeRef(s, x.typ), nil
-		case "defaultValue":
-			if x.def == nil {
-				return nil, nil
-			}
-			return x.def.String(), nil
-		case "isDeprecated":
-			return x.dirs.ForName("deprecated") != nil, nil
-		case "deprecationReason":
-			return deprecation(x.dirs), nil
-		}
+		return inputValueField(s, x, f.Name), nil
 	case enumValue:
 		switch f.Name {
 		case "name":
@@ -137,28 +59,135 @@ func (e *executor) introspectField(src any, f *ast.Field, args map[string]any) (
 			return deprecation(x.v.Directives), nil
 		}
 	case directive:
-		switch f.Name {
-		case "name":
-			return x.d.Name, nil
-		case "description":
-			return nilIfEmpty(x.d.Description), nil
-		case "isRepeatable":
-			return x.d.IsRepeatable, nil
-		case "locations":
-			out := make([]any, len(x.d.Locations))
-			for i, l := range x.d.Locations {
-				out[i] = string(l)
-			}
-			return out, nil
-		case "args":
-			out := make([]any, 0, len(x.d.Arguments))
-			for _, a := range x.d.Arguments {
-				out = append(out, inputValue{s, a.Name, a.Description, a.Type, a.DefaultValue, a.Directives})
-			}
-			return out, nil
-		}
+		return directiveField(s, x, f.Name), nil
 	}
 	return nil, nil
+}
+
+// schemaField resolves a field of __Schema.
+func schemaField(s *ast.Schema, name string) any {
+	switch name {
+	case "description":
+		return nilIfEmpty(s.Description)
+	case "types":
+		names := make([]string, 0, len(s.Types))
+		for n := range s.Types {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		out := make([]any, len(names))
+		for i, n := range names {
+			out[i] = s.Types[n]
+		}
+		return out
+	case "queryType":
+		return s.Query
+	case "mutationType":
+		return defOrNil(s.Mutation)
+	case "subscriptionType":
+		return defOrNil(s.Subscription)
+	case "directives":
+		names := make([]string, 0, len(s.Directives))
+		for n := range s.Directives {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		out := make([]any, len(names))
+		for i, n := range names {
+			out[i] = directive{s, s.Directives[n]}
+		}
+		return out
+	}
+	return nil
+}
+
+// wrapField resolves a field of a list or non-null __Type.
+func wrapField(s *ast.Schema, x wrapType, name string) any {
+	switch name {
+	case "kind":
+		if x.t.NonNull {
+			return "NON_NULL"
+		}
+		return "LIST"
+	case "ofType":
+		if x.t.NonNull {
+			inner := *x.t
+			inner.NonNull = false
+			return typeRef(s, &inner)
+		}
+		return typeRef(s, x.t.Elem)
+	}
+	return nil
+}
+
+// fieldDefField resolves a field of __Field.
+func fieldDefField(s *ast.Schema, x *ast.FieldDefinition, name string) any {
+	switch name {
+	case "name":
+		return x.Name
+	case "description":
+		return nilIfEmpty(x.Description)
+	case "args":
+		return argValues(s, x.Arguments)
+	case "type":
+		return typeRef(s, x.Type)
+	case "isDeprecated":
+		return x.Directives.ForName("deprecated") != nil
+	case "deprecationReason":
+		return deprecation(x.Directives)
+	}
+	return nil
+}
+
+func argValues(s *ast.Schema, args ast.ArgumentDefinitionList) []any {
+	out := make([]any, 0, len(args))
+	for _, a := range args {
+		out = append(out, inputValue{s, a.Name, a.Description, a.Type, a.DefaultValue, a.Directives})
+	}
+	return out
+}
+
+// inputValueField resolves a field of __InputValue.
+func inputValueField(s *ast.Schema, x inputValue, name string) any {
+	switch name {
+	case "name":
+		return x.name
+	case "description":
+		return nilIfEmpty(x.desc)
+	case "type":
+		return typeRef(s, x.typ)
+	case "defaultValue":
+		if x.def == nil {
+			return nil
+		}
+		return x.def.String()
+	case "isDeprecated":
+		return x.dirs.ForName("deprecated") != nil
+	case "deprecationReason":
+		return deprecation(x.dirs)
+	}
+	return nil
+}
+
+// directiveField resolves a field of __Directive.
+func directiveField(s *ast.Schema, x directive, name string) any {
+	switch name {
+	case "name":
+		return x.d.Name
+	case "description":
+		return nilIfEmpty(x.d.Description)
+	case "isRepeatable":
+		return x.d.IsRepeatable
+	case "locations":
+		out := make([]any, len(x.d.Locations))
+		for i, l := range x.d.Locations {
+			out[i] = string(l)
+		}
+		return out
+	case "args":
+		return argValues(s, x.d.Arguments)
+	}
+	return nil
 }
 
 // typeField resolves a field of a named __Type.

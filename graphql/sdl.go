@@ -166,29 +166,7 @@ func buildModel(classes []*schema.Class, keep func(class string) bool, custom st
 		m.classes[n], m.byType[typ] = cm, cm
 	}
 	for _, cm := range m.classes {
-		c := have[cm.class]
-		for name, f := range c.Fields {
-			if systemFields[name] || name == "id" || !validName(name) || strings.HasPrefix(name, "_") {
-				continue
-			}
-			if cm.class == "_User" && (name == "authData" || name == "password") {
-				// password is write-only (inputs get it below); authData
-				// is never shown.
-				if name == "password" {
-					cm.byName[name] = fieldModel{name: name, Field: f}
-				}
-				continue
-			}
-			fm := fieldModel{name: name, Field: f}
-			if f.Type == schema.TypePointer || f.Type == schema.TypeRelation {
-				if fm.target = m.classes[f.TargetClass]; fm.target == nil {
-					continue
-				}
-			}
-			cm.fields = append(cm.fields, fm)
-			cm.byName[name] = fm
-		}
-		sort.Slice(cm.fields, func(i, j int) bool { return cm.fields[i].name < cm.fields[j].name })
+		m.addFields(cm, have[cm.class])
 	}
 	m.sdl = m.generate()
 	sources := []*ast.Source{{Name: "quarry.graphql", Input: m.sdl}}
@@ -202,6 +180,32 @@ func buildModel(classes []*schema.Class, keep func(class string) bool, custom st
 	}
 	m.schema = s
 	return m, nil
+}
+
+// addFields models the fields of c that GraphQL shows: not the system
+// fields, not internal ones, pointers and relations only to classes the
+// schema holds; _User's password is kept for inputs only.
+func (m *model) addFields(cm *classModel, c *schema.Class) {
+	for name, f := range c.Fields {
+		if systemFields[name] || name == "id" || !validName(name) || strings.HasPrefix(name, "_") {
+			continue
+		}
+		if cm.class == "_User" && (name == "authData" || name == "password") {
+			if name == "password" {
+				cm.byName[name] = fieldModel{name: name, Field: f}
+			}
+			continue
+		}
+		fm := fieldModel{name: name, Field: f}
+		if f.Type == schema.TypePointer || f.Type == schema.TypeRelation {
+			if fm.target = m.classes[f.TargetClass]; fm.target == nil {
+				continue
+			}
+		}
+		cm.fields = append(cm.fields, fm)
+		cm.byName[name] = fm
+	}
+	sort.Slice(cm.fields, func(i, j int) bool { return cm.fields[i].name < cm.fields[j].name })
 }
 
 // names lists every type and root field name a class generates, root
