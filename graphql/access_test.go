@@ -62,6 +62,15 @@ func TestSameRefusalsAsREST(t *testing.T) {
 		{name: "owner reads", headers: session, query: `{ secret(id: "` + secret + `") { note ACL { users { userId read write } public { read } } } }`,
 			want: map[string]string{"data.secret.note": `"x"`, "data.secret.ACL.users.0.read": `true`, "data.secret.ACL.public": `null`}},
 		{name: "public count", query: `{ secrets { count } }`, want: map[string]string{"data.secrets.count": `0`}},
+		{name: "create with an ACLInput", headers: session, query: `mutation($me: ID!) { createSecret(input: {fields: {note: "mine",
+			ACL: {users: [{userId: $me, read: true, write: true}], roles: [{roleName: "Admin", read: true, write: false}]}}}) {
+			secret { objectId ACL { users { read write } roles { roleName read write } public { read } } } } }`,
+			vars: func(map[string]string) map[string]any { return map[string]any{"me": annID} },
+			want: map[string]string{"data.createSecret.secret.ACL": `{"users":[{"read":true,"write":true}],"roles":[{"roleName":"Admin","read":true,"write":false}],"public":null}`},
+			save: map[string]string{"mine": "data.createSecret.secret.objectId"}},
+		{name: "which the public cannot read", query: `query($id: ID!) { secret(id: $id) { note } }`,
+			vars: func(s map[string]string) map[string]any { return map[string]any{"id": s["mine"]} },
+			want: map[string]string{"errors.0.extensions.code": `101`}},
 	})
 }
 
