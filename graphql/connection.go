@@ -108,8 +108,12 @@ func (e *executor) page(cm *classModel, where map[string]any, args map[string]an
 	if bounded {
 		limit = max(end-start, 0)
 	}
+	fetch := limit + 1 // one more tells whether there is a next page
+	if !selects(sel, "edges") && !selects(sel, "pageInfo") {
+		fetch = 0 // count alone reads no objects
+	}
 	read := service.ReadOptions{Include: includes(cm, nodeSelection(sel), "", 0, nil)}
-	res, err := e.h.svc.Find(e.auth, cm.class, service.FindParams{Where: where, Order: order, Skip: start, Limit: limit + 1,
+	res, err := e.h.svc.Find(e.auth, cm.class, service.FindParams{Where: where, Order: order, Skip: start, Limit: fetch,
 		Count: wantCount, Read: read})
 	if err != nil {
 		return nil, err
