@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/valyala/fasthttp"
@@ -38,7 +39,11 @@ type Options struct {
 	// the generated schema. Fields it adds to Query or Mutation resolve
 	// with @resolve (a cloud function) or @mock (a fixed value).
 	CustomTypeDefs string
-	Logger         *slog.Logger
+	// FunctionNames lists the defined cloud functions, for the
+	// CloudCodeFunction enum of callCloudCode; nil makes functionName a
+	// String (no enum).
+	FunctionNames func() []string
+	Logger        *slog.Logger
 }
 
 // Handler serves GraphQL requests over a service.
@@ -51,6 +56,7 @@ type Handler struct {
 	current *model
 	key     []*schema.Class // the class schemas current was built from
 	cfgKey  string          // and the /graphql-config class filter
+	fnKey   string          // and the cloud functions
 }
 
 // New returns a handler over svc.
@@ -79,16 +85,21 @@ func (h *Handler) model() (*model, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg := modelConfig{keep: filter.keep(), custom: h.opts.CustomTypeDefs, anyFunction: h.opts.FunctionNames == nil}
+	if !cfg.anyFunction {
+		cfg.functions = h.opts.FunctionNames()
+	}
+	fnKey := strings.Join(cfg.functions, "\x00")
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.current != nil && samePointers(classes, h.key) && filter.key == h.cfgKey {
+	if h.current != nil && samePointers(classes, h.key) && filter.key == h.cfgKey && fnKey == h.fnKey {
 		return h.current, nil
 	}
-	m, err := buildModel(classes, filter.keep(), h.opts.CustomTypeDefs)
+	m, err := buildModel(classes, cfg)
 	if err != nil {
 		return nil, err
 	}
-	h.current, h.key, h.cfgKey = m, classes, filter.key
+	h.current, h.key, h.cfgKey, h.fnKey = m, classes, filter.key, fnKey
 	return m, nil
 }
 

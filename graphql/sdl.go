@@ -111,13 +111,23 @@ var alwaysClasses = []string{"_User", "_Role", "_Session", "_Installation"}
 // systemFields are the ParseObject fields every class type has.
 var systemFields = map[string]bool{"objectId": true, "createdAt": true, "updatedAt": true, "ACL": true}
 
+// modelConfig is what shapes a generated schema besides the classes.
+type modelConfig struct {
+	// keep says which classes to show (nil: all).
+	keep func(class string) bool
+	// custom is graphQLCustomTypeDefs: more schema language, loaded after
+	// the generated schema so it may extend Query and Mutation.
+	custom string
+	// functions are the cloud functions CloudCodeFunction enumerates;
+	// when anyFunction is set, functionName is a String instead.
+	functions   []string
+	anyFunction bool
+}
+
 // buildModel generates and validates the schema for classes (plus the
-// built-in classes Parse Server always shows), keeping those keep allows
-// (nil keeps all).
-//
-// custom is graphQLCustomTypeDefs: more schema language, loaded after the
-// generated schema so it may extend Query and Mutation.
-func buildModel(classes []*schema.Class, keep func(class string) bool, custom string) (*model, error) {
+// built-in classes Parse Server always shows).
+func buildModel(classes []*schema.Class, cfg modelConfig) (*model, error) {
+	keep, custom := cfg.keep, cfg.custom
 	m := &model{classes: map[string]*classModel{}, byType: map[string]*classModel{},
 		query: map[string]rootField{}, mutation: map[string]rootField{}}
 	have := map[string]*schema.Class{}
@@ -168,7 +178,7 @@ func buildModel(classes []*schema.Class, keep func(class string) bool, custom st
 	for _, cm := range m.classes {
 		m.addFields(cm, have[cm.class])
 	}
-	m.sdl = m.generate()
+	m.sdl = m.generate(cfg)
 	sources := []*ast.Source{{Name: "quarry.graphql", Input: m.sdl}}
 	if strings.TrimSpace(custom) != "" {
 		sources = append(sources, &ast.Source{Name: "graphQLCustomTypeDefs", Input: custom})
@@ -252,12 +262,12 @@ func (m *model) sortedClasses() []*classModel {
 	return out
 }
 
-func (m *model) generate() string {
+func (m *model) generate(cfg modelConfig) string {
 	var b strings.Builder
 	b.WriteString(fixedSDL)
 	classes := m.sortedClasses()
 	union := []string{"Element"}
-	var q, mu strings.Builder
+	var q, mu, extra strings.Builder
 	for _, cm := range classes {
 		union = append(union, cm.typ)
 		writeClass(&b, cm)
@@ -284,8 +294,33 @@ func (m *model) generate() string {
 	b.WriteString("}\n\ntype Mutation {\n")
 	b.WriteString(fixedMutations)
 	b.WriteString(mu.String())
-	b.WriteString("}\n")
+	writeCloudCode(&b, &extra, cfg)
+	b.WriteString("}\n\n")
+	b.WriteString(extra.String())
 	return b.String()
+}
+
+// writeCloudCode adds callCloudCode to the mutations (b) and its input to
+// the types (extra): functionName is the enum CloudCodeFunction of the
+// defined functions, as Parse Server generates it, and without any defined
+// function there is no callCloudCode.
+func writeCloudCode(b, extra *strings.Builder, cfg modelConfig) {
+	typ := "String"
+	if !cfg.anyFunction {
+		var values []string
+		for _, f := range cfg.functions {
+			if validName(f) && f != "true" && f != "false" && f != "null" {
+				values = append(values, f)
+			}
+		}
+		if len(values) == 0 {
+			return
+		}
+		typ = "CloudCodeFunction"
+		fmt.Fprintf(extra, "enum CloudCodeFunction {\n  %s\n}\n\n", strings.Join(values, "\n  "))
+	}
+	b.WriteString("  callCloudCode(input: CallCloudCodeInput!): CallCloudCodePayload\n")
+	fmt.Fprintf(extra, "input CallCloudCodeInput {\n  functionName: %s!\n  params: Object\n  clientMutationId: String\n}\n", typ)
 }
 
 func connectionArgs(typ string) string {

@@ -359,12 +359,6 @@ type ResetPasswordPayload {
   clientMutationId: String
 }
 
-input CallCloudCodeInput {
-  functionName: String!
-  params: Object
-  clientMutationId: String
-}
-
 type CallCloudCodePayload {
   result: Any
   clientMutationId: String
@@ -463,7 +457,6 @@ const fixedMutations = `  signUp(input: SignUpInput!): SignUpPayload
   logIn(input: LogInInput!): LogInPayload
   logOut(input: LogOutInput): LogOutPayload
   resetPassword(input: ResetPasswordInput!): ResetPasswordPayload
-  callCloudCode(input: CallCloudCodeInput!): CallCloudCodePayload
   createClass(input: CreateClassInput!): CreateClassPayload
   updateClass(input: UpdateClassInput!): UpdateClassPayload
   deleteClass(input: DeleteClassInput!): DeleteClassPayload

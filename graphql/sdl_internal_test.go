@@ -23,7 +23,7 @@ func TestBuildModelSurvivesOddClasses(t *testing.T) {
 	score.Fields["gone"] = schema.Field{Type: schema.TypePointer, TargetClass: "Missing"}
 	classes := []*schema.Class{score, class("gameScore"), class("Number"), class("Health"), class("Person"), class("Persons"),
 		class("GameScoreEdge"), class("Polygon"), class("SchemaField"), class("UserACL"), class("User")}
-	m, err := buildModel(classes, nil, "")
+	m, err := buildModel(classes, modelConfig{anyFunction: true})
 	if err != nil {
 		t.Fatal(err)
 	}

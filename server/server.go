@@ -169,7 +169,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if sender != nil {
 		pusher = sender
 	}
-	gql, err := mountGraphQL(opts, svc, log)
+	gql, err := mountGraphQL(opts, svc, reg.FunctionNames, log)
 	if err != nil {
 		lq.close()
 		scripts.Close()
@@ -211,7 +211,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 // mountGraphQL returns the GraphQL front end's handler when mountGraphQL
 // is on, nil otherwise. The custom schema (graphQLCustomTypeDefs and the
 // graphQLSchema file) is checked now, so a mistake stops the start.
-func mountGraphQL(opts *config.Options, svc *service.Service, log *slog.Logger) (func(*fasthttp.RequestCtx, service.Auth), error) {
+func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func() []string, log *slog.Logger) (func(*fasthttp.RequestCtx, service.Auth), error) {
 	if !opts.MountGraphQL {
 		return nil, nil
 	}
@@ -229,6 +229,7 @@ func mountGraphQL(opts *config.Options, svc *service.Service, log *slog.Logger) 
 		MaxAliases:          opts.GraphQLMaxAliases,
 		MaxFields:           opts.GraphQLMaxFields,
 		CustomTypeDefs:      custom,
+		FunctionNames:       functionNames,
 		Logger:              log,
 	})
 	if _, err := h.SDL(); err != nil {
