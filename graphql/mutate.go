@@ -115,8 +115,7 @@ func (e *executor) fieldsIn(cm *classModel, v any, update bool) (body, removes m
 func (e *executor) pointerIn(target *classModel, v any) (any, error) {
 	in, _ := v.(map[string]any)
 	if link, ok := in["link"].(string); ok {
-		_, id := fromGlobalID(link)
-		return schema.Pointer(target.class, id), nil
+		return schema.Pointer(target.class, idOf(target.class, link)), nil
 	}
 	if fields, ok := in["createAndLink"]; ok && fields != nil {
 		id, err := e.createID(target, fields)
@@ -131,8 +130,7 @@ func (e *executor) pointerIn(target *classModel, v any) (any, error) {
 func (e *executor) relationIn(target *classModel, v any) (add, remove []any, err error) {
 	in, _ := v.(map[string]any)
 	for _, id := range asList(in["add"]) {
-		_, oid := fromGlobalID(str(id))
-		add = append(add, schema.Pointer(target.class, oid))
+		add = append(add, schema.Pointer(target.class, idOf(target.class, str(id))))
 	}
 	for _, fields := range asList(in["createAndAdd"]) {
 		id, err := e.createID(target, fields)
@@ -142,8 +140,7 @@ func (e *executor) relationIn(target *classModel, v any) (add, remove []any, err
 		add = append(add, schema.Pointer(target.class, id))
 	}
 	for _, id := range asList(in["remove"]) {
-		_, oid := fromGlobalID(str(id))
-		remove = append(remove, schema.Pointer(target.class, oid))
+		remove = append(remove, schema.Pointer(target.class, idOf(target.class, str(id))))
 	}
 	return add, remove, nil
 }
@@ -189,7 +186,7 @@ func (e *executor) create(cm *classModel, input map[string]any) (any, error) {
 }
 
 func (e *executor) update(cm *classModel, input map[string]any) (any, error) {
-	_, id := fromGlobalID(str(input["id"]))
+	id := idOf(cm.class, str(input["id"]))
 	body, removes, err := e.fieldsIn(cm, input["fields"], true)
 	if err != nil {
 		return nil, err
@@ -208,7 +205,7 @@ func (e *executor) update(cm *classModel, input map[string]any) (any, error) {
 }
 
 func (e *executor) delete(cm *classModel, input map[string]any) (any, error) {
-	_, id := fromGlobalID(str(input["id"]))
+	id := idOf(cm.class, str(input["id"]))
 	obj, err := e.h.svc.Get(e.auth, cm.class, id, service.ReadOptions{})
 	if err != nil {
 		return nil, err

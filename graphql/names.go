@@ -69,6 +69,16 @@ func fromGlobalID(id string) (class, objectID string) {
 	return "", id
 }
 
+// idOf reads an ID argument naming an object of class: a global id of
+// that class, or else the text itself as a plain objectId (a plain id that
+// happens to decode as another class's global id stays itself).
+func idOf(class, id string) string {
+	if c, oid := fromGlobalID(id); c == class {
+		return oid
+	}
+	return id
+}
+
 // cursor encodes a connection offset as Relay's array connections do.
 func cursor(offset int) string {
 	return base64.StdEncoding.EncodeToString([]byte("arrayconnection:" + strconv.Itoa(offset)))

@@ -67,8 +67,7 @@ func (e *executor) query(f *ast.Field, args map[string]any) (any, error) {
 		return nil, nil
 	}
 	if rf.kind == rootGet {
-		_, id := fromGlobalID(str(args["id"]))
-		return e.get(rf.class, id, f.SelectionSet)
+		return e.get(rf.class, idOf(rf.class.class, str(args["id"])), f.SelectionSet)
 	}
 	where, err := e.where(rf.class, args["where"])
 	if err != nil {

@@ -93,8 +93,7 @@ func aclIn(v any) map[string]any {
 	}
 	for _, u := range asList(in["users"]) {
 		um, _ := u.(map[string]any)
-		_, id := fromGlobalID(str(um["userId"]))
-		acl[id] = perm(um)
+		acl[idOf("_User", str(um["userId"]))] = perm(um)
 	}
 	for _, r := range asList(in["roles"]) {
 		rm, _ := r.(map[string]any)

@@ -42,10 +42,10 @@ func (e *executor) where(cm *classModel, v any) (map[string]any, error) {
 			out["$"+lower(k)] = list
 			continue
 		case "id", "objectId":
-			out["objectId"] = constraint(schema.TypeString, c, true)
+			out["objectId"] = constraint(schema.TypeString, c, cm.class)
 			continue
 		case "createdAt", "updatedAt":
-			out[k] = constraint(schema.TypeDate, c, false)
+			out[k] = constraint(schema.TypeDate, c, "")
 			continue
 		case "ACL":
 			objectConstraint(out, k, c)
@@ -65,7 +65,7 @@ func (e *executor) where(cm *classModel, v any) (map[string]any, error) {
 		case schema.TypeObject:
 			objectConstraint(out, k, c)
 		default:
-			out[k] = constraint(fm.Type, c, false)
+			out[k] = constraint(fm.Type, c, "")
 		}
 	}
 	return out, nil
@@ -81,15 +81,15 @@ func lower(s string) string {
 	return string(b)
 }
 
-// constraint translates one field's where input; ids decode global ids.
-func constraint(t schema.Type, v any, ids bool) map[string]any {
+// constraint translates one field's where input; for objectId (idClass
+// set) the values may be global ids of that class.
+func constraint(t schema.Type, v any, idClass string) map[string]any {
 	in, _ := v.(map[string]any)
 	out := map[string]any{}
 	conv := func(x any) any {
-		if ids {
+		if idClass != "" {
 			if s, ok := x.(string); ok {
-				_, id := fromGlobalID(s)
-				return id
+				return idOf(idClass, s)
 			}
 		}
 		return scalarIn(t, x)
