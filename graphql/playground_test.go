@@ -34,3 +34,14 @@ func TestPlayground(t *testing.T) {
 		t.Errorf("playground off: %d %s", r.status, r.body)
 	}
 }
+
+// TestGraphQLRequestsHaveTheirFamily: metrics and request logs name
+// GraphQL requests "graphql", not "other".
+func TestGraphQLRequestsHaveTheirFamily(t *testing.T) {
+	srv := start(t, nil)
+	post(t, srv, servertest.App(), `{ health }`, nil)
+	metrics := raw(t, srv, "GET", "/metrics", nil, nil)
+	if !strings.Contains(string(metrics.body), `family="graphql"`) {
+		t.Errorf("no graphql family in /metrics (status %d)", metrics.status)
+	}
+}
