@@ -3,8 +3,10 @@ package graphql
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -185,6 +187,13 @@ type response struct {
 // with status 200, malformed requests with 400; never a 5xx for a bad
 // query.
 func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
+	defer func() {
+		if r := recover(); r != nil {
+			h.log.Error("graphql: request panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			ctx.Response.Reset()
+			writeResponse(ctx, fasthttp.StatusOK, requestError(schema.CodeInternalServerError, "Internal server error."))
+		}
+	}()
 	var req request
 	switch {
 	case ctx.IsGet():
