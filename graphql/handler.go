@@ -190,7 +190,7 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 	defer func() {
 		if r := recover(); r != nil {
 			h.log.Error("graphql: request panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			ctx.Response.Reset()
+			ctx.Response.ResetBody() // keep the CORS headers transport set
 			writeResponse(ctx, fasthttp.StatusOK, requestError(schema.CodeInternalServerError, "Internal server error."))
 		}
 	}()
