@@ -21,12 +21,14 @@ require (
 	github.com/tidwall/buntdb v1.3.0
 	github.com/tidwall/gjson v1.14.3
 	github.com/valyala/fasthttp v1.58.0
+	github.com/vektah/gqlparser/v2 v2.5.64
 	go.mongodb.org/mongo-driver/v2 v2.8.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sync v0.25.0
 )
 
 require (
+	github.com/agnivade/levenshtein v1.2.2 // indirect
 	github.com/andybalholm/brotli v1.1.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc // indirect

@@ -67,6 +67,24 @@ func (r *Registry) caller(auth service.Auth) Caller {
 	return c
 }
 
+// FunctionNames lists the functions defined in Go, JavaScript or as
+// webhooks, sorted (GraphQL's CloudCodeFunction enum).
+func (r *Registry) FunctionNames() []string {
+	r.mu.RLock()
+	names := make([]string, 0, len(r.functions)+len(r.hooks.functions))
+	for n := range r.functions {
+		names = append(names, n)
+	}
+	for n := range r.hooks.functions {
+		if _, dup := r.functions[n]; !dup {
+			names = append(names, n)
+		}
+	}
+	r.mu.RUnlock()
+	sort.Strings(names)
+	return names
+}
+
 // RunFunction runs a defined function (service.Hooks).
 func (r *Registry) RunFunction(auth service.Auth, name string, params map[string]any) (any, error) {
 	r.mu.RLock()

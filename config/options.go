@@ -164,6 +164,22 @@ type Options struct {
 	// MountPlayground is mountPlayground: serve the GraphQL playground
 	// (never in production).
 	MountPlayground bool
+	// GraphQLPublicIntrospection is graphQLPublicIntrospection: let callers
+	// without the master key introspect the GraphQL schema.
+	GraphQLPublicIntrospection bool
+	// GraphQLMaxDepth, GraphQLMaxAliases and GraphQLMaxFields cap one
+	// GraphQL document's nesting, aliases and fields (fragments expanded);
+	// 0 takes the graphql package's defaults, negative means no cap.
+	GraphQLMaxDepth   int
+	GraphQLMaxAliases int
+	GraphQLMaxFields  int
+	// GraphQLCustomTypeDefs is graphQLCustomTypeDefs: GraphQL schema
+	// language added to the generated schema (extend type Query/Mutation
+	// with @resolve fields run by cloud functions, @mock fields).
+	GraphQLCustomTypeDefs string
+	// GraphQLSchema is graphQLSchema: the path of a file holding more
+	// such schema language, read at start-up.
+	GraphQLSchema string
 
 	// LogLevel is logLevel, one of LogLevels.
 	LogLevel string

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	neturl "net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/geo"
+	"github.com/quarrydata/quarry/graphql"
 	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
@@ -183,6 +185,13 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if sender != nil {
 		pusher = sender
 	}
+	gql, err := mountGraphQL(opts, svc, reg.FunctionNames, log)
+	if err != nil {
+		lq.close()
+		scripts.Close()
+		adapter.Close()
+		return nil, err
+	}
 	rest, err := transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
@@ -197,6 +206,10 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		CloudCode:        cloudCode,
 		Push:             pusher,
 		Pages:            pagesOptions(opts),
+		GraphQL:          gql,
+		GraphQLPath:      opts.GraphQLPath,
+		Playground:       mountPlayground(opts),
+		PlaygroundPath:   opts.PlaygroundPath,
 	})
 	if err != nil {
 		lq.close()
@@ -221,6 +234,45 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		srv.Live = lq.server
 	}
 	return srv, nil
+}
+
+// mountGraphQL returns the GraphQL front end's handler when mountGraphQL
+// is on, nil otherwise. The custom schema (graphQLCustomTypeDefs and the
+// graphQLSchema file) is checked now, so a mistake stops the start.
+func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func() []string, log *slog.Logger) (func(*fasthttp.RequestCtx, service.Auth), error) {
+	if !opts.MountGraphQL {
+		return nil, nil
+	}
+	custom := opts.GraphQLCustomTypeDefs
+	if opts.GraphQLSchema != "" {
+		b, err := os.ReadFile(opts.GraphQLSchema)
+		if err != nil {
+			return nil, fmt.Errorf("graphQLSchema: %w", err)
+		}
+		custom += "\n" + string(b)
+	}
+	h := graphql.New(svc, graphql.Options{
+		PublicIntrospection: opts.GraphQLPublicIntrospection,
+		MaxDepth:            opts.GraphQLMaxDepth,
+		MaxAliases:          opts.GraphQLMaxAliases,
+		MaxFields:           opts.GraphQLMaxFields,
+		CustomTypeDefs:      custom,
+		FunctionNames:       functionNames,
+		Logger:              log,
+	})
+	if _, err := h.SDL(); err != nil {
+		return nil, fmt.Errorf("graphQLCustomTypeDefs: %w", err)
+	}
+	return h.Serve, nil
+}
+
+// mountPlayground returns the GraphQL playground's handler when both
+// mountPlayground and mountGraphQL are on, nil otherwise.
+func mountPlayground(opts *config.Options) fasthttp.RequestHandler {
+	if !opts.MountPlayground || !opts.MountGraphQL {
+		return nil
+	}
+	return graphql.Playground(opts.GraphQLPath, opts.AppID, opts.MasterKey)
 }
 
 func keptMasterKey(svc *service.Service) (string, error) {

@@ -37,7 +37,7 @@ func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
 	case underMount && notBuilt[first] != "":
 		status, err = fasthttp.StatusBadRequest, schema.Errorf(schema.CodeCommandUnavailable, "%s", notBuilt[first])
 	case path == "/graphql" || path == "/playground":
-		status, err = fasthttp.StatusNotFound, schema.Errorf(schema.CodeCommandUnavailable, "GraphQL is not available yet.")
+		status, err = fasthttp.StatusNotFound, schema.Errorf(schema.CodeCommandUnavailable, "GraphQL is off: start the server with --mountGraphQL (mountGraphQL in the config file).")
 	default:
 		status, err = fasthttp.StatusNotFound, schema.Errorf(schema.CodeCommandUnavailable,
 			"%s", fmt.Sprintf("Quarry has no route %s %s.", ctx.Method(), path))

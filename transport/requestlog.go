@@ -128,6 +128,9 @@ func (s *Server) family(path string) string {
 		case "/health", "/metrics":
 			return path[1:]
 		}
+		if s.opts.GraphQL != nil && path == s.opts.GraphQLPath {
+			return "graphql"
+		}
 		return "other"
 	}
 	first, _, _ := strings.Cut(rel, "/")

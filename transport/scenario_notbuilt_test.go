@@ -30,7 +30,7 @@ func TestUnknownAndNotBuiltRoutesAnswerJSON(t *testing.T) {
 		{"POST", "/validate_purchase", false, app, 400, 108, "Purchase validation"},
 		{"GET", "/nothing/here", false, app, 404, 108, "Quarry has no route GET /parse/nothing/here."},
 		{"PATCH", "/classes/Thing", false, app, 404, 108, "Quarry has no route PATCH /parse/classes/Thing."},
-		{"POST", "/graphql", true, nil, 404, 108, "GraphQL is not available yet."},
+		{"POST", "/graphql", true, nil, 404, 108, "GraphQL is off: start the server with --mountGraphQL"},
 		{"GET", "/elsewhere", true, nil, 404, 108, "Quarry has no route GET /elsewhere."},
 	}
 	for _, c := range cases {

@@ -76,6 +76,15 @@ type Options struct {
 	// WebSocket, when set, receives every WebSocket upgrade request, on any
 	// path (LiveQuery shares the HTTP server's port).
 	WebSocket fasthttp.RequestHandler
+	// GraphQL, when set, answers GraphQLPath (at the server root) once the
+	// envelope has checked the keys and resolved the session, so GraphQL
+	// and REST see the same caller for the same headers.
+	GraphQL     func(ctx *fasthttp.RequestCtx, auth service.Auth)
+	GraphQLPath string
+	// Playground, when set, serves the GraphQL playground page at
+	// PlaygroundPath (server root).
+	Playground     fasthttp.RequestHandler
+	PlaygroundPath string
 }
 
 // Server answers the REST API.
@@ -252,6 +261,14 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	if s.servePages(ctx, path) { // pages.go
 		return
 	}
+	if s.opts.GraphQL != nil && path == s.opts.GraphQLPath {
+		s.serveGraphQL(ctx)
+		return
+	}
+	if s.opts.Playground != nil && path == s.opts.PlaygroundPath {
+		s.opts.Playground(ctx)
+		return
+	}
 	if strings.HasPrefix(path, s.opts.MountPath+"/") {
 		// The envelope runs before routing: the JS SDK's _method decides
 		// which route a POST really is.
@@ -274,6 +291,20 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		ctx.SetUserValue(callKey, c)
 	}
 	s.router.Handler(ctx)
+}
+
+// serveGraphQL runs the envelope and the session lookup, then hands the
+// request to the GraphQL front end.
+func (s *Server) serveGraphQL(ctx *fasthttp.RequestCtx) {
+	c, err := s.envelope(ctx)
+	if err == nil {
+		c.auth, err = s.svc.Authenticate(c.auth)
+	}
+	if err != nil {
+		s.writeError(ctx, err)
+		return
+	}
+	s.opts.GraphQL(ctx, c.auth)
 }
 
 // recoverPanic keeps a bug in one request from taking the server down: the

@@ -1,0 +1,124 @@
+package graphql
+
+import (
+	"sort"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// schemaFieldTypes names the SchemaField type of each Parse field type.
+var schemaFieldTypes = map[string]string{
+	"String": "SchemaStringField", "Number": "SchemaNumberField", "Boolean": "SchemaBooleanField",
+	"Array": "SchemaArrayField", "Object": "SchemaObjectField", "Date": "SchemaDateField",
+	"File": "SchemaFileField", "GeoPoint": "SchemaGeoPointField", "Polygon": "SchemaPolygonField",
+	"Bytes": "SchemaBytesField", "Pointer": "SchemaPointerField", "Relation": "SchemaRelationField",
+	"ACL": "SchemaACLField",
+}
+
+// addInputs maps SchemaFieldsInput's lists to Parse types.
+var addInputs = []struct{ input, typ string }{
+	{"addStrings", "String"}, {"addNumbers", "Number"}, {"addBooleans", "Boolean"},
+	{"addArrays", "Array"}, {"addObjects", "Object"}, {"addDates", "Date"}, {"addFiles", "File"},
+	{"addGeoPoint", "GeoPoint"}, {"addPolygons", "Polygon"}, {"addBytes", "Bytes"},
+	{"addPointers", "Pointer"}, {"addRelations", "Relation"},
+}
+
+func (e *executor) needMaster() error {
+	if !e.auth.Master {
+		return schema.Errorf(schema.CodeOperationForbidden, "unauthorized: master key is required")
+	}
+	return nil
+}
+
+// classOut shows a schemas-API class as GraphQL's Class.
+func classOut(c map[string]any) map[string]any {
+	fields, _ := c["fields"].(map[string]any)
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	list := make([]any, 0, len(names))
+	for _, n := range names {
+		f, _ := fields[n].(map[string]any)
+		entry := map[string]any{"__typename": schemaFieldTypes[str(f["type"])], "name": n}
+		if t, ok := f["targetClass"]; ok {
+			entry["targetClassName"] = t
+		}
+		if entry["__typename"] == "" {
+			entry["__typename"] = "SchemaObjectField"
+		}
+		list = append(list, entry)
+	}
+	return map[string]any{"name": c["className"], "schemaFields": list}
+}
+
+func (e *executor) class(name string) (any, error) {
+	if err := e.needMaster(); err != nil {
+		return nil, err
+	}
+	c, err := e.h.svc.Schema(name)
+	if err != nil {
+		return nil, err
+	}
+	return classOut(c), nil
+}
+
+func (e *executor) classes() (any, error) {
+	if err := e.needMaster(); err != nil {
+		return nil, err
+	}
+	var out []any
+	for _, c := range e.h.svc.Schemas() {
+		out = append(out, classOut(c))
+	}
+	return out, nil
+}
+
+// schemaFieldsIn turns a SchemaFieldsInput into the schemas API's fields.
+func schemaFieldsIn(v any) map[string]any {
+	in, _ := v.(map[string]any)
+	fields := map[string]any{}
+	for _, a := range addInputs {
+		items := asList(in[a.input])
+		if m, ok := in[a.input].(map[string]any); ok {
+			items = []any{m}
+		}
+		for _, item := range items {
+			m, _ := item.(map[string]any)
+			f := map[string]any{"type": a.typ}
+			if t, ok := m["targetClassName"]; ok {
+				f["targetClass"] = t
+			}
+			fields[str(m["name"])] = f
+		}
+	}
+	for _, item := range asList(in["remove"]) {
+		m, _ := item.(map[string]any)
+		fields[str(m["name"])] = map[string]any{"__op": "Delete"}
+	}
+	return fields
+}
+
+func (e *executor) classMutation(op string, input map[string]any) (map[string]any, error) {
+	if err := e.needMaster(); err != nil {
+		return nil, err
+	}
+	name := str(input["name"])
+	var c map[string]any
+	var err error
+	switch op {
+	case "createClass":
+		c, err = e.h.svc.CreateSchema(e.auth, name, map[string]any{"className": name, "fields": schemaFieldsIn(input["schemaFields"])})
+	case "updateClass":
+		c, err = e.h.svc.UpdateSchema(e.auth, name, map[string]any{"className": name, "fields": schemaFieldsIn(input["schemaFields"])})
+	case "deleteClass":
+		if c, err = e.h.svc.Schema(name); err == nil {
+			err = e.h.svc.DeleteSchema(e.auth, name)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"class": classOut(c)}, nil
+}

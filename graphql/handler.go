@@ -1,0 +1,402 @@
+package graphql
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/valyala/fasthttp"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/validator"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// Default limits on one request's document (graphQLMaxDepth,
+// graphQLMaxAliases, graphQLMaxFields). The standard introspection query
+// of GraphiQL and Apollo fits well inside them.
+const (
+	DefaultMaxDepth   = 20
+	DefaultMaxAliases = 50
+	DefaultMaxFields  = 1000
+)
+
+// Options configure the GraphQL front end.
+type Options struct {
+	// PublicIntrospection lets callers without the master key run
+	// __schema and __type queries (graphQLPublicIntrospection).
+	PublicIntrospection bool
+	// MaxDepth, MaxAliases and MaxFields cap a document's selection
+	// depth, its aliased fields and its fields in all, fragments expanded
+	// (0 means the default; negative means no cap).
+	MaxDepth, MaxAliases, MaxFields int
+	// CustomTypeDefs is graphQLCustomTypeDefs: schema language added to
+	// the generated schema. Fields it adds to Query or Mutation resolve
+	// with @resolve (a cloud function) or @mock (a fixed value).
+	CustomTypeDefs string
+	// FunctionNames lists the defined cloud functions, for the
+	// CloudCodeFunction enum of callCloudCode; nil makes functionName a
+	// String (no enum).
+	FunctionNames func() []string
+	Logger        *slog.Logger
+}
+
+// Handler serves GraphQL requests over a service.
+type Handler struct {
+	svc  *service.Service
+	opts Options
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	current *model
+	key     []*schema.Class // the class schemas current was built from
+	cfgKey  string          // and the /graphql-config class filter
+	fnKey   string          // and the cloud functions
+}
+
+// New returns a handler over svc.
+func New(svc *service.Service, opts Options) *Handler {
+	if opts.MaxDepth == 0 {
+		opts.MaxDepth = DefaultMaxDepth
+	}
+	if opts.MaxAliases == 0 {
+		opts.MaxAliases = DefaultMaxAliases
+	}
+	if opts.MaxFields == 0 {
+		opts.MaxFields = DefaultMaxFields
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Handler{svc: svc, opts: opts, log: opts.Logger}
+}
+
+// Model returns the generated schema for the current class schemas,
+// rebuilding it when any class schema changed since the last call (class
+// schemas are replaced, never mutated, so comparing pointers suffices).
+func (h *Handler) model() (*model, error) {
+	classes := h.svc.Classes()
+	filter, err := h.classFilter()
+	if err != nil {
+		return nil, err
+	}
+	cfg := modelConfig{keep: filter.keep(), custom: h.opts.CustomTypeDefs, anyFunction: h.opts.FunctionNames == nil}
+	if !cfg.anyFunction {
+		cfg.functions = h.opts.FunctionNames()
+	}
+	fnKey := strings.Join(cfg.functions, "\x00")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.current != nil && samePointers(classes, h.key) && filter.key == h.cfgKey && fnKey == h.fnKey {
+		return h.current, nil
+	}
+	m, err := buildModel(classes, cfg)
+	if err != nil {
+		return nil, err
+	}
+	h.current, h.key, h.cfgKey, h.fnKey = m, classes, filter.key, fnKey
+	return m, nil
+}
+
+// classFilter is /graphql-config's enabledForClasses and
+// disabledForClasses (Parse Server's names).
+type classFilter struct {
+	enabled, disabled map[string]bool
+	key               string
+}
+
+func (h *Handler) classFilter() (classFilter, error) {
+	cfg, err := h.svc.GraphQLConfig()
+	if err != nil || len(cfg) == 0 {
+		return classFilter{}, err
+	}
+	f := classFilter{}
+	set := func(v any) map[string]bool {
+		list, _ := v.([]any)
+		if list == nil {
+			return nil
+		}
+		m := map[string]bool{}
+		for _, x := range list {
+			if s, ok := x.(string); ok {
+				m[s] = true
+			}
+		}
+		return m
+	}
+	f.enabled, f.disabled = set(cfg["enabledForClasses"]), set(cfg["disabledForClasses"])
+	key, _ := json.Marshal([]any{cfg["enabledForClasses"], cfg["disabledForClasses"]})
+	f.key = string(key)
+	return f, nil
+}
+
+// keep reports which classes the filter lets through, nil for all; _User
+// always stays, since viewer and the user mutations need its type.
+func (f classFilter) keep() func(string) bool {
+	if f.enabled == nil && f.disabled == nil {
+		return nil
+	}
+	return func(c string) bool {
+		return c == "_User" || (f.enabled == nil || f.enabled[c]) && !f.disabled[c]
+	}
+}
+
+func samePointers(a, b []*schema.Class) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// SDL returns the schema currently generated, in GraphQL's schema language.
+func (h *Handler) SDL() (string, error) {
+	m, err := h.model()
+	if err != nil {
+		return "", err
+	}
+	return m.sdl, nil
+}
+
+// request is a GraphQL request body.
+type request struct {
+	Query         string         `json:"query"`
+	Variables     map[string]any `json:"variables"`
+	OperationName string         `json:"operationName"`
+}
+
+// response is a GraphQL response body.
+type response struct {
+	Errors []gqlError `json:"errors,omitempty"`
+	Data   any        `json:"data,omitempty"`
+}
+
+// Serve answers one HTTP request for the caller auth (the transport has
+// checked the keys and resolved the session). GraphQL errors are answered
+// with status 200, malformed requests with 400; never a 5xx for a bad
+// query.
+func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
+	defer func() {
+		if r := recover(); r != nil {
+			h.log.Error("graphql: request panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			ctx.Response.ResetBody() // keep the CORS headers transport set
+			writeResponse(ctx, fasthttp.StatusOK, requestError(schema.CodeInternalServerError, "Internal server error."))
+		}
+	}()
+	var req request
+	switch {
+	case ctx.IsGet():
+		args := ctx.QueryArgs()
+		req.Query = string(args.Peek("query"))
+		req.OperationName = string(args.Peek("operationName"))
+		if v := args.Peek("variables"); len(v) > 0 && json.Unmarshal(v, &req.Variables) != nil {
+			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(schema.CodeInvalidJSON, "Variables are not valid JSON."))
+			return
+		}
+	case ctx.IsPost():
+		dec := json.NewDecoder(bytes.NewReader(ctx.PostBody()))
+		dec.UseNumber()
+		if err := dec.Decode(&req); err != nil {
+			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(schema.CodeInvalidJSON, "The body must be a JSON object {query, variables, operationName}."))
+			return
+		}
+		req.Variables = plainNumbers(req.Variables).(map[string]any)
+	default:
+		ctx.Response.Header.Set("Allow", "GET, POST")
+		writeResponse(ctx, fasthttp.StatusMethodNotAllowed, requestError(schema.CodeInvalidQuery, "GraphQL accepts GET and POST."))
+		return
+	}
+	if req.Query == "" {
+		writeResponse(ctx, fasthttp.StatusBadRequest, requestError(schema.CodeInvalidQuery, "Must provide a query string."))
+		return
+	}
+	resp := h.execute(auth, req.Query, req.OperationName, req.Variables, ctx.IsGet())
+	writeResponse(ctx, fasthttp.StatusOK, resp)
+}
+
+func requestError(code int, msg string) response {
+	return response{Errors: []gqlError{{Message: msg, Extensions: map[string]any{"code": code}}}}
+}
+
+// encode writes a response: errors first, then data when there is any.
+func (r response) encode() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	if len(r.Errors) > 0 {
+		errs, err := json.Marshal(r.Errors)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(`"errors":`)
+		b.Write(errs)
+	}
+	if r.Data != nil {
+		if len(r.Errors) > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"data":`)
+		if err := writeValue(&b, r.Data); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func writeResponse(ctx *fasthttp.RequestCtx, status int, r response) {
+	b, err := r.encode()
+	if err != nil {
+		status, b = fasthttp.StatusOK, []byte(`{"errors":[{"message":"Internal server error.","extensions":{"code":1}}]}`)
+	}
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json; charset=utf-8")
+	ctx.SetBody(b)
+}
+
+// plainNumbers turns json.Number values into float64 (or int64 for whole
+// numbers written without a fraction), as gqlparser's coercion expects.
+func plainNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		if x == nil {
+			return map[string]any{}
+		}
+		for k, e := range x {
+			x[k] = plainNumbers(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = plainNumbers(e)
+		}
+		return x
+	case nil:
+		return map[string]any{}
+	}
+	return v
+}
+
+// Execute runs a GraphQL request in process for auth and returns the JSON
+// response body, exactly as Serve would send it.
+func (h *Handler) Execute(auth service.Auth, query, operationName string, vars map[string]any) []byte {
+	b, err := h.execute(auth, query, operationName, vars, false).encode()
+	if err != nil {
+		return []byte(`{"errors":[{"message":"Internal server error.","extensions":{"code":1}}]}`)
+	}
+	return b
+}
+
+// execute runs a query document for auth. readOnly refuses mutations (a
+// GET request).
+func (h *Handler) execute(auth service.Auth, query, operationName string, vars map[string]any, readOnly bool) response {
+	m, err := h.model()
+	if err != nil {
+		h.log.Error("graphql: schema generation failed", "err", err)
+		return requestError(schema.CodeInternalServerError, "Internal server error.")
+	}
+	doc, errs := m.document(query)
+	if len(errs) > 0 {
+		return response{Errors: fromGQLErrors(errs, schema.CodeInvalidQuery)}
+	}
+	op := doc.Operations.ForName(operationName)
+	if op == nil {
+		if operationName == "" {
+			return requestError(schema.CodeInvalidQuery, "Must provide an operation name when the document holds several operations.")
+		}
+		return requestError(schema.CodeInvalidQuery, "Unknown operation named \""+operationName+"\".")
+	}
+	if err := h.checkLimits(op); err != nil {
+		return requestError(schema.CodeInvalidQuery, err.Error())
+	}
+	if !auth.Master && !h.opts.PublicIntrospection && introspects(op.SelectionSet, map[string]bool{}) {
+		return requestError(schema.CodeOperationForbidden, "Introspection is not allowed: it needs the master key (or graphQLPublicIntrospection).")
+	}
+	coerced, verr := validator.VariableValues(m.schema, op, vars)
+	if verr != nil {
+		return response{Errors: fromGQLErrors(gqlerror.List{asGQLError(verr)}, schema.CodeInvalidQuery)}
+	}
+	e := &executor{h: h, m: m, auth: auth, vars: coerced}
+	var root *ast.Definition
+	switch op.Operation {
+	case ast.Mutation:
+		if readOnly {
+			return requestError(schema.CodeInvalidQuery, "Mutations need a POST request.")
+		}
+		root = m.schema.Mutation
+	case ast.Subscription:
+		return requestError(schema.CodeCommandUnavailable, "Subscriptions are not available.")
+	default:
+		root = m.schema.Query
+	}
+	data, ok := e.selectionSet(op.SelectionSet, root, rootValue{}, nil)
+	resp := response{Errors: e.errors}
+	if ok {
+		resp.Data = data
+	} else {
+		resp.Data = json.RawMessage("null")
+	}
+	return resp
+}
+
+func asGQLError(err error) *gqlerror.Error {
+	if ge, ok := err.(*gqlerror.Error); ok {
+		return ge
+	}
+	return gqlerror.Wrap(err)
+}
+
+func fromGQLErrors(list gqlerror.List, code int) []gqlError {
+	out := make([]gqlError, 0, len(list))
+	for _, ge := range list {
+		e := gqlError{Message: ge.Message, Extensions: map[string]any{"code": code}}
+		for _, l := range ge.Locations {
+			e.Locations = append(e.Locations, location{l.Line, l.Column})
+		}
+		for _, p := range ge.Path {
+			e.Path = append(e.Path, p)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// introspects reports whether a selection asks for __schema or __type.
+func introspects(set ast.SelectionSet, seen map[string]bool) bool {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Name == "__schema" || s.Name == "__type" {
+				return true
+			}
+		case *ast.InlineFragment:
+			if introspects(s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if s.Definition != nil && !seen[s.Name] {
+				seen[s.Name] = true
+				if introspects(s.Definition.SelectionSet, seen) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

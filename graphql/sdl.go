@@ -1,0 +1,488 @@
+package graphql
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// model is the generated schema for one set of class schemas: the SDL,
+// gqlparser's validated schema, and the tables the executor dispatches on.
+type model struct {
+	sdl     string
+	schema  *ast.Schema
+	classes map[string]*classModel // by Parse class name
+	byType  map[string]*classModel // by GraphQL type name
+	// query and mutation map generated root fields to their class.
+	query    map[string]rootField
+	mutation map[string]rootField
+
+	// docs caches the documents validated against this schema by their
+	// text (MaxCachedDocuments at most): apps send the same few queries.
+	docsMu sync.Mutex
+	docs   map[string]*ast.QueryDocument
+}
+
+// MaxCachedDocuments bounds the validated documents kept per schema; the
+// cache starts over when full.
+const MaxCachedDocuments = 512
+
+// document parses and validates a query, or returns it from the cache.
+func (m *model) document(query string) (*ast.QueryDocument, gqlerror.List) {
+	m.docsMu.Lock()
+	doc, ok := m.docs[query]
+	m.docsMu.Unlock()
+	if ok {
+		return doc, nil
+	}
+	doc, err := parser.ParseQuery(&ast.Source{Input: query})
+	if err != nil {
+		return nil, gqlerror.List{asGQLError(err)}
+	}
+	if errs := validator.Validate(m.schema, doc); len(errs) > 0 {
+		return nil, errs
+	}
+	m.docsMu.Lock()
+	if len(m.docs) >= MaxCachedDocuments || m.docs == nil {
+		m.docs = map[string]*ast.QueryDocument{}
+	}
+	m.docs[query] = doc
+	m.docsMu.Unlock()
+	return doc, nil
+}
+
+// rootKind says what a generated root field does.
+type rootKind int
+
+const (
+	rootGet rootKind = iota
+	rootFind
+	rootCreate
+	rootUpdate
+	rootDelete
+)
+
+type rootField struct {
+	kind  rootKind
+	class *classModel
+}
+
+// classModel is one class as GraphQL shows it.
+type classModel struct {
+	class  string // Parse class name
+	typ    string // GraphQL type name
+	single string // lowerCamel of typ: the get field and payload field
+	// fields are the class's own fields as GraphQL shows them (no
+	// objectId, createdAt, updatedAt, ACL; pointers and relations only to
+	// classes the schema holds), sorted by name.
+	fields []fieldModel
+	byName map[string]fieldModel
+}
+
+type fieldModel struct {
+	name string
+	schema.Field
+	target *classModel // Pointer and Relation
+}
+
+// reservedTypes are names the fixed part of the schema uses; a class whose
+// type name would collide is left out of GraphQL.
+var reservedTypes = map[string]bool{
+	"String": true, "Boolean": true, "Int": true, "Float": true, "ID": true, "ArrayResult": true,
+	"Query": true, "Mutation": true, "Subscription": true, "Viewer": true, "PageInfo": true,
+	"Node": true, "ParseObject": true, "Class": true, "Element": true, "ACL": true, "GeoPoint": true,
+	"FileInfo": true, "Date": true, "Object": true, "Any": true, "Bytes": true, "File": true,
+}
+
+// alwaysClasses are the built-in classes GraphQL always shows, as Parse
+// Server does, even before their first object exists.
+var alwaysClasses = []string{"_User", "_Role", "_Session", "_Installation"}
+
+// systemFields are the ParseObject fields every class type has.
+var systemFields = map[string]bool{"objectId": true, "createdAt": true, "updatedAt": true, "ACL": true}
+
+// modelConfig is what shapes a generated schema besides the classes.
+type modelConfig struct {
+	// keep says which classes to show (nil: all).
+	keep func(class string) bool
+	// custom is graphQLCustomTypeDefs: more schema language, loaded after
+	// the generated schema so it may extend Query and Mutation.
+	custom string
+	// functions are the cloud functions CloudCodeFunction enumerates;
+	// when anyFunction is set, functionName is a String instead.
+	functions   []string
+	anyFunction bool
+}
+
+// buildModel generates and validates the schema for classes (plus the
+// built-in classes Parse Server always shows).
+func buildModel(classes []*schema.Class, cfg modelConfig) (*model, error) {
+	keep, custom := cfg.keep, cfg.custom
+	m := &model{classes: map[string]*classModel{}, byType: map[string]*classModel{},
+		query: map[string]rootField{}, mutation: map[string]rootField{}}
+	have := map[string]*schema.Class{}
+	for _, c := range classes {
+		have[c.Name] = c
+	}
+	for _, name := range alwaysClasses {
+		if have[name] == nil {
+			c := schema.NewClass(name)
+			for k, f := range schema.BuiltinFields(name) {
+				c.Fields[k] = f
+			}
+			have[name] = c
+		}
+	}
+	names := make([]string, 0, len(have))
+	for n := range have {
+		names = append(names, n)
+	}
+	// The built-in classes claim their names first: Viewer's User is _User
+	// even when a class called User exists.
+	sort.Slice(names, func(i, j int) bool {
+		bi, bj := slices.Contains(alwaysClasses, names[i]), slices.Contains(alwaysClasses, names[j])
+		if bi != bj {
+			return bi
+		}
+		return names[i] < names[j]
+	})
+	taken := takenNames()
+	for _, n := range names {
+		typ := typeName(n)
+		if keep != nil && !keep(n) || !validName(typ) || strings.HasPrefix(n, "_") && !slices.Contains(alwaysClasses, n) {
+			continue
+		}
+		cm := &classModel{class: n, typ: typ, single: lowerCamel(typ), byName: map[string]fieldModel{}}
+		// A class whose names would collide with the fixed schema or an
+		// earlier class (GameScore and gameScore, Number, Person and
+		// Persons) is left out rather than breaking the whole schema.
+		generated := cm.names()
+		if slices.ContainsFunc(generated, func(name string) bool { return taken[name] }) {
+			continue
+		}
+		for _, name := range generated {
+			taken[name] = true
+		}
+		m.classes[n], m.byType[typ] = cm, cm
+	}
+	for _, cm := range m.classes {
+		m.addFields(cm, have[cm.class])
+	}
+	m.sdl = m.generate(cfg)
+	sources := []*ast.Source{{Name: "quarry.graphql", Input: m.sdl}}
+	if strings.TrimSpace(custom) != "" {
+		sources = append(sources, &ast.Source{Name: "graphQLCustomTypeDefs", Input: custom})
+		m.sdl += "\n" + custom
+	}
+	s, err := gqlparser.LoadSchema(sources...)
+	if err != nil {
+		return nil, fmt.Errorf("GraphQL schema: %w", err)
+	}
+	m.schema = s
+	return m, nil
+}
+
+// addFields models the fields of c that GraphQL shows: not the system
+// fields, not internal ones, pointers and relations only to classes the
+// schema holds; _User's password is kept for inputs only.
+func (m *model) addFields(cm *classModel, c *schema.Class) {
+	for name, f := range c.Fields {
+		if systemFields[name] || name == "id" || !validName(name) || strings.HasPrefix(name, "_") {
+			continue
+		}
+		if cm.class == "_User" && (name == "authData" || name == "password") {
+			if name == "password" {
+				cm.byName[name] = fieldModel{name: name, Field: f}
+			}
+			continue
+		}
+		fm := fieldModel{name: name, Field: f}
+		if f.Type == schema.TypePointer || f.Type == schema.TypeRelation {
+			if fm.target = m.classes[f.TargetClass]; fm.target == nil {
+				continue
+			}
+		}
+		cm.fields = append(cm.fields, fm)
+		cm.byName[name] = fm
+	}
+	sort.Slice(cm.fields, func(i, j int) bool { return cm.fields[i].name < cm.fields[j].name })
+}
+
+// names lists every type and root field name a class generates, root
+// fields prefixed with "." so they never meet type names.
+func (cm *classModel) names() []string {
+	t := cm.typ
+	out := []string{t, "." + cm.single, "." + plural(cm.single), ".create" + t, ".update" + t, ".delete" + t}
+	for _, suffix := range []string{"PointerInput", "RelationInput", "WhereInput", "RelationWhereInput", "Order", "Connection", "Edge"} {
+		out = append(out, t+suffix)
+	}
+	for _, kind := range []string{"Create", "Update", "Delete"} {
+		out = append(out, kind+t+"Input", kind+t+"Payload", kind+t+"FieldsInput")
+	}
+	return out
+}
+
+// takenNames are the names of the fixed schema: its types, and its root
+// fields prefixed with ".".
+func takenNames() map[string]bool {
+	taken := map[string]bool{}
+	for name := range reservedTypes {
+		taken[name] = true
+	}
+	doc, err := parser.ParseSchema(&ast.Source{Input: fixedSDL})
+	if err == nil {
+		for _, d := range doc.Definitions {
+			taken[d.Name] = true
+		}
+	}
+	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logOut",
+		"resetPassword", "callCloudCode", "createClass", "updateClass", "deleteClass"} {
+		taken["."+f] = true
+	}
+	return taken
+}
+
+// sortedClasses lists the class models by type name.
+func (m *model) sortedClasses() []*classModel {
+	out := make([]*classModel, 0, len(m.classes))
+	for _, cm := range m.classes {
+		out = append(out, cm)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].typ < out[j].typ })
+	return out
+}
+
+func (m *model) generate(cfg modelConfig) string {
+	var b strings.Builder
+	b.WriteString(fixedSDL)
+	classes := m.sortedClasses()
+	union := []string{"Element"}
+	var q, mu, extra strings.Builder
+	for _, cm := range classes {
+		union = append(union, cm.typ)
+		writeClass(&b, cm)
+		plural := plural(cm.single)
+		connArgs := connectionArgs(cm.typ)
+		fmt.Fprintf(&q, "  %s(id: ID!, options: ReadOptionsInput): %s!\n", cm.single, cm.typ)
+		fmt.Fprintf(&q, "  %s%s: %sConnection!\n", plural, connArgs, cm.typ)
+		m.query[cm.single] = rootField{rootGet, cm}
+		m.query[plural] = rootField{rootFind, cm}
+		for _, op := range []struct {
+			verb string
+			kind rootKind
+		}{{"create", rootCreate}, {"update", rootUpdate}, {"delete", rootDelete}} {
+			name := op.verb + cm.typ
+			title := strings.ToUpper(op.verb[:1]) + op.verb[1:]
+			fmt.Fprintf(&mu, "  %s(input: %s%sInput!): %s%sPayload\n", name, title, cm.typ, title, cm.typ)
+			m.mutation[name] = rootField{op.kind, cm}
+		}
+	}
+	fmt.Fprintf(&b, "union ArrayResult = %s\n\n", strings.Join(union, " | "))
+	b.WriteString("type Query {\n  health: Boolean!\n  viewer: Viewer!\n  node(id: ID!): Node\n")
+	b.WriteString("  class(name: String!): Class!\n  classes: [Class!]!\n")
+	b.WriteString(q.String())
+	b.WriteString("}\n\ntype Mutation {\n")
+	b.WriteString(fixedMutations)
+	b.WriteString(mu.String())
+	writeCloudCode(&b, &extra, cfg)
+	b.WriteString("}\n\n")
+	b.WriteString(extra.String())
+	return b.String()
+}
+
+// writeCloudCode adds callCloudCode to the mutations (b) and its input to
+// the types (extra): functionName is the enum CloudCodeFunction of the
+// defined functions, as Parse Server generates it, and without any defined
+// function there is no callCloudCode.
+func writeCloudCode(b, extra *strings.Builder, cfg modelConfig) {
+	typ := "String"
+	if !cfg.anyFunction {
+		var values []string
+		for _, f := range cfg.functions {
+			if validName(f) && f != "true" && f != "false" && f != "null" {
+				values = append(values, f)
+			}
+		}
+		if len(values) == 0 {
+			return
+		}
+		typ = "CloudCodeFunction"
+		fmt.Fprintf(extra, "enum CloudCodeFunction {\n  %s\n}\n\n", strings.Join(values, "\n  "))
+	}
+	b.WriteString("  callCloudCode(input: CallCloudCodeInput!): CallCloudCodePayload\n")
+	fmt.Fprintf(extra, "input CallCloudCodeInput {\n  functionName: %s!\n  params: Object\n  clientMutationId: String\n}\n", typ)
+}
+
+func connectionArgs(typ string) string {
+	return fmt.Sprintf("(where: %[1]sWhereInput, order: [%[1]sOrder!], skip: Int, first: Int, after: String, last: Int, before: String, options: ReadOptionsInput)", typ)
+}
+
+// outputType is the GraphQL type of a field's value.
+func outputType(f fieldModel) string {
+	switch f.Type {
+	case schema.TypeString:
+		return "String"
+	case schema.TypeNumber:
+		return "Float"
+	case schema.TypeBoolean:
+		return "Boolean"
+	case schema.TypeDate:
+		return "Date"
+	case schema.TypeArray:
+		return "[ArrayResult]"
+	case schema.TypePointer:
+		return f.target.typ
+	case schema.TypeRelation:
+		return f.target.typ + "Connection!"
+	case schema.TypeFile:
+		return "FileInfo"
+	case schema.TypeGeoPoint:
+		return "GeoPoint"
+	case schema.TypePolygon:
+		return "[GeoPoint]"
+	case schema.TypeBytes:
+		return "Bytes"
+	}
+	return "Object"
+}
+
+// inputType is the GraphQL type a create or update takes for a field.
+func inputType(f fieldModel) string {
+	switch f.Type {
+	case schema.TypeString:
+		return "String"
+	case schema.TypeNumber:
+		return "Float"
+	case schema.TypeBoolean:
+		return "Boolean"
+	case schema.TypeDate:
+		return "Date"
+	case schema.TypeArray:
+		return "[Any]"
+	case schema.TypePointer:
+		return f.target.typ + "PointerInput"
+	case schema.TypeRelation:
+		return f.target.typ + "RelationInput"
+	case schema.TypeFile:
+		return "FileInput"
+	case schema.TypeGeoPoint:
+		return "GeoPointInput"
+	case schema.TypePolygon:
+		return "[GeoPointInput!]"
+	case schema.TypeBytes:
+		return "Bytes"
+	}
+	return "Object"
+}
+
+// whereType is the where input of a field.
+func whereType(f fieldModel) string {
+	switch f.Type {
+	case schema.TypeString:
+		return "StringWhereInput"
+	case schema.TypeNumber:
+		return "NumberWhereInput"
+	case schema.TypeBoolean:
+		return "BooleanWhereInput"
+	case schema.TypeDate:
+		return "DateWhereInput"
+	case schema.TypeArray:
+		return "ArrayWhereInput"
+	case schema.TypePointer, schema.TypeRelation:
+		return f.target.typ + "RelationWhereInput"
+	case schema.TypeFile:
+		return "FileWhereInput"
+	case schema.TypeGeoPoint:
+		return "GeoPointWhereInput"
+	case schema.TypePolygon:
+		return "PolygonWhereInput"
+	case schema.TypeBytes:
+		return "BytesWhereInput"
+	}
+	return "ObjectWhereInput"
+}
+
+func writeClass(b *strings.Builder, cm *classModel) {
+	t := cm.typ
+	fmt.Fprintf(b, "type %s implements ParseObject & Node {\n  id: ID!\n  objectId: ID!\n  createdAt: Date!\n  updatedAt: Date!\n  ACL: ACL!\n", t)
+	for _, f := range cm.fields {
+		if f.Type == schema.TypeRelation {
+			fmt.Fprintf(b, "  %s%s: %s\n", f.name, connectionArgs(f.target.typ), outputType(f))
+			continue
+		}
+		fmt.Fprintf(b, "  %s: %s\n", f.name, outputType(f))
+	}
+	if cm.class == "_User" {
+		b.WriteString("  authDataResponse: Object\n")
+	}
+	b.WriteString("}\n\n")
+	for _, kind := range []string{"Create", "Update"} {
+		fmt.Fprintf(b, "input %s%sFieldsInput {\n  ACL: ACLInput\n", kind, t)
+		for _, f := range inputFields(cm) {
+			typ := inputType(f)
+			if kind == "Create" && f.Required && f.DefaultValue == nil {
+				typ += "!"
+			}
+			fmt.Fprintf(b, "  %s: %s\n", f.name, typ)
+		}
+		b.WriteString("}\n\n")
+	}
+	fmt.Fprintf(b, "input %[1]sPointerInput {\n  link: ID\n  createAndLink: Create%[1]sFieldsInput\n}\n\n", t)
+	fmt.Fprintf(b, "input %[1]sRelationInput {\n  add: [ID!]\n  remove: [ID!]\n  createAndAdd: [Create%[1]sFieldsInput!]\n}\n\n", t)
+	fmt.Fprintf(b, "input %sWhereInput {\n  id: IdWhereInput\n  objectId: IdWhereInput\n  createdAt: DateWhereInput\n  updatedAt: DateWhereInput\n  ACL: ObjectWhereInput\n", t)
+	for _, f := range cm.fields {
+		if f.name == "OR" || f.name == "AND" || f.name == "NOR" {
+			continue // the where input's own combinators
+		}
+		fmt.Fprintf(b, "  %s: %s\n", f.name, whereType(f))
+	}
+	fmt.Fprintf(b, "  OR: [%[1]sWhereInput!]\n  AND: [%[1]sWhereInput!]\n  NOR: [%[1]sWhereInput!]\n}\n\n", t)
+	fmt.Fprintf(b, "input %[1]sRelationWhereInput {\n  have: %[1]sWhereInput\n  haveNot: %[1]sWhereInput\n  exists: Boolean\n}\n\n", t)
+	fmt.Fprintf(b, "enum %sOrder {\n", t)
+	for _, name := range orderFields(cm) {
+		fmt.Fprintf(b, "  %[1]s_ASC\n  %[1]s_DESC\n", name)
+	}
+	b.WriteString("}\n\n")
+	fmt.Fprintf(b, "type %[1]sConnection {\n  edges: [%[1]sEdge!]\n  pageInfo: PageInfo!\n  count: Int!\n}\n\n", t)
+	fmt.Fprintf(b, "type %[1]sEdge {\n  node: %[1]s\n  cursor: String!\n}\n\n", t)
+	fmt.Fprintf(b, "input Create%[1]sInput {\n  fields: Create%[1]sFieldsInput\n  clientMutationId: String\n}\n\n", t)
+	fmt.Fprintf(b, "input Update%[1]sInput {\n  id: ID!\n  fields: Update%[1]sFieldsInput\n  clientMutationId: String\n}\n\n", t)
+	fmt.Fprintf(b, "input Delete%[1]sInput {\n  id: ID!\n  clientMutationId: String\n}\n\n", t)
+	for _, kind := range []string{"Create", "Update", "Delete"} {
+		fmt.Fprintf(b, "type %s%sPayload {\n  %s: %s!\n  clientMutationId: String\n}\n\n", kind, t, cm.single, t)
+	}
+}
+
+// inputFields are the fields a create or update may set: the shown fields
+// plus _User's password.
+func inputFields(cm *classModel) []fieldModel {
+	out := slices.Clone(cm.fields)
+	if f, ok := cm.byName["password"]; ok && cm.class == "_User" {
+		out = append(out, f)
+		sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	}
+	return out
+}
+
+// orderFields are the names an order enum offers.
+func orderFields(cm *classModel) []string {
+	names := []string{"id", "objectId", "createdAt", "updatedAt"}
+	for _, f := range cm.fields {
+		switch f.Type {
+		case schema.TypeRelation, schema.TypeACL, schema.TypeBytes, schema.TypeFile, schema.TypePolygon:
+			continue
+		}
+		names = append(names, f.name)
+	}
+	return names
+}

@@ -1,0 +1,59 @@
+package graphql
+
+import (
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
+
+// viewer is the caller's user and session token.
+func (e *executor) viewer(a service.Auth) (any, error) {
+	u, err := e.h.svc.Me(a)
+	if err != nil {
+		return nil, err
+	}
+	token := str(u["sessionToken"])
+	delete(u, "sessionToken")
+	cm := e.m.classes["_User"]
+	return map[string]any{"sessionToken": token, "user": &objectValue{cm, u}}, nil
+}
+
+// viewerFor is the viewer of a session just opened.
+func (e *executor) viewerFor(token string) (any, error) {
+	a, err := e.h.svc.Authenticate(service.Auth{SessionToken: token, InstallationID: e.auth.InstallationID, Request: e.auth.Request})
+	if err != nil {
+		return nil, err
+	}
+	return e.viewer(a)
+}
+
+func (e *executor) signUp(input map[string]any) (map[string]any, error) {
+	body, _, err := e.fieldsIn(e.m.classes["_User"], input["fields"], false)
+	if err != nil {
+		return nil, err
+	}
+	_, token, err := e.h.svc.SignUp(e.auth, body)
+	if err != nil {
+		return nil, err
+	}
+	v, err := e.viewerFor(token)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"viewer": v}, nil
+}
+
+func (e *executor) logIn(input map[string]any) (map[string]any, error) {
+	u, err := e.h.svc.LogIn(e.auth, input["username"], nil, input["password"], false)
+	if err != nil {
+		return nil, err
+	}
+	token, _ := u["sessionToken"].(string)
+	if token == "" {
+		return nil, schema.Errorf(schema.CodeInternalServerError, "Internal server error.")
+	}
+	v, err := e.viewerFor(token)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"viewer": v}, nil
+}
