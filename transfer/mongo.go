@@ -34,18 +34,21 @@ const (
 	keyEmailLC  = "_email_lc"
 )
 
+// accountFields are Parse Server's _User bookkeeping fields that Quarry
+// keeps under the same names and in the same form (pending email
+// verification and password reset, lockout counters, password history):
+// they are imported as they are.
+var accountFields = map[string]bool{
+	"_email_verify_token": true, "_email_verify_token_expires_at": true,
+	"_perishable_token": true, "_perishable_token_expires_at": true,
+	"_failed_login_count": true, "_account_lockout_expires_at": true,
+	"_password_changed_at": true, "_password_history": true,
+}
+
 // droppedFields are Parse Server's internal fields that Quarry keeps no
 // equivalent of; an import drops them and counts them in its summary.
 var droppedFields = map[string]string{
-	"_email_verify_token":            "email verification is not pending in Quarry",
-	"_email_verify_token_expires_at": "email verification is not pending in Quarry",
-	"_perishable_token":              "password reset links are not carried over",
-	"_perishable_token_expires_at":   "password reset links are not carried over",
-	"_failed_login_count":            "account lockout counters are not carried over",
-	"_account_lockout_expires_at":    "account lockout counters are not carried over",
-	"_password_changed_at":           "password policy history is not carried over",
-	"_password_history":              "password policy history is not carried over",
-	"_tombstone":                     "tombstones are not carried over",
+	"_tombstone": "tombstones are not carried over",
 }
 
 // plainValue turns MongoDB Extended JSON (canonical or relaxed, v1 or v2)

@@ -103,6 +103,8 @@ func (out *converted) internalField(class, k string, v any) {
 			out.obj["authData"] = auth
 		}
 		auth[k[len(authDataPrefix):]] = v
+	case class == "_User" && accountFields[k]:
+		out.obj[k] = v
 	default:
 		reason, known := droppedFields[k]
 		if !known {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -296,7 +297,13 @@ func TestRoundTripDashboard(t *testing.T) {
 			continue
 		}
 		obj := v.(map[string]any)
-		delete(obj, "_hashed_password")
+		// The Dashboard shape holds no internal field: the password hash
+		// and account bookkeeping stay behind; the lookup keys are remade.
+		for f := range obj {
+			if strings.HasPrefix(f, "_") && f != "_username_lc" && f != "_email_lc" {
+				delete(obj, f)
+			}
+		}
 		if !reflect.DeepEqual(obj, got[k]) {
 			w, _ := json.Marshal(obj)
 			g, _ := json.Marshal(got[k])
