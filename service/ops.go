@@ -23,6 +23,8 @@ type draft struct {
 	passwordChanged bool
 	// hashedPassword is the body's password already hashed (WriteOp).
 	hashedPassword string
+	// enc is obj's JSON as committed: the stored version's reply bytes.
+	enc []byte
 }
 
 type joinChange struct {

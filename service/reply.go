@@ -1,0 +1,67 @@
+package service
+
+import (
+	"encoding/json"
+
+	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/schema"
+)
+
+// GetResult is Get for a caller that only sends the object: its one result
+// may be the stored object itself, as a find's results may (see view), so
+// the caller must not modify it, and AppendResult encodes it from the
+// bytes kept with the stored version. A not-found is ErrObjectNotFound.
+func (s *Service) GetResult(auth Auth, class, id string, opts ReadOptions) (FindResult, error) {
+	if !schema.ValidClassName(class) {
+		return FindResult{}, schema.ClassNameError(class)
+	}
+	res, err := s.Find(auth, class, FindParams{Where: map[string]any{"objectId": id}, Limit: 1, Read: opts,
+		op: opGet, shareGet: true})
+	if err != nil {
+		return FindResult{}, err
+	}
+	if len(res.Results) == 0 {
+		return FindResult{}, schema.ErrObjectNotFound
+	}
+	return res, nil
+}
+
+// AppendResults appends the results to dst as a JSON array, byte for byte
+// what encoding/json's Marshal makes of Results. A result that is a stored
+// object as it is (see view) costs only a copy of the bytes kept with its
+// version (index.Collection.Encoding); the others, copies shaped for the
+// caller, are encoded here.
+func (r *FindResult) AppendResults(dst []byte) ([]byte, error) {
+	if r.Results == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	for i := range r.Results {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = r.AppendResult(dst, i); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// AppendResult appends result i to dst as AppendResults does.
+func (r *FindResult) AppendResult(dst []byte, i int) ([]byte, error) {
+	b, err := encodeObject(r.coll, r.Results[i])
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// encodeObject is obj's JSON: the bytes kept with it when obj is the
+// stored version in coll, a new encoding otherwise.
+func encodeObject(coll *index.Collection, obj schema.Object) ([]byte, error) {
+	if coll != nil {
+		return coll.Encoding(obj)
+	}
+	return json.Marshal(obj)
+}
