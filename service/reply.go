@@ -2,6 +2,7 @@ package service
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
@@ -15,6 +16,9 @@ func (s *Service) GetResult(auth Auth, class, id string, opts ReadOptions) (Find
 	if !schema.ValidClassName(class) {
 		return FindResult{}, schema.ClassNameError(class)
 	}
+	if res, done, err := s.getDirect(auth, class, id, opts); done {
+		return res, err
+	}
 	res, err := s.Find(auth, class, FindParams{Where: map[string]any{"objectId": id}, Limit: 1, Read: opts,
 		op: opGet, shareGet: true})
 	if err != nil {
@@ -24,6 +28,52 @@ func (s *Service) GetResult(auth Auth, class, id string, opts ReadOptions) (Find
 		return FindResult{}, schema.ErrObjectNotFound
 	}
 	return res, nil
+}
+
+// getDirect is GetResult without the planner, when only the CLP and the
+// ACL decide what the caller sees: no find trigger, no include, no
+// pointer permission or protected field for the caller. done is false
+// when the full path must answer instead.
+func (s *Service) getDirect(auth Auth, class, id string, opts ReadOptions) (res FindResult, done bool, err error) {
+	if h := s.opts.Hooks; h != nil && (h.Has(BeforeFind, class) || h.Has(AfterFind, class)) {
+		return FindResult{}, false, nil
+	}
+	if len(opts.Include) > 0 || opts.IncludeAll || dotted(opts.Keys) {
+		return FindResult{}, false, nil
+	}
+	g, err := s.guardRead(auth, class, opGet)
+	if err != nil {
+		return FindResult{}, true, err
+	}
+	if g.extra != nil || g.protected != nil {
+		return FindResult{}, false, nil
+	}
+	coll := s.data.Collection(class, false)
+	if coll == nil {
+		return FindResult{}, true, schema.ErrObjectNotFound
+	}
+	obj, ok := coll.Get(id)
+	if ok {
+		if visible := s.queryVisible(g, class); visible != nil && !visible(obj) {
+			ok = false
+		}
+	}
+	if !ok {
+		return FindResult{}, true, schema.ErrObjectNotFound
+	}
+	res = FindResult{Results: []schema.Object{s.view(class, obj, opts, g, s.canShare(class, opts))},
+		Plan: "id_lookup", Examined: 1, coll: coll}
+	return res, true, nil
+}
+
+// dotted reports whether a key names a path inside a field ("a.b").
+func dotted(keys []string) bool {
+	for _, k := range keys {
+		if strings.Contains(k, ".") {
+			return true
+		}
+	}
+	return false
 }
 
 // AppendResults appends the results to dst as a JSON array, byte for byte
