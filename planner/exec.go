@@ -451,6 +451,9 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 		return nil, 0, nil
 	}
 	sources := pl.idSources(a, nil)
+	if len(sources) == 1 {
+		return pl.firstByID(sources[0], need)
+	}
 	best := newTopK(need, idLess)
 	var seen map[string]bool
 	if len(sources) > 1 {
@@ -485,6 +488,32 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 	}
 	return idObjects(best.sorted()), examined, nil
 }
+
+// firstByID is collectByID for one source: its matches already come in
+// objectId order, so the first `need` are the answer, kept as they come,
+// with no heap and no sort.
+func (pl *Plan) firstByID(src idSource, need int) ([]schema.Object, int, error) {
+	out := make([]schema.Object, 0, min(need, firstByIDCap))
+	examined := 0
+	err := src(func(obj schema.Object) bool {
+		examined++
+		if pl.match(obj) {
+			out = append(out, obj)
+		}
+		return len(out) < need
+	})
+	if errors.Is(err, index.ErrDeadline) {
+		return nil, examined, ErrTimeout
+	}
+	if err != nil {
+		return nil, examined, err
+	}
+	return out, examined, nil
+}
+
+// firstByIDCap bounds the room firstByID reserves before any match: a
+// large limit is rarely filled.
+const firstByIDCap = 128
 
 type idItem struct {
 	id  string

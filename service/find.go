@@ -153,7 +153,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 			return FindResult{}, err
 		}
 	}
-	guards := &findGuards{s: s, auth: auth, mainOp: mainOp, order: p.Order, byClass: map[string]*readGuard{}}
+	guards := &findGuards{s: s, auth: auth, mainOp: mainOp, order: p.Order}
 	q.Guard = guards.guard
 	if !auth.Master && !auth.internal {
 		q.RelatedVisible = func(ownerClass, key, ownerID string) bool { return s.relatedVisible(auth, ownerClass, key, ownerID) }
@@ -165,9 +165,10 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if err != nil {
 		return FindResult{}, err
 	}
-	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count,
+	// The plan's page is its own: the results take its place.
+	out := FindResult{Results: res.Objects, Count: res.Count, Counted: p.Count,
 		Plan: plan.Kind(), Examined: res.Examined, plan: plan, coll: s.data.Collection(class, false)}
-	g := guards.byClass[class]
+	g := guards.main
 	// Include writes the expanded objects into the results, and a get's
 	// one object is the caller's to change (a user reading themselves gets
 	// their token added): no sharing for either.
@@ -243,11 +244,13 @@ func (src source) RelationTarget(class, field string) string {
 // own class (the find, get or count operation) and its subqueries' (find).
 // It remembers the main class's guard, which shapes the results.
 type findGuards struct {
-	s       *Service
-	auth    Auth
-	mainOp  string
-	order   []SortKey
-	byClass map[string]*readGuard
+	s      *Service
+	auth   Auth
+	mainOp string
+	order  []SortKey
+	// main is the guard of the query's own class (a query has one; its
+	// subqueries' guards are not kept).
+	main *readGuard
 }
 
 // guard is planner.Query.Guard: the CLP check, the keys a where may name,
@@ -283,7 +286,7 @@ func (f *findGuards) guard(cls string, where map[string]any, sub bool) (func(sch
 		}
 	}
 	if !sub {
-		f.byClass[cls] = g
+		f.main = g
 	}
 	return f.s.queryVisible(g, cls), g.extra, nil
 }
