@@ -450,7 +450,8 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 	if need <= 0 {
 		return nil, 0, nil
 	}
-	sources := pl.idSources(a, nil)
+	var room [4]idSource
+	sources := pl.idSources(a, room[:0])
 	if len(sources) == 1 {
 		return pl.firstByID(sources[0], need)
 	}
@@ -493,22 +494,31 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 // objectId order, so the first `need` are the answer, kept as they come,
 // with no heap and no sort.
 func (pl *Plan) firstByID(src idSource, need int) ([]schema.Object, int, error) {
-	out := make([]schema.Object, 0, min(need, firstByIDCap))
-	examined := 0
-	err := src(func(obj schema.Object) bool {
-		examined++
-		if pl.match(obj) {
-			out = append(out, obj)
-		}
-		return len(out) < need
-	})
+	f := &firstMatches{pl: pl, need: need, out: make([]schema.Object, 0, min(need, firstByIDCap))}
+	err := src(f.add)
 	if errors.Is(err, index.ErrDeadline) {
-		return nil, examined, ErrTimeout
+		return nil, f.examined, ErrTimeout
 	}
 	if err != nil {
-		return nil, examined, err
+		return nil, f.examined, err
 	}
-	return out, examined, nil
+	return f.out, f.examined, nil
+}
+
+// firstMatches keeps the first need matches a scan delivers (firstByID).
+type firstMatches struct {
+	pl       *Plan
+	need     int
+	examined int
+	out      []schema.Object
+}
+
+func (f *firstMatches) add(obj schema.Object) bool {
+	f.examined++
+	if f.pl.match(obj) {
+		f.out = append(f.out, obj)
+	}
+	return len(f.out) < f.need
 }
 
 // firstByIDCap bounds the room firstByID reserves before any match: a
@@ -688,7 +698,7 @@ func (pl *Plan) Explain(res Result) map[string]any {
 		"where":    pl.root.String(),
 		"residual": pl.residual.String(),
 		"access":   pl.access.String(),
-		"reason":   pl.access.why,
+		"reason":   pl.access.reason(),
 		"estimate": pl.access.estimate,
 		"examined": res.Examined,
 		"matched":  res.Count,
@@ -717,5 +727,5 @@ func (pl *Plan) sortText() string {
 // indexes but never a value of the query, so it can be logged.
 func (pl *Plan) Summary() string {
 	return fmt.Sprintf("class %s: %s (%s; estimate %d), sort %s",
-		pl.q.Class, pl.access.String(), pl.access.why, pl.access.estimate, pl.sortText())
+		pl.q.Class, pl.access.String(), pl.access.reason(), pl.access.estimate, pl.sortText())
 }

@@ -176,7 +176,8 @@ type access struct {
 	// op is the constraint a single-constraint access came from; when the
 	// access is tight, that constraint leaves the residual filter.
 	op *where.Op
-	// why describes the access for explain and for 154 messages.
+	// why describes the access for explain and for 154 messages; when
+	// empty, reason makes it from op and path (made only when asked).
 	why string
 }
 
@@ -234,4 +235,12 @@ type Plan struct {
 	orderIndex bool
 	near       *nearSort
 	deadline   time.Time
+}
+
+// reason describes the access for explain and for 154 messages.
+func (a *access) reason() string {
+	if a.why == "" && a.op != nil {
+		return a.op.Code.String() + " on " + a.path
+	}
+	return a.why
 }
