@@ -38,13 +38,13 @@ func parseAudienceQueries(fn endpoint) endpoint {
 			return nil, err
 		}
 		switch b := out.(type) {
-		case *findBody:
-			for i, o := range b.res.Results {
-				b.res.Results[i] = withParsedQuery(o)
+		case findBody:
+			for i, o := range b.c.found.Results {
+				b.c.found.Results[i] = withParsedQuery(o)
 			}
 			return b, nil
-		case *objectBody:
-			b.res.Results[0] = withParsedQuery(b.res.Results[0])
+		case objectBody:
+			b.c.found.Results[0] = withParsedQuery(b.c.found.Results[0])
 			return b, nil
 		}
 		m, _ := out.(map[string]any)

@@ -66,7 +66,8 @@ func getObject(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &objectBody{res}, nil
+	c.found = res
+	return objectBody{c}, nil
 }
 
 // getOptions reads a get's parameters.
@@ -118,7 +119,7 @@ func (c *call) findReply(res service.FindResult) any {
 	if res.Explain != nil {
 		return map[string]any{"results": res.Explain}
 	}
-	return &findBody{res}
+	return findBody{c}
 }
 
 // allParams merges URL parameters over the body: the JS SDK sends query

@@ -35,7 +35,8 @@ type call struct {
 	// and metrics; set by findReply.
 	plan     string
 	examined int
-	// found describes the plan in the slow-query line (only then).
+	// found is a find's or get's result: the reply's objects, and the
+	// plan the slow-query line describes.
 	found service.FindResult
 	// claimed is the request id claimed for idempotency, given back if
 	// the request fails.
