@@ -80,7 +80,7 @@ func (p *planner) plan(depth int) (*Plan, error) {
 	}
 	pl.residual = residual(resolved, pl.access)
 	p.fillSets(pl.residual)
-	pl.fill = p.fillSets
+	pl.filler = p
 	m, err := matcher.Compile(pl.residual, nil)
 	if err != nil {
 		return nil, err
@@ -690,8 +690,8 @@ func (pl *Plan) less(a, b schema.Object) bool {
 
 // Explain describes the chosen plan for the master key's explain option.
 func (pl *Plan) Explain(res Result) map[string]any {
-	if pl.fill != nil {
-		pl.fill(pl.root)
+	if pl.filler != nil {
+		pl.filler.fillSets(pl.root)
 	}
 	out := map[string]any{
 		"class":    pl.q.Class,

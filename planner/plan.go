@@ -224,8 +224,10 @@ type Plan struct {
 	match    func(schema.Object) bool
 	// sortKeys is q.Order in the matcher's terms.
 	sortKeys []matcher.SortKey
-	// fill boxes the values of set operators (for explain).
-	fill func(*where.Node)
+	// filler boxes the values of set operators (fillSets, for explain);
+	// a pointer, not a method value, which would cost every plan an
+	// allocation.
+	filler *planner
 	// visible is set when a guard filters objects the caller may not see.
 	visible bool
 	// guard is the guard's visibility test when visible is set.
