@@ -1,5 +1,6 @@
 // Package index owns Quarry's in-memory data: per-class collections of
-// decoded objects with ordered B-tree indexes over field paths (objectId,
+// decoded objects, each version with its JSON encoding once made
+// (encoding.go), and ordered B-tree indexes over field paths (objectId,
 // createdAt and updatedAt always, others on request), S2 cell indexes
 // over GeoPoint and Polygon paths (geo.go), range and cell scans with a
 // callback and a deadline, cardinality estimates for the planner, and
