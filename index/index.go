@@ -1,5 +1,6 @@
 // Package index owns Quarry's in-memory data: per-class collections of
-// decoded objects with ordered B-tree indexes over field paths (objectId,
+// decoded objects, each version with its JSON encoding once made
+// (encoding.go), and ordered B-tree indexes over field paths (objectId,
 // createdAt and updatedAt always, others on request), S2 cell indexes
 // over GeoPoint and Polygon paths (geo.go), range and cell scans with a
 // callback and a deadline, cardinality estimates for the planner, and
@@ -190,8 +191,20 @@ func (c *Collection) Get(id string) (schema.Object, bool) {
 // Put inserts or replaces an object (keyed by its objectId), moving its
 // entries in every index. obj must not be modified afterwards.
 func (c *Collection) Put(obj schema.Object) {
+	c.PutEncoded(obj, nil)
+}
+
+// PutEncoded is Put with obj's JSON encoding as encoding/json's Marshal
+// makes it (the bytes a write has just committed), kept as the reply
+// bytes of this version of the object (see Encoding); nil leaves them to
+// be made by the first read. Neither obj nor enc may be modified
+// afterwards.
+func (c *Collection) PutEncoded(obj schema.Object, enc []byte) {
 	id, _ := obj["objectId"].(string)
 	rec := &record{id: id, obj: obj}
+	if enc != nil {
+		rec.enc.Store(&enc)
+	}
 	c.mu.Lock()
 	old := c.objects[id]
 	c.objects[id] = rec

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"strings"
+	"sync/atomic"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -103,10 +104,12 @@ func (r Range) Empty() bool {
 }
 
 // record is one stored version of an object, shared by all its index
-// entries. Records are immutable: Put makes a new one.
+// entries. Records are immutable (Put makes a new one), but for enc, which
+// is set at most once: the version's JSON encoding (encoding.go).
 type record struct {
 	id  string
 	obj schema.Object
+	enc atomic.Pointer[[]byte]
 }
 
 // entry is one index item: a key and the object it came from. Entries order

@@ -62,3 +62,17 @@ func Benchmark_Parse_Typical(b *testing.B) {
 		}
 	}
 }
+
+// Benchmark_Compare_CreatedAtDesc: the order -createdAt between two
+// objects, as a sort or a top-k does for every pair it compares.
+func Benchmark_Compare_CreatedAtDesc(b *testing.B) {
+	x := schema.Object{"objectId": "a", "createdAt": "2026-01-02T03:04:05.006Z"}
+	y := schema.Object{"objectId": "b", "createdAt": "2026-01-02T03:04:05.007Z"}
+	keys := []matcher.SortKey{{Path: "createdAt", Desc: true}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if matcher.Compare(x, y, keys) <= 0 {
+			b.Fatal("wrong order")
+		}
+	}
+}

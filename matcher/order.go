@@ -20,9 +20,7 @@ type SortKey struct {
 func Compare(a, b schema.Object, keys []SortKey) int {
 	desc := false
 	for _, k := range keys {
-		va, _ := schema.Get(a, k.Path)
-		vb, _ := schema.Get(b, k.Path)
-		if c := schema.Compare(va, vb); c != 0 {
+		if c := schema.CompareAt(a, b, k.Path); c != 0 {
 			if k.Desc {
 				return -c
 			}

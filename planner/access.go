@@ -249,8 +249,7 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 		return nil
 	}
 	// These ranges are supersets: the residual keeps the constraint.
-	return &access{kind: accessRanges, path: path, ranges: ranges, estimate: p.estimate(path, ranges), op: op,
-		why: op.Code.String() + " on " + path}
+	return &access{kind: accessRanges, path: path, ranges: ranges, estimate: p.estimate(path, ranges), op: op}
 }
 
 // setAccess is the access for a subquery's or relation's set (valueSet):
@@ -291,7 +290,7 @@ func (p *planner) pointAccess(path string, op *where.Op, keys []any) *access {
 	tight := len(keys) == 1 || !p.coll.Multikey(path)
 	est, exact := p.estimatePoints(path, keys)
 	return &access{kind: accessRanges, path: path, ranges: ranges, points: keys, estimate: est, exact: exact,
-		tight: tight, op: op, why: op.Code.String() + " on " + path}
+		tight: tight, op: op}
 }
 
 // sampledRanges is how many ranges of a long $in are estimated exactly;

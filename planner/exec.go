@@ -80,7 +80,7 @@ func (p *planner) plan(depth int) (*Plan, error) {
 	}
 	pl.residual = residual(resolved, pl.access)
 	p.fillSets(pl.residual)
-	pl.fill = p.fillSets
+	pl.filler = p
 	m, err := matcher.Compile(pl.residual, nil)
 	if err != nil {
 		return nil, err
@@ -450,7 +450,11 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 	if need <= 0 {
 		return nil, 0, nil
 	}
-	sources := pl.idSources(a, nil)
+	var room [4]idSource
+	sources := pl.idSources(a, room[:0])
+	if len(sources) == 1 {
+		return pl.firstByID(sources[0], need)
+	}
 	best := newTopK(need, idLess)
 	var seen map[string]bool
 	if len(sources) > 1 {
@@ -485,6 +489,41 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 	}
 	return idObjects(best.sorted()), examined, nil
 }
+
+// firstByID is collectByID for one source: its matches already come in
+// objectId order, so the first `need` are the answer, kept as they come,
+// with no heap and no sort.
+func (pl *Plan) firstByID(src idSource, need int) ([]schema.Object, int, error) {
+	f := &firstMatches{pl: pl, need: need, out: make([]schema.Object, 0, min(need, firstByIDCap))}
+	err := src(f.add)
+	if errors.Is(err, index.ErrDeadline) {
+		return nil, f.examined, ErrTimeout
+	}
+	if err != nil {
+		return nil, f.examined, err
+	}
+	return f.out, f.examined, nil
+}
+
+// firstMatches keeps the first need matches a scan delivers (firstByID).
+type firstMatches struct {
+	pl       *Plan
+	need     int
+	examined int
+	out      []schema.Object
+}
+
+func (f *firstMatches) add(obj schema.Object) bool {
+	f.examined++
+	if f.pl.match(obj) {
+		f.out = append(f.out, obj)
+	}
+	return len(f.out) < f.need
+}
+
+// firstByIDCap bounds the room firstByID reserves before any match: a
+// large limit is rarely filled.
+const firstByIDCap = 128
 
 type idItem struct {
 	id  string
@@ -651,15 +690,15 @@ func (pl *Plan) less(a, b schema.Object) bool {
 
 // Explain describes the chosen plan for the master key's explain option.
 func (pl *Plan) Explain(res Result) map[string]any {
-	if pl.fill != nil {
-		pl.fill(pl.root)
+	if pl.filler != nil {
+		pl.filler.fillSets(pl.root)
 	}
 	out := map[string]any{
 		"class":    pl.q.Class,
 		"where":    pl.root.String(),
 		"residual": pl.residual.String(),
 		"access":   pl.access.String(),
-		"reason":   pl.access.why,
+		"reason":   pl.access.reason(),
 		"estimate": pl.access.estimate,
 		"examined": res.Examined,
 		"matched":  res.Count,
@@ -688,5 +727,5 @@ func (pl *Plan) sortText() string {
 // indexes but never a value of the query, so it can be logged.
 func (pl *Plan) Summary() string {
 	return fmt.Sprintf("class %s: %s (%s; estimate %d), sort %s",
-		pl.q.Class, pl.access.String(), pl.access.why, pl.access.estimate, pl.sortText())
+		pl.q.Class, pl.access.String(), pl.access.reason(), pl.access.estimate, pl.sortText())
 }

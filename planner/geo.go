@@ -84,7 +84,7 @@ func (p *planner) geoAccessFor(path string, op *where.Op) *access {
 			est++
 			return est < p.budgetCap()
 		})
-		return &access{kind: accessGeo, path: path, geo: g, estimate: est, op: op, why: op.Code.String() + " on " + path}
+		return &access{kind: accessGeo, path: path, geo: g, estimate: est, op: op}
 	}
 	if kind != index.GeoPoints {
 		return nil
@@ -110,7 +110,7 @@ func (p *planner) geoAccessFor(path string, op *where.Op) *access {
 		g.ranges = fullCurve // $nearSphere with no maximum distance at all
 		est = gc.EstimateGeo(path, g.ranges, p.budgetCap())
 	}
-	return &access{kind: accessGeo, path: path, geo: g, estimate: est, op: op, why: op.Code.String() + " on " + path}
+	return &access{kind: accessGeo, path: path, geo: g, estimate: est, op: op}
 }
 
 // Covering refinement. A covering starts with about geo.CoverMaxCells

@@ -176,7 +176,8 @@ type access struct {
 	// op is the constraint a single-constraint access came from; when the
 	// access is tight, that constraint leaves the residual filter.
 	op *where.Op
-	// why describes the access for explain and for 154 messages.
+	// why describes the access for explain and for 154 messages; when
+	// empty, reason makes it from op and path (made only when asked).
 	why string
 }
 
@@ -223,8 +224,10 @@ type Plan struct {
 	match    func(schema.Object) bool
 	// sortKeys is q.Order in the matcher's terms.
 	sortKeys []matcher.SortKey
-	// fill boxes the values of set operators (for explain).
-	fill func(*where.Node)
+	// filler boxes the values of set operators (fillSets, for explain);
+	// a pointer, not a method value, which would cost every plan an
+	// allocation.
+	filler *planner
 	// visible is set when a guard filters objects the caller may not see.
 	visible bool
 	// guard is the guard's visibility test when visible is set.
@@ -234,4 +237,12 @@ type Plan struct {
 	orderIndex bool
 	near       *nearSort
 	deadline   time.Time
+}
+
+// reason describes the access for explain and for 154 messages.
+func (a *access) reason() string {
+	if a.why == "" && a.op != nil {
+		return a.op.Code.String() + " on " + a.path
+	}
+	return a.why
 }

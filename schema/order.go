@@ -191,6 +191,23 @@ func getNested(obj map[string]any, path string) (any, bool) {
 	}
 }
 
+// CompareAt compares the values of a and b at path as Compare compares
+// what Get returns, without building the Date maps of the timestamps
+// createdAt and updatedAt: two timestamps compare as their iso strings,
+// which is how Compare orders two Dates.
+func CompareAt(a, b Object, path string) int {
+	if path == "createdAt" || path == "updatedAt" {
+		sa, aStr := a[path].(string)
+		sb, bStr := b[path].(string)
+		if aStr && bStr {
+			return strings.Compare(sa, sb)
+		}
+	}
+	va, _ := Get(a, path)
+	vb, _ := Get(b, path)
+	return Compare(va, vb)
+}
+
 // Date wraps a TimeLayout timestamp as a Date value.
 func Date(iso string) map[string]any { return map[string]any{"__type": "Date", "iso": iso} }
 

@@ -3,6 +3,7 @@ package service
 import (
 	"strings"
 
+	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/planner"
 	"github.com/quarrydata/quarry/schema"
 )
@@ -18,6 +19,8 @@ type FindParams struct {
 	// op is the CLP operation a lookup checks (get for GET by id);
 	// find when empty.
 	op string
+	// shareGet lets a get's result be the stored object (GetResult).
+	shareGet bool
 	// RedirectClassNameForKey runs the query on the target class of this
 	// relation key of the named class (Parse's relation queries).
 	RedirectClassNameForKey string
@@ -75,6 +78,9 @@ type FindResult struct {
 	// plan is kept so a slow query's log line can describe it; describing
 	// costs only when asked (PlanSummary).
 	plan *planner.Plan
+	// coll holds the stored objects among Results, whose encodings it
+	// keeps (AppendResults).
+	coll *index.Collection
 }
 
 // PlanSummary describes the query's plan in one line without any value of
@@ -147,7 +153,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 			return FindResult{}, err
 		}
 	}
-	guards := &findGuards{s: s, auth: auth, mainOp: mainOp, order: p.Order, byClass: map[string]*readGuard{}}
+	guards := &findGuards{s: s, auth: auth, mainOp: mainOp, order: p.Order}
 	q.Guard = guards.guard
 	if !auth.Master && !auth.internal {
 		q.RelatedVisible = func(ownerClass, key, ownerID string) bool { return s.relatedVisible(auth, ownerClass, key, ownerID) }
@@ -159,13 +165,14 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if err != nil {
 		return FindResult{}, err
 	}
-	out := FindResult{Results: make([]schema.Object, len(res.Objects)), Count: res.Count, Counted: p.Count,
-		Plan: plan.Kind(), Examined: res.Examined, plan: plan}
-	g := guards.byClass[class]
+	// The plan's page is its own: the results take its place.
+	out := FindResult{Results: res.Objects, Count: res.Count, Counted: p.Count,
+		Plan: plan.Kind(), Examined: res.Examined, plan: plan, coll: s.data.Collection(class, false)}
+	g := guards.main
 	// Include writes the expanded objects into the results, and a get's
 	// one object is the caller's to change (a user reading themselves gets
 	// their token added): no sharing for either.
-	shareable := len(includes) == 0 && p.op != opGet && s.canShare(class, p.Read)
+	shareable := len(includes) == 0 && (p.op != opGet || p.shareGet) && s.canShare(class, p.Read)
 	for i, o := range res.Objects {
 		out.Results[i] = s.view(class, o, p.Read, g, shareable)
 	}
@@ -237,11 +244,13 @@ func (src source) RelationTarget(class, field string) string {
 // own class (the find, get or count operation) and its subqueries' (find).
 // It remembers the main class's guard, which shapes the results.
 type findGuards struct {
-	s       *Service
-	auth    Auth
-	mainOp  string
-	order   []SortKey
-	byClass map[string]*readGuard
+	s      *Service
+	auth   Auth
+	mainOp string
+	order  []SortKey
+	// main is the guard of the query's own class (a query has one; its
+	// subqueries' guards are not kept).
+	main *readGuard
 }
 
 // guard is planner.Query.Guard: the CLP check, the keys a where may name,
@@ -277,7 +286,7 @@ func (f *findGuards) guard(cls string, where map[string]any, sub bool) (func(sch
 		}
 	}
 	if !sub {
-		f.byClass[cls] = g
+		f.main = g
 	}
 	return f.s.queryVisible(g, cls), g.extra, nil
 }

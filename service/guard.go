@@ -105,13 +105,20 @@ func (g *readGuard) hidesAuthData(obj schema.Object) bool {
 // holds at one instant only: a long-lived filter (LiveQuery) must use
 // g.visible itself.
 func (s *Service) queryVisible(g *readGuard, class string) func(schema.Object) bool {
-	if g.visible == nil || class == classSession {
-		return g.visible
-	}
-	if c := s.data.Collection(class, false); c == nil || c.Flagged() == 0 {
+	if g.visible == nil || !s.aclFilters(class) {
 		return nil
 	}
 	return g.visible
+}
+
+// aclFilters reports whether a non-master read of class must test each
+// object's ACL and the class's own rules right now (see queryVisible).
+func (s *Service) aclFilters(class string) bool {
+	if class == classSession {
+		return true
+	}
+	c := s.data.Collection(class, false)
+	return c != nil && c.Flagged() > 0
 }
 
 // relatedVisible reports whether the caller may list the members of an

@@ -16,6 +16,9 @@ const MaxIncludePaths = 50
 // parseIncludes turns "a,a.b,*" into sorted paths (each prefix included
 // once). includeAll or "*" adds every Pointer and Array field of the class.
 func (s *Service) parseIncludes(class string, list []string, all bool) ([][]string, error) {
+	if len(list) == 0 && !all {
+		return nil, nil
+	}
 	set := map[string]bool{}
 	for _, p := range list {
 		if p == "*" {

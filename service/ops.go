@@ -25,6 +25,8 @@ type draft struct {
 	hashedPassword string
 	// authPlan is the body's checked authData (WriteOp).
 	authPlan *authPlan
+	// enc is obj's JSON as committed: the stored version's reply bytes.
+	enc []byte
 }
 
 type joinChange struct {

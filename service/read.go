@@ -116,8 +116,10 @@ func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *rea
 			}
 		}
 	}
-	if _, ok := obj["authData"]; ok && g.hidesAuthData(obj) {
-		return s.present(class, obj, opts, g)
+	if g.hidesAuthData(obj) { // first: it rarely reads obj (a cold map)
+		if _, ok := obj["authData"]; ok {
+			return s.present(class, obj, opts, g)
+		}
 	}
 	if s.holdsFiles(class, obj) {
 		return s.present(class, obj, opts, g)

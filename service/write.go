@@ -466,7 +466,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 			if len(b) > MaxObjectBytes {
 				return schema.Errorf(schema.CodeObjectTooLarge, "object is larger than %d bytes", MaxObjectBytes)
 			}
-			rec.Value = b
+			rec.Value, d.enc = b, b
 		}
 		records = append(records, rec)
 		for _, j := range d.joins {
@@ -492,7 +492,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 		if d.obj == nil {
 			coll.Delete(d.id)
 		} else {
-			coll.Put(d.obj)
+			coll.PutEncoded(d.obj, d.enc)
 		}
 		for _, j := range d.joins {
 			s.data.SetRelation(d.class, j.key, d.id, j.relatedID, j.present)

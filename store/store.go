@@ -36,7 +36,9 @@ type Adapter interface {
 	Load(fn func(Record) error) error
 	// Commit applies all records atomically and durably: when it returns
 	// nil, every record survives a crash (kill -9, power loss of the OS
-	// page cache). Concurrent callers share fsyncs (group commit).
+	// page cache). Concurrent callers share fsyncs (group commit). It
+	// must not modify a record's Value: the service keeps an object's
+	// committed bytes as its reply encoding.
 	Commit(records []Record) error
 	// Close flushes and releases the backend.
 	Close() error

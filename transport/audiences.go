@@ -37,13 +37,17 @@ func parseAudienceQueries(fn endpoint) endpoint {
 		if err != nil {
 			return nil, err
 		}
-		m, _ := out.(map[string]any)
-		if results, isList := m["results"].([]schema.Object); isList {
-			for i, o := range results {
-				results[i] = withParsedQuery(o)
+		switch b := out.(type) {
+		case findBody:
+			for i, o := range b.c.found.Results {
+				b.c.found.Results[i] = withParsedQuery(o)
 			}
-			return m, nil
+			return b, nil
+		case objectBody:
+			b.c.found.Results[0] = withParsedQuery(b.c.found.Results[0])
+			return b, nil
 		}
+		m, _ := out.(map[string]any)
 		return withParsedQuery(m), nil
 	}
 }

@@ -58,17 +58,27 @@ func createObject(s *Server, c *call) (any, error) {
 }
 
 func getObject(s *Server, c *call) (any, error) {
-	params := c.allParams()
-	for k := range params {
-		if !getParamNames[k] {
-			return nil, schema.Errorf(schema.CodeInvalidQuery, "Improper encode of parameter")
-		}
-	}
-	ro, err := readOptions(params)
+	ro, err := getOptions(c)
 	if err != nil {
 		return nil, err
 	}
-	return s.svc.Get(c.auth, c.params["className"], c.params["objectId"], ro)
+	res, err := s.svc.GetResult(c.auth, c.params["className"], c.params["objectId"], ro)
+	if err != nil {
+		return nil, err
+	}
+	c.found = res
+	return objectBody{c}, nil
+}
+
+// getOptions reads a get's parameters.
+func getOptions(c *call) (service.ReadOptions, error) {
+	params := c.allParams()
+	for k := range params {
+		if !getParamNames[k] {
+			return service.ReadOptions{}, schema.Errorf(schema.CodeInvalidQuery, "Improper encode of parameter")
+		}
+	}
+	return readOptions(params)
 }
 
 func updateObject(s *Server, c *call) (any, error) {
@@ -104,19 +114,12 @@ func findObjects(s *Server, c *call) (any, error) {
 // findReply is a find's response body: the results (or the plan, for
 // explain), the count when asked for, and the class of a redirected query.
 // It notes the query's plan for the request's log line and metrics.
-func (c *call) findReply(res service.FindResult) map[string]any {
+func (c *call) findReply(res service.FindResult) any {
 	c.plan, c.examined, c.found = res.Plan, res.Examined, res
 	if res.Explain != nil {
 		return map[string]any{"results": res.Explain}
 	}
-	out := map[string]any{"results": res.Results}
-	if res.Counted {
-		out["count"] = res.Count
-	}
-	if res.ClassName != "" {
-		out["className"] = res.ClassName
-	}
-	return out
+	return findBody{c}
 }
 
 // allParams merges URL parameters over the body: the JS SDK sends query

@@ -83,29 +83,39 @@ func startJob(s *Server, c *call) (any, error) {
 // requestInfo collects what cloud code may read of a request: its
 // headers (names lower-cased, as Node gives them), the client's address
 // and the cloud context (X-Parse-Cloud-Context or the body's _context).
+// parseContext decodes a context sent as a JSON string ("" is none).
+func parseContext(s string) map[string]any {
+	if s == "" {
+		return nil
+	}
+	var m map[string]any
+	_ = json.Unmarshal([]byte(s), &m)
+	return m
+}
+
 func requestInfo(ctx *fasthttp.RequestCtx, body map[string]any, withHeaders bool) *service.RequestInfo {
-	info := &service.RequestInfo{}
+	var cloudContext map[string]any
+	raw, inBody := body["_context"]
+	switch v := raw.(type) {
+	case map[string]any:
+		cloudContext = v
+	case string:
+		cloudContext = parseContext(v)
+	case nil:
+		if !inBody {
+			cloudContext = parseContext(header(ctx, "Cloud-Context"))
+		}
+	}
+	if cloudContext == nil && !withHeaders {
+		return nil
+	}
+	info := &service.RequestInfo{Context: cloudContext}
 	if withHeaders {
 		info.Headers = map[string]string{}
 		ctx.Request.Header.VisitAll(func(k, v []byte) {
 			info.Headers[strings.ToLower(string(k))] = string(v)
 		})
 		info.IP = ctx.RemoteIP().String()
-	}
-	var raw any = header(ctx, "Cloud-Context")
-	if v, ok := body["_context"]; ok {
-		raw = v
-	}
-	switch v := raw.(type) {
-	case map[string]any:
-		info.Context = v
-	case string:
-		if v != "" {
-			_ = json.Unmarshal([]byte(v), &info.Context)
-		}
-	}
-	if info.Context == nil && !withHeaders {
-		return nil
 	}
 	return info
 }

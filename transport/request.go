@@ -35,7 +35,8 @@ type call struct {
 	// and metrics; set by findReply.
 	plan     string
 	examined int
-	// found describes the plan in the slow-query line (only then).
+	// found is a find's or get's result: the reply's objects, and the
+	// plan the slow-query line describes.
 	found service.FindResult
 	// claimed is the request id claimed for idempotency, given back if
 	// the request fails.
@@ -151,7 +152,8 @@ func jsonDepth(b []byte) int {
 // envelope unwraps a request into a call: body, method override,
 // credentials, and the key checks.
 func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
-	c := &call{query: map[string]any{}, status: fasthttp.StatusOK}
+	// query stays nil without URL parameters (it is only read then).
+	c := &call{status: fasthttp.StatusOK}
 	if len(ctx.PostBody()) > s.opts.MaxBodyBytes {
 		return nil, errTooLarge
 	}
@@ -165,6 +167,9 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 	}
 	c.raw.body = bytes.TrimSpace(ctx.PostBody())
 	ctx.QueryArgs().VisitAll(func(k, v []byte) {
+		if c.query == nil {
+			c.query = map[string]any{}
+		}
 		c.raw.query = append(c.raw.query, [2]string{string(k), string(v)})
 		var decoded any
 		if json.Unmarshal(v, &decoded) == nil {

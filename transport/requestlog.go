@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -34,11 +35,12 @@ type requestLog struct {
 // assigns the request id, counts the request and writes its log line.
 func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
 	took := time.Since(start)
-	id := requestID(ctx)
-	ctx.Response.Header.Set("X-Request-Id", id)
+	var idBuf [2 * requestIDBytes]byte
+	idBytes := requestID(ctx, idBuf[:0])
+	ctx.Response.Header.SetBytesV("X-Request-Id", idBytes)
 	status := ctx.Response.StatusCode()
-	family := s.family(string(ctx.Path()))
-	method := string(ctx.Method())
+	family := s.family(ctx.Path())
+	method := methodName(ctx.Method())
 	s.opts.Metrics.Request(family, method, status, took)
 	c, _ := ctx.UserValue(callKey).(*call)
 	if c != nil && c.plan != "" {
@@ -65,7 +67,7 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
 		return
 	}
 	attrs := []slog.Attr{
-		slog.String("id", id),
+		slog.String("id", string(idBytes)),
 		slog.String("method", method),
 		slog.String("path", string(ctx.Path())),
 		slog.String("family", family),
@@ -98,16 +100,31 @@ func (rl *requestLog) sampled() bool {
 
 // requestID is the client's X-Request-Id when it is short and plain, or a
 // new random one.
-func requestID(ctx *fasthttp.RequestCtx) string {
-	if id := string(ctx.Request.Header.Peek("X-Request-Id")); id != "" && len(id) <= maxRequestIDLen && plainID(id) {
+func requestID(ctx *fasthttp.RequestCtx, dst []byte) []byte {
+	if id := ctx.Request.Header.Peek("X-Request-Id"); len(id) > 0 && len(id) <= maxRequestIDLen && plainID(id) {
 		return id
 	}
-	var b [12]byte
+	var b [requestIDBytes]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return hex.AppendEncode(dst, b[:])
 }
 
-func plainID(id string) bool {
+// requestIDBytes is the size of a request id the server assigns (random
+// bytes, sent in hex).
+const requestIDBytes = 12
+
+// methodName is the request's method as a string, with no allocation for
+// the usual ones.
+func methodName(m []byte) string {
+	for _, name := range [...]string{"GET", "POST", "PUT", "DELETE", "OPTIONS", "HEAD", "PATCH"} {
+		if string(m) == name {
+			return name
+		}
+	}
+	return string(m)
+}
+
+func plainID(id []byte) bool {
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.:", c) >= 0) {
@@ -121,21 +138,23 @@ func plainID(id string) bool {
 // segment below the mount path when a route starts with it ("classes",
 // "users", "login", …), "health" or "metrics", else "other" — so that
 // arbitrary paths cannot create series without bound.
-func (s *Server) family(path string) string {
-	rel, ok := strings.CutPrefix(path, s.opts.MountPath+"/")
-	if !ok {
-		switch path {
-		case "/health", "/metrics":
-			return path[1:]
+func (s *Server) family(path []byte) string {
+	rel, ok := bytes.CutPrefix(path, []byte(s.opts.MountPath))
+	if !ok || len(rel) == 0 || rel[0] != '/' {
+		switch string(path) {
+		case "/health":
+			return "health"
+		case "/metrics":
+			return "metrics"
 		}
-		if s.opts.GraphQL != nil && path == s.opts.GraphQLPath {
+		if s.opts.GraphQL != nil && string(path) == s.opts.GraphQLPath {
 			return "graphql"
 		}
 		return "other"
 	}
-	first, _, _ := strings.Cut(rel, "/")
-	if s.families[first] {
-		return first
+	first, _, _ := bytes.Cut(rel[1:], []byte("/"))
+	if f, ok := s.families[string(first)]; ok {
+		return f
 	}
 	return "other"
 }

@@ -11,6 +11,18 @@ import (
 )
 
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
+	if a, ok := v.(appender); ok {
+		// Appended straight into the response's own (pooled) buffer.
+		buf, err := a.appendJSON(ctx.Response.SwapBody(nil)[:0])
+		if err == nil {
+			ctx.SetStatusCode(status)
+			ctx.SetContentType("application/json; charset=utf-8")
+			ctx.Response.SwapBody(buf)
+			return
+		}
+		ctx.Response.SwapBody(buf[:0])
+		v = failed{}
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		status, b = fasthttp.StatusInternalServerError, []byte(`{"code":1,"message":"Internal server error."}`)
@@ -19,6 +31,12 @@ func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 	ctx.SetContentType("application/json; charset=utf-8")
 	ctx.SetBody(b)
 }
+
+// failed is a value encoding/json refuses, as a body that failed to
+// encode: writeJSON answers 500 for it.
+type failed struct{}
+
+func (failed) MarshalJSON() ([]byte, error) { return nil, errors.New("transport: reply not encoded") }
 
 // statusOf maps a Parse error code to its HTTP status as Parse Server does.
 func statusOf(code int) int {

@@ -48,11 +48,11 @@ func (s *Server) registerRoutes() {
 	for _, family := range routeFamilies {
 		s.routes = append(s.routes, family()...)
 	}
-	s.families = map[string]bool{"health": true, "files": true}
+	s.families = map[string]string{"health": "health", "files": "files"}
 	for i := range s.routes {
 		r := &s.routes[i]
 		r.segs = strings.Split(strings.Trim(r.pattern, "/"), "/")
-		s.families[r.segs[0]] = true
+		s.families[r.segs[0]] = r.segs[0]
 		s.router.Handle(r.method, s.opts.MountPath+r.pattern, s.httpHandler(r))
 	}
 }
@@ -126,9 +126,23 @@ func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
 	if s.opts.ServerURL != "" {
 		return strings.TrimRight(s.opts.ServerURL, "/")
 	}
+	// Clients mostly name one host: the last URL made is kept.
+	if last := s.lastBase.Load(); last != nil && last.tls == ctx.IsTLS() && last.host == string(ctx.Host()) {
+		return last.url
+	}
 	scheme := "http"
 	if ctx.IsTLS() {
 		scheme = "https"
 	}
-	return scheme + "://" + string(ctx.Host()) + s.opts.MountPath
+	host := string(ctx.Host())
+	url := scheme + "://" + host + s.opts.MountPath
+	s.lastBase.Store(&baseURLEntry{host: host, tls: ctx.IsTLS(), url: url})
+	return url
+}
+
+// baseURLEntry is the base URL made for one Host header.
+type baseURLEntry struct {
+	host string
+	tls  bool
+	url  string
 }

@@ -99,7 +99,10 @@ type Server struct {
 	log       *slog.Logger
 	panics    atomic.Uint64
 	// families are the first path segments of the routes (see family).
-	families map[string]bool
+	// Each maps to itself: a request's family is the kept string.
+	families map[string]string
+	// lastBase is the last base URL made from a Host header (baseURL).
+	lastBase atomic.Pointer[baseURLEntry]
 	reqLog   requestLog
 	idem     *idempotency // nil when idempotencyOptions.paths is empty
 }

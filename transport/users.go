@@ -113,14 +113,20 @@ func me(s *Server, c *call) (any, error) {
 
 func getUser(s *Server, c *call) (any, error) {
 	c.params["className"] = "_User"
-	out, err := getObject(s, c)
+	if c.auth.UserID == "" || c.params["objectId"] != c.auth.UserID {
+		return getObject(s, c)
+	}
+	// A user reading themselves gets their session token too.
+	ro, err := getOptions(c)
 	if err != nil {
 		return nil, err
 	}
-	if obj := out.(schema.Object); c.auth.UserID != "" && obj["objectId"] == c.auth.UserID {
-		obj["sessionToken"] = c.auth.SessionToken // Get returns a copy
+	obj, err := s.svc.Get(c.auth, "_User", c.params["objectId"], ro)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	obj["sessionToken"] = c.auth.SessionToken // Get returns a copy
+	return obj, nil
 }
 
 func loginParams(c *call) (username, email, password any) {

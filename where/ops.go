@@ -1,8 +1,6 @@
 package where
 
 import (
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/quarrydata/quarry/schema"
@@ -27,7 +25,8 @@ func (p *parser) field(key string, raw any, inOr string) ([]*Node, error) {
 
 	c := &constraint{key: key, ftype: ftype, m: m, inOr: inOr}
 	plain := map[string]any{}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	var room [8]string
+	for _, k := range sortedKeys(room[:0], m) {
 		parse, known := fieldOps[k]
 		if !known {
 			if strings.HasPrefix(k, "$") {

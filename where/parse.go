@@ -1,7 +1,6 @@
 package where
 
 import (
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -83,7 +82,8 @@ func (p *parser) where(w map[string]any, depth int, inOr string) (*Node, error) 
 			}
 		}
 	}
-	keys := slices.Sorted(maps.Keys(w))
+	var room [8]string
+	keys := sortedKeys(room[:0], w)
 	for _, k := range keys {
 		if err := p.checkKey(k, inOr); err != nil {
 			return nil, err
@@ -247,4 +247,15 @@ func pointerRef(m map[string]any) (PointerRef, bool) {
 		return PointerRef{}, false
 	}
 	return PointerRef{ClassName: c, ObjectID: id}, true
+}
+
+// sortedKeys appends m's keys to dst in order: the parse's order does not
+// depend on map iteration. A where's maps are small, so dst's room (on
+// the caller's stack) usually holds them.
+func sortedKeys(dst []string, m map[string]any) []string {
+	for k := range m {
+		dst = append(dst, k)
+	}
+	slices.Sort(dst)
+	return dst
 }

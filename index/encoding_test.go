@@ -1,0 +1,42 @@
+package index
+
+import (
+	"encoding/json"
+	"maps"
+	"testing"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// TestEncodingFollowsTheStoredVersion: the stored version's bytes are kept
+// (given or made once); a copy or a replaced version is encoded anew.
+func TestEncodingFollowsTheStoredVersion(t *testing.T) {
+	c := New().Collection("C", true)
+	v1 := schema.Object{"objectId": "a", "v": 1.0, "s": "<&>"}
+	c.Put(v1)
+	b1, err := c.Encoding(v1)
+	want, _ := json.Marshal(v1)
+	if err != nil || string(b1) != string(want) {
+		t.Fatalf("Encoding = %s, %v; want %s", b1, err, want)
+	}
+	if again, _ := c.Encoding(v1); &again[0] != &b1[0] {
+		t.Error("the stored version was encoded twice")
+	}
+	cp := maps.Clone(v1)
+	cp["v"] = 9.0
+	if b, _ := c.Encoding(cp); string(b) != `{"objectId":"a","s":"\u003c\u0026\u003e","v":9}` {
+		t.Errorf("a copy's encoding: %s", b)
+	}
+	v2 := schema.Object{"objectId": "a", "v": 2.0}
+	c.PutEncoded(v2, []byte(`{"objectId":"a","v":2}`))
+	if b, _ := c.Encoding(v2); string(b) != `{"objectId":"a","v":2}` {
+		t.Errorf("the given encoding was not kept: %s", b)
+	}
+	if b, _ := c.Encoding(v1); string(b) != string(want) {
+		t.Errorf("the old version's encoding: %s", b)
+	}
+	c.Delete("a")
+	if b, _ := c.Encoding(v2); string(b) != `{"objectId":"a","v":2}` {
+		t.Errorf("a deleted object's encoding: %s", b)
+	}
+}

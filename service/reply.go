@@ -1,0 +1,122 @@
+package service
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/quarrydata/quarry/access"
+	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/schema"
+)
+
+// GetResult is Get for a caller that only sends the object: its one result
+// may be the stored object itself, as a find's results may (see view), so
+// the caller must not modify it, and AppendResult encodes it from the
+// bytes kept with the stored version. A not-found is ErrObjectNotFound.
+func (s *Service) GetResult(auth Auth, class, id string, opts ReadOptions) (FindResult, error) {
+	if !schema.ValidClassName(class) {
+		return FindResult{}, schema.ClassNameError(class)
+	}
+	if res, done, err := s.getDirect(auth, class, id, opts); done {
+		return res, err
+	}
+	res, err := s.Find(auth, class, FindParams{Where: map[string]any{"objectId": id}, Limit: 1, Read: opts,
+		op: opGet, shareGet: true})
+	if err != nil {
+		return FindResult{}, err
+	}
+	if len(res.Results) == 0 {
+		return FindResult{}, schema.ErrObjectNotFound
+	}
+	return res, nil
+}
+
+// getDirect is GetResult without the planner, when only the CLP and the
+// ACL decide what the caller sees: no find trigger, no include, no
+// pointer permission or protected field for the caller. done is false
+// when the full path must answer instead.
+func (s *Service) getDirect(auth Auth, class, id string, opts ReadOptions) (res FindResult, done bool, err error) {
+	if h := s.opts.Hooks; h != nil && (h.Has(BeforeFind, class) || h.Has(AfterFind, class)) {
+		return FindResult{}, false, nil
+	}
+	if len(opts.Include) > 0 || opts.IncludeAll || dotted(opts.Keys) {
+		return FindResult{}, false, nil
+	}
+	// The guard guardRead would make, without its allocations: the
+	// reader alone decides here.
+	var g readGuard
+	if !auth.Master && !auth.internal {
+		r, err := s.policy(class).Read(auth.caller(), access.Op(opGet))
+		if err != nil {
+			return FindResult{}, true, err
+		}
+		if r.Scope().Where() != nil || r.HasProtected() {
+			return FindResult{}, false, nil
+		}
+		g.reader = r
+	}
+	coll := s.data.Collection(class, false)
+	if coll == nil {
+		return FindResult{}, true, schema.ErrObjectNotFound
+	}
+	obj, ok := coll.Get(id)
+	if ok && g.reader != nil && s.aclFilters(class) && !g.reader.CanRead(obj) {
+		ok = false
+	}
+	if !ok {
+		return FindResult{}, true, schema.ErrObjectNotFound
+	}
+	res = FindResult{Results: []schema.Object{s.view(class, obj, opts, &g, s.canShare(class, opts))},
+		Plan: "id_lookup", Examined: 1, coll: coll}
+	return res, true, nil
+}
+
+// dotted reports whether a key names a path inside a field ("a.b").
+func dotted(keys []string) bool {
+	for _, k := range keys {
+		if strings.Contains(k, ".") {
+			return true
+		}
+	}
+	return false
+}
+
+// AppendResults appends the results to dst as a JSON array, byte for byte
+// what encoding/json's Marshal makes of Results. A result that is a stored
+// object as it is (see view) costs only a copy of the bytes kept with its
+// version (index.Collection.Encoding); the others, copies shaped for the
+// caller, are encoded here.
+func (r *FindResult) AppendResults(dst []byte) ([]byte, error) {
+	if r.Results == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	for i := range r.Results {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = r.AppendResult(dst, i); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// AppendResult appends result i to dst as AppendResults does.
+func (r *FindResult) AppendResult(dst []byte, i int) ([]byte, error) {
+	b, err := encodeObject(r.coll, r.Results[i])
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// encodeObject is obj's JSON: the bytes kept with it when obj is the
+// stored version in coll, a new encoding otherwise.
+func encodeObject(coll *index.Collection, obj schema.Object) ([]byte, error) {
+	if coll != nil {
+		return coll.Encoding(obj)
+	}
+	return json.Marshal(obj)
+}
