@@ -199,6 +199,8 @@ type Options struct {
 	Idempotency IdempotencyOptions
 	// Push is the push object (push.go).
 	Push PushOptions
+	// RateLimit is rateLimit: request limits per client address (ratelimit.go).
+	RateLimit []RateLimitOptions
 
 	// DevMode is true when no source gave appId: a development start with
 	// AppID DevAppID.

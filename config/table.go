@@ -194,6 +194,10 @@ var options = []*option{
 	{name: "idempotencyOptions.ttl", group: groupQuery,
 		usage: "seconds a request id is remembered (default 300)",
 		field: func(o *Options) any { return &o.Idempotency.TTL }},
+	{name: "rateLimit", group: groupQuery, env: []string{"PARSE_SERVER_RATE_LIMIT"},
+		def:   "none",
+		usage: `array of {"requestPath", "requestTimeWindow" (ms), "requestCount", ...}: 429 beyond (docs/security.md)`,
+		field: func(o *Options) any { return &o.RateLimit }},
 	{name: "push", group: groupQuery, env: []string{"PARSE_SERVER_PUSH"},
 		def:   "none",
 		usage: `object {"adapter": "log"}: how POST /push delivers (see docs/push.md)`},
@@ -349,7 +353,7 @@ var unsupported = []string{
 	"middleware", "nonMasterExplain", "objectIdSize", "pages",
 	"passwordPolicy", "preventLoginWithUnverifiedEmail",
 	"preventSignupWithUnverifiedEmail", "protectedFields",
-	"rateLimit", "requestKeywordDenylist", "revokeSessionOnPasswordReset",
+	"requestKeywordDenylist", "revokeSessionOnPasswordReset",
 	"scheduledPush", "schema", "schemaCacheTTL", "security",
 	"sendUserEmailVerification", "serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "trustProxy", "userSensitiveFields",
@@ -420,6 +424,8 @@ func (o *option) typeName() string {
 		return "size"
 	case *time.Duration:
 		return "seconds"
+	case *[]RateLimitOptions:
+		return "json"
 	}
 	panic("config: option " + o.name + " has an unsupported field type")
 }
