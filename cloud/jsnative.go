@@ -3,6 +3,7 @@ package cloud
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 
@@ -200,7 +201,15 @@ type validatorJSON struct {
 	RequireUser       bool `json:"requireUser"`
 	RequireMaster     bool `json:"requireMaster"`
 	SkipWithMasterKey bool `json:"skipWithMasterKey"`
-	Fields            map[string]struct {
+	RateLimit         *struct {
+		RequestTimeWindow       float64 `json:"requestTimeWindow"`
+		RequestCount            float64 `json:"requestCount"`
+		ErrorResponseMessage    string  `json:"errorResponseMessage"`
+		IncludeMasterKey        bool    `json:"includeMasterKey"`
+		IncludeInternalRequests bool    `json:"includeInternalRequests"`
+		RedisURL                string  `json:"redisUrl"`
+	} `json:"rateLimit"`
+	Fields map[string]struct {
 		Type     string `json:"type"`
 		Required bool   `json:"required"`
 		Default  any    `json:"default"`
@@ -214,6 +223,10 @@ func parseValidator(s string) *Validator {
 		return nil
 	}
 	v := &Validator{RequireUser: vj.RequireUser, RequireMaster: vj.RequireMaster, SkipWithMasterKey: vj.SkipWithMasterKey}
+	if rl := vj.RateLimit; rl != nil {
+		v.RateLimit = &RateLimit{Window: time.Duration(rl.RequestTimeWindow * float64(time.Millisecond)), Count: int(rl.RequestCount),
+			Message: rl.ErrorResponseMessage, IncludeMaster: rl.IncludeMasterKey, IncludeInternal: rl.IncludeInternalRequests, RedisURL: rl.RedisURL}
+	}
 	if len(vj.Fields) > 0 {
 		v.Fields = map[string]Field{}
 		for k, f := range vj.Fields {

@@ -421,7 +421,8 @@
     if (typeof v === 'function') {
       throw new TypeError('validator functions are not supported by Quarry; use a validator object');
     }
-    var out = { requireUser: !!v.requireUser, requireMaster: !!v.requireMaster, skipWithMasterKey: !!v.skipWithMasterKey, fields: {} };
+    var out = { requireUser: !!v.requireUser, requireMaster: !!v.requireMaster, skipWithMasterKey: !!v.skipWithMasterKey, fields: {},
+      rateLimit: v.rateLimit || null };
     if (Array.isArray(v.fields)) {
       v.fields.forEach(function (k) { out.fields[k] = { required: true }; });
     } else if (v.fields) {
