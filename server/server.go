@@ -24,6 +24,7 @@ import (
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
 	"github.com/quarrydata/quarry/push"
+	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
 	"github.com/quarrydata/quarry/transport"
@@ -52,6 +53,7 @@ type Server struct {
 	metricsLn    net.Listener   // metricsPort, bound by Listen
 	scripts      *cloud.Scripts // the cloud option's JavaScript; nil without
 	files        *fileStore     // file URLs' base; a temporary files directory
+	limiter      *ratelimit.Limiter
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -167,6 +169,16 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if sender != nil {
 		pusher = sender
 	}
+	limiter, err := openRateLimit(opts, reg, log)
+	if err != nil {
+		if sender != nil {
+			sender.Close()
+		}
+		lq.close()
+		scripts.Close()
+		adapter.Close()
+		return nil, err
+	}
 	rest, err := transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
@@ -180,15 +192,17 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 		CloudCode:        cloudCode,
 		Push:             pusher,
+		RateLimit:        limiter,
 	})
 	if err != nil {
+		limiter.Close()
 		lq.close()
 		scripts.Close()
 		adapter.Close()
 		return nil, err
 	}
 	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
-		scripts: scripts, files: fileStore, Push: sender}
+		scripts: scripts, files: fileStore, Push: sender, limiter: limiter}
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -273,6 +287,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.live.close()
 	s.scripts.Close()
 	s.files.close()
+	s.limiter.Close()
 	if err := s.store.Close(); err != nil {
 		serveErr = errors.Join(serveErr, err)
 	}
@@ -294,6 +309,7 @@ func (s *Server) Close() error {
 	s.live.close()
 	s.scripts.Close()
 	s.files.close()
+	s.limiter.Close()
 	return s.store.Close()
 }
 
