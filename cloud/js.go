@@ -207,15 +207,17 @@ func (s *Scripts) drop() {
 	s.mu.Unlock()
 }
 
-// call runs the handler key ("kind:name") with a request (JSON) and
-// waits for its promise to settle. Past ctx's deadline the script is
-// interrupted (124) and its runtime replaced, so the pool stays usable.
-func (s *Scripts) call(ctx context.Context, kind, key string, req []byte, message func(string)) ([]byte, error) {
+// call runs the handler key ("kind:name") with a request and waits for
+// its answer (at once for a handler that returns no promise, else when the
+// promise settles), exported to Go values with numbers as float64, as
+// encoding/json gives them. Past ctx's deadline the script is interrupted
+// (124) and its runtime replaced, so the pool stays usable.
+func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any, message func(string)) (map[string]any, error) {
 	rt, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	done := make(chan []byte, 1)
+	done := make(chan map[string]any, 1)
 	failed := make(chan error, 1)
 	rt.loop.RunOnLoop(func(vm *goja.Runtime) {
 		vm.ClearInterrupt()
@@ -224,13 +226,19 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req []byte, messag
 			failed <- schema.Errorf(schema.CodeScriptFailed, "cloud code handler %s is not defined in every runtime", key)
 			return
 		}
-		doneFn := func(out string) { done <- []byte(out) }
+		doneFn := func(out goja.Value) {
+			m, ok := jsonNumbers(out.Export()).(map[string]any)
+			if !ok {
+				m = map[string]any{}
+			}
+			done <- m
+		}
 		msgFn := func(m string) {
 			if message != nil {
 				message(m)
 			}
 		}
-		if _, err := rt.invoke(goja.Undefined(), vm.ToValue(kind), h, vm.ToValue(string(req)), vm.ToValue(doneFn), vm.ToValue(msgFn)); err != nil {
+		if _, err := rt.invoke(goja.Undefined(), vm.ToValue(kind), h, vm.ToValue(req), vm.ToValue(doneFn), vm.ToValue(msgFn)); err != nil {
 			failed <- scriptError(err)
 		}
 	})
@@ -247,6 +255,27 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req []byte, messag
 		go rt.loop.Terminate()
 		return nil, schema.Errorf(schema.CodeTimeout, "Script timed out after %s.", s.reg.timeout)
 	}
+}
+
+// jsonNumbers gives exported values the number type encoding/json
+// decodes to (float64): goja exports whole numbers as int64.
+func jsonNumbers(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case map[string]any:
+		for k, e := range x {
+			switch e.(type) {
+			case int64, map[string]any, []any:
+				x[k] = jsonNumbers(e)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = jsonNumbers(e)
+		}
+	}
+	return v
 }
 
 // scriptError turns a goja failure into a Parse error without a stack.

@@ -53,29 +53,19 @@ func (s *Scripts) define(kind, name string, v *Validator) {
 	}
 }
 
-// invoke runs a handler and decodes its answer; jobs run unbounded,
-// everything else within the registry's timeout (ctx).
+// invoke runs a handler and returns its answer; jobs run unbounded,
+// everything else within the registry's timeout (ctx). The payload goes
+// to the script as Go values (the prelude copies what the handler may
+// change) and the answer comes back exported, with no JSON in between.
 func (s *Scripts) invoke(ctx context.Context, kind, key string, payload map[string]any, message func(string)) (map[string]any, error) {
-	req, err := json.Marshal(payload)
-	if err != nil {
-		return nil, schema.Errorf(schema.CodeScriptFailed, "the request could not be encoded: %v", err)
-	}
-	raw, err := s.call(ctx, kind, key, req, message)
+	all, err := s.call(ctx, kind, key, payload, message)
 	if err != nil {
 		return nil, err
 	}
-	var out struct {
-		Error *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	var all map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil || json.Unmarshal(raw, &all) != nil {
-		return nil, schema.Errorf(schema.CodeScriptFailed, "cloud code answered something that is not JSON")
-	}
-	if out.Error != nil {
-		return nil, &schema.Error{Code: out.Error.Code, Message: out.Error.Message}
+	if e, ok := all["error"].(map[string]any); ok {
+		code, _ := e["code"].(float64)
+		msg, _ := e["message"].(string)
+		return nil, &schema.Error{Code: int(code), Message: msg}
 	}
 	return all, nil
 }

@@ -66,6 +66,20 @@
     return v;
   }
 
+  // copy is a deep copy of plain values (a Go request's, which scripts
+  // must not change in place).
+  function copy(v) {
+    if (Array.isArray(v)) {
+      return v.map(copy);
+    }
+    if (v && typeof v === 'object') {
+      var out = {};
+      Object.keys(v).forEach(function (k) { out[k] = copy(v[k]); });
+      return out;
+    }
+    return v;
+  }
+
   function encode(v) {
     if (v instanceof Date) {
       return { __type: 'Date', iso: v.toISOString() };
@@ -385,7 +399,7 @@
     return new Promise(function (resolve) { resolve(self._run({ limit: 0, count: 1 }, options).count); });
   };
   Q._fromJSON = function (q) {
-    this._where = q.where || {};
+    this._where = q.where ? copy(q.where) : {};
     this._limit = q.limit === undefined ? -1 : q.limit;
     this._skip = q.skip || 0;
     this._order = q.order ? q.order.split(',') : [];
@@ -525,22 +539,33 @@
       case 'afterFind':
         return { results: (Array.isArray(value) ? value : req.objects).map(function (o) { return o.toJSON(); }) };
       default:
-        return { result: encodeResult(value) };
+        return value === undefined ? {} : { result: encodeResult(value) };
     }
   }
 
-  global.__quarryInvoke = function (kind, handler, reqJSON, done, message) {
+  // __quarryInvoke runs a handler with the Go request r (Go values, read
+  // only: buildRequest copies what the handler may change) and gives done
+  // the answer as a plain object. A handler that returns no promise is
+  // answered at once, without a promise job.
+  global.__quarryInvoke = function (kind, handler, r, done, message) {
     var req;
+    function fail(e) { done({ error: errorJSON(e) }); }
+    function finish(value) {
+      var out = outcome(kind, req, value);
+      done(out === undefined ? {} : out);
+    }
     try {
-      req = buildRequest(kind, JSON.parse(reqJSON), message);
-      Promise.resolve(handler(req)).then(function (value) {
-        var out = outcome(kind, req, value);
-        done(JSON.stringify(out === undefined ? {} : out));
-      }, function (e) {
-        done(JSON.stringify({ error: errorJSON(e) }));
-      });
+      req = buildRequest(kind, r, message);
+      var value = handler(req);
+      if (value && typeof value.then === 'function') {
+        value.then(function (v) {
+          try { finish(v); } catch (e) { fail(e); }
+        }, fail);
+        return;
+      }
+      finish(value);
     } catch (e) {
-      done(JSON.stringify({ error: errorJSON(e) }));
+      fail(e);
     }
   };
 })(this);
