@@ -285,6 +285,8 @@ func (s *Server) Serve(ctx context.Context) error {
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
 	// LiveQuery closes them, then Redis, before the store goes.
 	s.live.close()
+	// Jobs still running stop with the process: say so in their status.
+	s.Service.AbandonJobs()
 	s.scripts.Close()
 	s.files.close()
 	s.limiter.Close()

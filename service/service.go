@@ -141,6 +141,8 @@ type Service struct {
 
 	// jobs counts the cloud code jobs under way (functions.go).
 	jobs sync.WaitGroup
+	// running are the _JobStatus ids of those jobs (functions.go).
+	running runningJobs
 
 	// configIndexes are Options.Indexes by class (read-only after Open).
 	configIndexes map[string][]string
