@@ -44,6 +44,11 @@ func (s *Scripts) define(kind, name string, v *Validator) {
 			"beforeSave": s.reg.BeforeSave, "afterSave": s.reg.AfterSave,
 			"beforeDelete": s.reg.BeforeDelete, "afterDelete": s.reg.AfterDelete,
 		}[kind](name, fn, vs...)
+	case "beforeLogin", "afterLogin", "afterLogout":
+		fn := func(ctx context.Context, req *TriggerRequest) error { return s.saveTrigger(ctx, kind, key, req) }
+		map[string]func(TriggerHandler, ...Validator){
+			"beforeLogin": s.reg.BeforeLogin, "afterLogin": s.reg.AfterLogin, "afterLogout": s.reg.AfterLogout,
+		}[kind](fn, vs...)
 	case "beforeFind":
 		s.reg.BeforeFind(name, func(ctx context.Context, req *FindRequest) error { return s.beforeFind(ctx, key, req) }, vs...)
 	case "afterFind":

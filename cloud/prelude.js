@@ -425,16 +425,48 @@
       if (typeof handler !== 'function') {
         throw new TypeError('Parse.Cloud.' + kind + ': the handler must be a function');
       }
+      if (typeof validator === 'function') {
+        handler = validatedBy(validator, handler);
+        validator = undefined;
+      }
       native.define(kind, name, handler, validator === undefined ? null : validatorJSON(validator));
+    };
+  }
+
+  // classless defines a trigger that names no class (it has a fixed one).
+  function classless(kind, className) {
+    var d = define(kind);
+    return function (handler, validator) { d(className, handler, validator); };
+  }
+
+  // validatedBy runs a validator function before the handler: what it
+  // throws (or rejects with) refuses the request with 142, or with the
+  // code of a Parse.Error.
+  function validatedBy(validate, handler) {
+    function refuse(e) {
+      if (e instanceof ParseError || (e && typeof e.code === 'number' && e.message !== undefined)) {
+        throw e;
+      }
+      var msg = typeof e === 'string' ? e : (e && e.message) || 'Validation failed.';
+      throw new ParseError(codes.VALIDATION_ERROR, msg);
+    }
+    return function (req) {
+      var v;
+      try {
+        v = validate(req);
+      } catch (e) {
+        refuse(e);
+      }
+      if (v && typeof v.then === 'function') {
+        return v.then(function () { return handler(req); }, refuse);
+      }
+      return handler(req);
     };
   }
 
   // validatorJSON turns a validator object (types given as constructors
   // such as String, or names) into JSON for the Go side.
   function validatorJSON(v) {
-    if (typeof v === 'function') {
-      throw new TypeError('validator functions are not supported by Quarry; use a validator object');
-    }
     var out = { requireUser: !!v.requireUser, requireMaster: !!v.requireMaster, skipWithMasterKey: !!v.skipWithMasterKey, fields: {},
       rateLimit: v.rateLimit || null };
     if (Array.isArray(v.fields)) {
@@ -470,6 +502,9 @@
       afterDelete: define('afterDelete'),
       beforeFind: define('beforeFind'),
       afterFind: define('afterFind'),
+      beforeLogin: classless('beforeLogin', '_User'),
+      afterLogin: classless('afterLogin', '_User'),
+      afterLogout: classless('afterLogout', '_Session'),
       run: run
     },
     _encode: encode,

@@ -96,7 +96,7 @@ type Registry struct {
 	mu        sync.RWMutex
 	functions map[string]function
 	jobs      map[string]JobHandler
-	triggers  [service.AfterFind + 1]map[string]trigger
+	triggers  [service.NumTriggerKinds]map[string]trigger
 	hooks     webhooks // defined through /hooks (webhooks.go)
 
 	svc     *service.Service
@@ -173,6 +173,24 @@ func (r *Registry) BeforeFind(class string, fn FindHandler, v ...Validator) {
 // AfterFind registers a trigger that may replace the results of queries on class.
 func (r *Registry) AfterFind(class string, fn FindHandler, v ...Validator) {
 	r.setTrigger(service.AfterFind, class, trigger{find: fn, v: firstValidator(v)})
+}
+
+// BeforeLogin registers a trigger run before a user logs in (req.Object
+// is the user); its error refuses the log-in.
+func (r *Registry) BeforeLogin(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.BeforeLogin, "_User", trigger{save: fn, v: firstValidator(v)})
+}
+
+// AfterLogin registers a trigger run after a user logged in (req.Object
+// and req.User are the user).
+func (r *Registry) AfterLogin(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterLogin, "_User", trigger{save: fn, v: firstValidator(v)})
+}
+
+// AfterLogout registers a trigger run after a log-out (req.Object is the
+// deleted _Session).
+func (r *Registry) AfterLogout(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterLogout, "_Session", trigger{save: fn, v: firstValidator(v)})
 }
 
 func (r *Registry) setTrigger(kind service.TriggerKind, class string, t trigger) {
