@@ -44,10 +44,12 @@ func (s *Scripts) define(kind, name string, v *Validator) {
 			"beforeSave": s.reg.BeforeSave, "afterSave": s.reg.AfterSave,
 			"beforeDelete": s.reg.BeforeDelete, "afterDelete": s.reg.AfterDelete,
 		}[kind](name, fn, vs...)
-	case "beforeLogin", "afterLogin", "afterLogout":
+	case "beforeLogin", "afterLogin", "afterLogout", "beforeSaveFile", "afterSaveFile", "beforeDeleteFile", "afterDeleteFile":
 		fn := func(ctx context.Context, req *TriggerRequest) error { return s.saveTrigger(ctx, kind, key, req) }
 		map[string]func(TriggerHandler, ...Validator){
 			"beforeLogin": s.reg.BeforeLogin, "afterLogin": s.reg.AfterLogin, "afterLogout": s.reg.AfterLogout,
+			"beforeSaveFile": s.reg.BeforeSaveFile, "afterSaveFile": s.reg.AfterSaveFile,
+			"beforeDeleteFile": s.reg.BeforeDeleteFile, "afterDeleteFile": s.reg.AfterDeleteFile,
 		}[kind](fn, vs...)
 	case "beforeFind":
 		s.reg.BeforeFind(name, func(ctx context.Context, req *FindRequest) error { return s.beforeFind(ctx, key, req) }, vs...)
@@ -108,7 +110,7 @@ func (s *Scripts) saveTrigger(ctx context.Context, kind, key string, req *Trigge
 		payload["dirty"] = dirty
 	}
 	out, err := s.invoke(ctx, kind, key, payload, nil)
-	if err != nil || kind != "beforeSave" {
+	if err != nil || (kind != "beforeSave" && kind != "beforeSaveFile") {
 		return err
 	}
 	if obj, ok := out["object"].(map[string]any); ok {

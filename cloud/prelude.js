@@ -300,6 +300,30 @@
     });
   };
 
+  // ParseFile is a stored file as cloud code sees it: a name, a url, and
+  // metadata and tags; a beforeSaveFile may return a new one to rename.
+  function ParseFile(name, data, contentType, metadata, tags) {
+    this._name = name;
+    this._url = undefined;
+    this._contentType = contentType;
+    this._metadata = metadata || {};
+    this._tags = tags || {};
+  }
+  ParseFile.prototype.name = function () { return this._name; };
+  ParseFile.prototype.url = function () { return this._url; };
+  ParseFile.prototype.metadata = function () { return this._metadata; };
+  ParseFile.prototype.tags = function () { return this._tags; };
+  ParseFile.prototype.setMetadata = function (m) { this._metadata = m || {}; };
+  ParseFile.prototype.addMetadata = function (k, v) { this._metadata[k] = v; };
+  ParseFile.prototype.setTags = function (t) { this._tags = t || {}; };
+  ParseFile.prototype.addTag = function (k, v) { this._tags[k] = v; };
+  ParseFile.prototype.toJSON = function () { return { __type: 'File', name: this._name, url: this._url }; };
+  ParseFile._from = function (json) {
+    var f = new ParseFile(json.name, undefined, json.contentType, copy(json.metadata || {}), copy(json.tags || {}));
+    f._url = json.url;
+    return f;
+  };
+
   var ParseUser = ParseObject.extend('_User');
   ParseUser.prototype.getUsername = function () { return this.get('username'); };
   ParseUser.prototype.getEmail = function () { return this.get('email'); };
@@ -492,6 +516,7 @@
     Error: ParseError,
     Object: ParseObject,
     User: ParseUser,
+    File: ParseFile,
     Query: ParseQuery,
     Cloud: {
       define: define('function'),
@@ -502,6 +527,10 @@
       afterDelete: define('afterDelete'),
       beforeFind: define('beforeFind'),
       afterFind: define('afterFind'),
+      beforeSaveFile: classless('beforeSaveFile', '@File'),
+      afterSaveFile: classless('afterSaveFile', '@File'),
+      beforeDeleteFile: classless('beforeDeleteFile', '@File'),
+      afterDeleteFile: classless('afterDeleteFile', '@File'),
       beforeLogin: classless('beforeLogin', '_User'),
       afterLogin: classless('afterLogin', '_User'),
       afterLogout: classless('afterLogout', '_Session'),
@@ -542,7 +571,11 @@
       req.user = objectFrom(r.user);
       req.user._sessionToken = r.sessionToken;
     }
-    if (r.object) {
+    if (/File$/.test(kind)) {
+      req.file = ParseFile._from(r.object);
+      req.fileSize = r.object.size;
+      req.contentLength = r.object.size;
+    } else if (r.object) {
       req.object = objectFrom(r.object);
       if (r.original) {
         req.original = objectFrom(r.original);
@@ -569,6 +602,9 @@
     switch (kind) {
       case 'beforeSave':
         return { object: req.object.toJSON() };
+      case 'beforeSaveFile':
+        var f = value instanceof ParseFile ? value : req.file;
+        return { object: { name: f._name, metadata: f._metadata, tags: f._tags } };
       case 'beforeFind':
         return { query: (value instanceof ParseQuery ? value : req.query).toJSON() };
       case 'afterFind':

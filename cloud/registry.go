@@ -193,6 +193,30 @@ func (r *Registry) AfterLogout(fn TriggerHandler, v ...Validator) {
 	r.setTrigger(service.AfterLogout, "_Session", trigger{save: fn, v: firstValidator(v)})
 }
 
+// BeforeSaveFile registers a trigger run before a file is stored:
+// req.Object is {"name", "contentType", "size", "metadata", "tags"}; the
+// name, metadata and tags it leaves there are stored; its error refuses.
+func (r *Registry) BeforeSaveFile(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.BeforeSaveFile, service.FileClass, trigger{save: fn, v: firstValidator(v)})
+}
+
+// AfterSaveFile registers a trigger run after a file is stored (req.Object
+// also has "url").
+func (r *Registry) AfterSaveFile(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterSaveFile, service.FileClass, trigger{save: fn, v: firstValidator(v)})
+}
+
+// BeforeDeleteFile registers a trigger run before a file is deleted
+// (req.Object is {"name", "url"}); its error refuses.
+func (r *Registry) BeforeDeleteFile(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.BeforeDeleteFile, service.FileClass, trigger{save: fn, v: firstValidator(v)})
+}
+
+// AfterDeleteFile registers a trigger run after a file is deleted.
+func (r *Registry) AfterDeleteFile(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterDeleteFile, service.FileClass, trigger{save: fn, v: firstValidator(v)})
+}
+
 func (r *Registry) setTrigger(kind service.TriggerKind, class string, t trigger) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
