@@ -76,4 +76,3 @@ func (s *Service) beforeDeleteFile(auth Auth, name string) error {
 	return s.opts.Hooks.Trigger(&TriggerRequest{Kind: BeforeDeleteFile, Class: FileClass, Auth: auth,
 		Object: schema.Object{"name": name, "url": s.FileURL(name)}})
 }
-
