@@ -115,7 +115,7 @@ func (r *Registry) Trigger(sr *service.TriggerRequest) error {
 	if !ok {
 		return nil
 	}
-	req := &TriggerRequest{Caller: r.caller(sr.Auth), Kind: sr.Kind, Class: sr.Class, Object: sr.Object, Original: sr.Original}
+	req := &TriggerRequest{Caller: r.caller(sr.Auth), Kind: sr.Kind, Class: sr.Class, Object: sr.Object, Original: sr.Original, Event: sr.Event}
 	if sr.Kind == service.BeforeSave {
 		if err := t.v.checkObject(&req.Caller, req.Object, sr.Original == nil); err != nil {
 			return err
@@ -129,7 +129,7 @@ func (r *Registry) Trigger(sr *service.TriggerRequest) error {
 	if err != nil {
 		return asParseError(err, schema.CodeScriptFailed)
 	}
-	sr.Object = req.Object
+	sr.Object, sr.Suppress = req.Object, req.Suppress
 	return nil
 }
 

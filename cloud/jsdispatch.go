@@ -52,7 +52,13 @@ func (s *Scripts) define(kind, name string, v *Validator) {
 			"beforeDeleteFile": s.reg.BeforeDeleteFile, "afterDeleteFile": s.reg.AfterDeleteFile,
 		}[kind](fn, vs...)
 	case "beforeFind":
-		s.reg.BeforeFind(name, func(ctx context.Context, req *FindRequest) error { return s.beforeFind(ctx, key, req) }, vs...)
+		s.reg.BeforeFind(name, func(ctx context.Context, req *FindRequest) error { return s.beforeFind(ctx, kind, key, req) }, vs...)
+	case "beforeSubscribe":
+		s.reg.BeforeSubscribe(name, func(ctx context.Context, req *FindRequest) error { return s.beforeFind(ctx, kind, key, req) }, vs...)
+	case "beforeConnect":
+		s.reg.BeforeConnect(func(ctx context.Context, req *TriggerRequest) error { return s.saveTrigger(ctx, kind, key, req) }, vs...)
+	case "afterLiveQueryEvent":
+		s.reg.AfterLiveQueryEvent(name, func(ctx context.Context, req *TriggerRequest) error { return s.saveTrigger(ctx, kind, key, req) }, vs...)
 	case "afterFind":
 		s.reg.AfterFind(name, func(ctx context.Context, req *FindRequest) error { return s.afterFind(ctx, key, req) }, vs...)
 	default:
@@ -109,8 +115,16 @@ func (s *Scripts) saveTrigger(ctx context.Context, kind, key string, req *Trigge
 		}
 		payload["dirty"] = dirty
 	}
+	if req.Event != "" {
+		payload["event"] = req.Event
+	}
 	out, err := s.invoke(ctx, kind, key, payload, nil)
-	if err != nil || (kind != "beforeSave" && kind != "beforeSaveFile") {
+	if err == nil && kind == "afterLiveQueryEvent" {
+		if send, ok := out["sendEvent"].(bool); ok && !send {
+			req.Suppress = true
+		}
+	}
+	if err != nil || (kind != "beforeSave" && kind != "beforeSaveFile" && kind != "afterLiveQueryEvent") {
 		return err
 	}
 	if obj, ok := out["object"].(map[string]any); ok {
@@ -120,7 +134,7 @@ func (s *Scripts) saveTrigger(ctx context.Context, kind, key string, req *Trigge
 	return nil
 }
 
-func (s *Scripts) beforeFind(ctx context.Context, key string, req *FindRequest) error {
+func (s *Scripts) beforeFind(ctx context.Context, kind, key string, req *FindRequest) error {
 	payload := callerJSON(&req.Caller)
 	q := req.Query
 	query := map[string]any{"where": q.Where, "skip": q.Skip}
@@ -137,7 +151,7 @@ func (s *Scripts) beforeFind(ctx context.Context, key string, req *FindRequest) 
 		query["include"] = joinList(q.Read.Include)
 	}
 	payload["query"], payload["className"], payload["isGet"] = query, req.Class, req.IsGet
-	out, err := s.invoke(ctx, "beforeFind", key, payload, nil)
+	out, err := s.invoke(ctx, kind, key, payload, nil)
 	if err != nil {
 		return err
 	}

@@ -531,6 +531,9 @@
       afterSaveFile: classless('afterSaveFile', '@File'),
       beforeDeleteFile: classless('beforeDeleteFile', '@File'),
       afterDeleteFile: classless('afterDeleteFile', '@File'),
+      beforeConnect: classless('beforeConnect', '@Connect'),
+      beforeSubscribe: define('beforeSubscribe'),
+      afterLiveQueryEvent: define('afterLiveQueryEvent'),
       beforeLogin: classless('beforeLogin', '_User'),
       afterLogin: classless('afterLogin', '_User'),
       afterLogout: classless('afterLogout', '_Session'),
@@ -565,13 +568,18 @@
     var req = {
       params: decode(r.params || {}), master: !!r.master, installationId: r.installationId,
       headers: r.headers || {}, ip: r.ip, context: r.context || {}, log: log, functionName: r.functionName,
-      triggerName: kind, jobId: r.jobId
+      triggerName: kind, jobId: r.jobId, event: r.event, sendEvent: true
     };
     if (r.user) {
       req.user = objectFrom(r.user);
       req.user._sessionToken = r.sessionToken;
     }
-    if (/File$/.test(kind)) {
+    if (kind === 'beforeConnect') {
+      req.useMasterKey = !!r.master;
+      req.sessionToken = r.sessionToken;
+      req.clients = r.object.clients;
+      req.subscriptions = r.object.subscriptions;
+    } else if (/File$/.test(kind)) {
       req.file = ParseFile._from(r.object);
       req.fileSize = r.object.size;
       req.contentLength = r.object.size;
@@ -605,7 +613,10 @@
       case 'beforeSaveFile':
         var f = value instanceof ParseFile ? value : req.file;
         return { object: { name: f._name, metadata: f._metadata, tags: f._tags } };
+      case 'afterLiveQueryEvent':
+        return { object: req.object ? req.object.toJSON() : null, sendEvent: req.sendEvent !== false };
       case 'beforeFind':
+      case 'beforeSubscribe':
         return { query: (value instanceof ParseQuery ? value : req.query).toJSON() };
       case 'afterFind':
         return { results: (Array.isArray(value) ? value : req.objects).map(function (o) { return o.toJSON(); }) };

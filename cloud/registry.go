@@ -66,6 +66,10 @@ type TriggerRequest struct {
 	Class    string
 	Object   schema.Object
 	Original schema.Object
+	// Event and Suppress are an afterLiveQueryEvent's: the event's name,
+	// and true to keep it from the subscriber.
+	Event    string
+	Suppress bool
 }
 
 // FindRequest is a find trigger call: beforeFind may change Query (where,
@@ -215,6 +219,27 @@ func (r *Registry) BeforeDeleteFile(fn TriggerHandler, v ...Validator) {
 // AfterDeleteFile registers a trigger run after a file is deleted.
 func (r *Registry) AfterDeleteFile(fn TriggerHandler, v ...Validator) {
 	r.setTrigger(service.AfterDeleteFile, service.FileClass, trigger{save: fn, v: firstValidator(v)})
+}
+
+// BeforeConnect registers a trigger run when a LiveQuery client
+// connects; req.Object is {"installationId", "clients", "subscriptions"}
+// and req.User the session's user. Its error refuses the connection.
+func (r *Registry) BeforeConnect(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.BeforeConnect, service.ConnectClass, trigger{save: fn, v: firstValidator(v)})
+}
+
+// BeforeSubscribe registers a trigger run when a LiveQuery client
+// subscribes to class: it may change req.Query's where and keys, or
+// refuse with an error.
+func (r *Registry) BeforeSubscribe(class string, fn FindHandler, v ...Validator) {
+	r.setTrigger(service.BeforeSubscribe, class, trigger{find: fn, v: firstValidator(v)})
+}
+
+// AfterLiveQueryEvent registers a trigger run before an event on class
+// reaches a subscriber (req.User): it may change req.Object, or set
+// req.Suppress to keep the event from that subscriber.
+func (r *Registry) AfterLiveQueryEvent(class string, fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterLiveQueryEvent, class, trigger{save: fn, v: firstValidator(v)})
 }
 
 func (r *Registry) setTrigger(kind service.TriggerKind, class string, t trigger) {

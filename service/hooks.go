@@ -103,6 +103,10 @@ type TriggerRequest struct {
 	// for a create.
 	Original schema.Object
 	Auth     Auth
+	// Event is an afterLiveQueryEvent's event (create, enter, update,
+	// leave, delete); the trigger sets Suppress to keep it from the client.
+	Event    string
+	Suppress bool
 }
 
 // FindRequest is one find trigger call.
