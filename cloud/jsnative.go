@@ -37,10 +37,11 @@ func (s *Scripts) natives(rt *jsRuntime, vm *goja.Runtime, register bool) map[st
 				s.log.Info(msg, "source", "cloud")
 			}
 		},
-		"find":    func(class, params, opts string) string { return answer(s.sdkFind(class, params, opts)) },
-		"save":    func(class, id, body, opts string) string { return answer(s.sdkSave(class, id, body, opts)) },
-		"destroy": func(class, id, opts string) string { return answer(nil, s.sdkDestroy(class, id, opts)) },
-		"run":     func(name, params, opts string) string { return answer(s.sdkRun(name, params, opts)) },
+		"find":        func(class, params, opts string) string { return answer(s.sdkFind(class, params, opts)) },
+		"save":        func(class, id, body, opts string) string { return answer(s.sdkSave(class, id, body, opts)) },
+		"destroy":     func(class, id, opts string) string { return answer(nil, s.sdkDestroy(class, id, opts)) },
+		"run":         func(name, params, opts string) string { return answer(s.sdkRun(name, params, opts)) },
+		"httpRequest": func(opts string) *goja.Promise { return s.httpRequest(rt, vm, opts) },
 	}
 }
 

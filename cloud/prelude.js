@@ -512,6 +512,39 @@
     });
   }
 
+  // httpRequest sends options.body as is when it is a string, as JSON when
+  // it is an object (form-encoded with that Content-Type); the promise
+  // resolves with {status, headers, text, data} for a 2xx answer and
+  // rejects with the same response otherwise.
+  function httpRequest(options) {
+    options = options || {};
+    var headers = {};
+    Object.keys(options.headers || {}).forEach(function (k) { headers[k] = String(options.headers[k]); });
+    var body = options.body;
+    if (body !== undefined && body !== null && typeof body !== 'string') {
+      var type = '';
+      Object.keys(headers).forEach(function (k) { if (k.toLowerCase() === 'content-type') { type = headers[k]; } });
+      if (/x-www-form-urlencoded/.test(type)) {
+        body = Object.keys(body).map(function (k) {
+          return encodeURIComponent(k) + '=' + encodeURIComponent(body[k]);
+        }).join('&');
+      } else {
+        body = JSON.stringify(body);
+        if (!type) { headers['Content-Type'] = 'application/json'; }
+      }
+    }
+    var params = {};
+    Object.keys(options.params || {}).forEach(function (k) { params[k] = String(options.params[k]); });
+    var sent = JSON.stringify({ url: options.url, method: options.method, headers: headers, params: params,
+      body: body === undefined || body === null ? undefined : String(body), followRedirects: !!options.followRedirects });
+    return native.httpRequest(sent).then(function (r) {
+      var res = { status: r.status, headers: copy(r.headers), text: r.text };
+      try { res.data = JSON.parse(r.text); } catch (e) { res.data = undefined; }
+      if (res.status < 200 || res.status >= 300) { throw res; }
+      return res;
+    }, function (e) { throw new ParseError(codes.CONNECTION_FAILED, String(e)); });
+  }
+
   global.Parse = {
     Error: ParseError,
     Object: ParseObject,
@@ -537,7 +570,8 @@
       beforeLogin: classless('beforeLogin', '_User'),
       afterLogin: classless('afterLogin', '_User'),
       afterLogout: classless('afterLogout', '_Session'),
-      run: run
+      run: run,
+      httpRequest: httpRequest
     },
     _encode: encode,
     _decode: decode
