@@ -279,7 +279,11 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.Push != nil {
 		s.Push.StartScheduler()
 	}
+	jobsCtx, stopJobs := context.WithCancel(ctx)
+	waitJobs := startJobScheduler(jobsCtx, s.Service, s.Opts.Now)
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
+	stopJobs()
+	waitJobs()
 	// Pushes under way stop at their next batch; the scheduler stops.
 	s.closePush()
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);

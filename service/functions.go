@@ -37,12 +37,18 @@ func (s *Service) StartJob(auth Auth, name string, params map[string]any) (strin
 	if h == nil || !h.HasJob(name) {
 		return "", schema.Errorf(schema.CodeScriptFailed, "Invalid job.")
 	}
+	return s.startJob(auth, name, params, "api")
+}
+
+// startJob runs a defined job for StartJob or a schedule (source).
+func (s *Service) startJob(auth Auth, name string, params map[string]any, source string) (string, error) {
+	h := s.opts.Hooks
 	if params == nil {
 		params = map[string]any{}
 	}
 	internal := Auth{Master: true, internal: true}
 	res, err := s.Create(internal, ClassJobStatus, map[string]any{
-		"jobName": name, "source": "api", "status": JobRunning, "params": params, "ACL": map[string]any{},
+		"jobName": name, "source": source, "status": JobRunning, "params": params, "ACL": map[string]any{},
 	})
 	if err != nil {
 		return "", err
