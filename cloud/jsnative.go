@@ -42,6 +42,8 @@ func (s *Scripts) natives(rt *jsRuntime, vm *goja.Runtime, register bool) map[st
 		"destroy":     func(class, id, opts string) string { return answer(nil, s.sdkDestroy(class, id, opts)) },
 		"run":         func(name, params, opts string) string { return answer(s.sdkRun(name, params, opts)) },
 		"httpRequest": func(opts string) *goja.Promise { return s.httpRequest(rt, vm, opts) },
+		"signUp":      func(body, opts string) string { return answer(s.sdkSignUp(body, opts)) },
+		"logIn":       func(username, password, opts string) string { return answer(s.sdkLogIn(username, password, opts)) },
 	}
 }
 
@@ -182,6 +184,36 @@ func (s *Scripts) sdkRun(name, params, opts string) (any, error) {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid params")
 	}
 	return s.reg.svc.RunFunction(auth, name, p)
+}
+
+// sdkSignUp is Parse.User's signUp: the new user's fields and token.
+func (s *Scripts) sdkSignUp(body, opts string) (any, error) {
+	auth, err := s.auth(opts)
+	if err != nil {
+		return nil, err
+	}
+	var b map[string]any
+	if err := json.Unmarshal([]byte(body), &b); err != nil {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid user")
+	}
+	res, token, err := s.reg.svc.SignUp(auth, b)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt, "updatedAt": res.CreatedAt, "sessionToken": token}
+	for k, v := range res.Echo {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// sdkLogIn is Parse.User.logIn: the user with its new session token.
+func (s *Scripts) sdkLogIn(username, password, opts string) (any, error) {
+	auth, err := s.auth(opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.reg.svc.LogIn(auth, username, nil, password, false)
 }
 
 func splitList(s string) []string {

@@ -81,6 +81,9 @@
   }
 
   function encode(v) {
+    if (v instanceof ParseACL) {
+      return v.toJSON();
+    }
     if (v instanceof Date) {
       return { __type: 'Date', iso: v.toISOString() };
     }
@@ -263,7 +266,9 @@
     var body = {};
     Object.keys(this._ops).forEach(function (k) {
       var op = self._ops[k];
-      if (op.unset) {
+      if (op.raw) {
+        body[k] = op.raw;
+      } else if (op.unset) {
         body[k] = { __op: 'Delete' };
       } else if (op.increment !== undefined && !op.set) {
         body[k] = { __op: 'Increment', amount: op.increment };
@@ -328,6 +333,120 @@
   ParseUser.prototype.getUsername = function () { return this.get('username'); };
   ParseUser.prototype.getEmail = function () { return this.get('email'); };
   ParseUser.prototype.getSessionToken = function () { return this._sessionToken; };
+  ParseUser.prototype.setUsername = function (v) { return this.set('username', v); };
+  ParseUser.prototype.setPassword = function (v) { return this.set('password', v); };
+  ParseUser.prototype.setEmail = function (v) { return this.set('email', v); };
+  ParseUser.prototype._loggedIn = function (out) {
+    this._sessionToken = out.sessionToken;
+    delete out.sessionToken;
+    this._setServerData(out);
+    return this;
+  };
+  // signUp creates the user and a session (the token is getSessionToken()).
+  ParseUser.prototype.signUp = function (attrs, options) {
+    var self = this;
+    if (attrs) { Object.keys(attrs).forEach(function (k) { self.set(k, attrs[k]); }); }
+    return new Promise(function (resolve) {
+      var data = self._data;
+      var out = call('signUp', [JSON.stringify(self._body()), opts(options)]);
+      self._data = data;
+      delete self._data.password;
+      resolve(self._loggedIn(out));
+    });
+  };
+  ParseUser.signUp = function (username, password, attrs, options) {
+    var u = new ParseUser();
+    u.set('username', username);
+    u.set('password', password);
+    return u.signUp(attrs, options);
+  };
+  ParseUser.logIn = function (username, password, options) {
+    return new Promise(function (resolve) {
+      var out = call('logIn', [String(username), String(password), opts(options)]);
+      resolve(ParseObject._create('_User')._loggedIn(out));
+    });
+  };
+
+  // ParseRelation edits a relation field with AddRelation/RemoveRelation
+  // and queries its members (the target class must be known).
+  function ParseRelation(parent, key, targetClassName) {
+    this.parent = parent;
+    this.key = key;
+    this.targetClassName = targetClassName;
+  }
+  ParseRelation.prototype._op = function (kind, objects) {
+    var list = (Array.isArray(objects) ? objects : [objects]).map(function (o) { return o.toPointer(); });
+    this.parent._ops[this.key] = { raw: { __op: kind, objects: list } };
+    this.parent._data[this.key] = { __type: 'Relation', className: this.targetClassName };
+  };
+  ParseRelation.prototype.add = function (objects) { this._op('AddRelation', objects); };
+  ParseRelation.prototype.remove = function (objects) { this._op('RemoveRelation', objects); };
+  ParseRelation.prototype.query = function () {
+    var q = new ParseQuery(this.targetClassName);
+    q._where.$relatedTo = { object: this.parent.toPointer(), key: this.key };
+    return q;
+  };
+  P.relation = function (key, targetClassName) {
+    var cur = this._data[key];
+    return new ParseRelation(this, key, targetClassName || (cur && cur.className));
+  };
+
+  // ParseACL is an object's access list: '*' (public), user ids and
+  // 'role:Name' entries, each with read and write.
+  function ParseACL(arg) {
+    this.permissionsById = {};
+    if (arg instanceof ParseObject) {
+      this.setReadAccess(arg, true);
+      this.setWriteAccess(arg, true);
+    } else if (arg && typeof arg === 'object') {
+      var self = this;
+      Object.keys(arg).forEach(function (k) { self.permissionsById[k] = copy(arg[k]); });
+    }
+  }
+  function aclKey(who) {
+    if (who instanceof ParseObject) { return who.className === '_Role' ? 'role:' + who.get('name') : who.id; }
+    return String(who);
+  }
+  ParseACL.prototype._set = function (key, access, allowed) {
+    var p = this.permissionsById[key] || {};
+    if (allowed) { p[access] = true; } else { delete p[access]; }
+    if (Object.keys(p).length) { this.permissionsById[key] = p; } else { delete this.permissionsById[key]; }
+  };
+  ParseACL.prototype._get = function (key, access) {
+    var p = this.permissionsById[key];
+    return !!(p && p[access]);
+  };
+  ParseACL.prototype.setReadAccess = function (who, allowed) { this._set(aclKey(who), 'read', allowed); };
+  ParseACL.prototype.setWriteAccess = function (who, allowed) { this._set(aclKey(who), 'write', allowed); };
+  ParseACL.prototype.getReadAccess = function (who) { return this._get(aclKey(who), 'read'); };
+  ParseACL.prototype.getWriteAccess = function (who) { return this._get(aclKey(who), 'write'); };
+  ParseACL.prototype.setPublicReadAccess = function (allowed) { this._set('*', 'read', allowed); };
+  ParseACL.prototype.setPublicWriteAccess = function (allowed) { this._set('*', 'write', allowed); };
+  ParseACL.prototype.getPublicReadAccess = function () { return this._get('*', 'read'); };
+  ParseACL.prototype.getPublicWriteAccess = function () { return this._get('*', 'write'); };
+  function roleKey(role) { return 'role:' + (role instanceof ParseObject ? role.get('name') : role); }
+  ParseACL.prototype.setRoleReadAccess = function (role, allowed) { this._set(roleKey(role), 'read', allowed); };
+  ParseACL.prototype.setRoleWriteAccess = function (role, allowed) { this._set(roleKey(role), 'write', allowed); };
+  ParseACL.prototype.getRoleReadAccess = function (role) { return this._get(roleKey(role), 'read'); };
+  ParseACL.prototype.getRoleWriteAccess = function (role) { return this._get(roleKey(role), 'write'); };
+  ParseACL.prototype.toJSON = function () { return copy(this.permissionsById); };
+  P.setACL = function (acl) { return this.set('ACL', acl instanceof ParseACL ? acl.toJSON() : acl); };
+  P.getACL = function () { var a = this._data.ACL; return a ? new ParseACL(a) : undefined; };
+
+  // ParseRole is a _Role: a name, an ACL, and users and roles relations.
+  var ParseRole = ParseObject.extend('_Role');
+  ParseRole.prototype.getName = function () { return this.get('name'); };
+  ParseRole.prototype.setName = function (v) { return this.set('name', v); };
+  ParseRole.prototype.getUsers = function () { return this.relation('users', '_User'); };
+  ParseRole.prototype.getRoles = function () { return this.relation('roles', '_Role'); };
+  var makeRole = ParseRole;
+  ParseRole = function (name, acl) {
+    var r = ParseObject._create('_Role');
+    if (name !== undefined) { r.set('name', name); }
+    if (acl !== undefined) { r.setACL(acl); }
+    return r;
+  };
+  ParseRole.prototype = makeRole.prototype;
 
   function ParseQuery(cls) {
     if (!(this instanceof ParseQuery)) { return new ParseQuery(cls); }
@@ -550,6 +669,9 @@
     Object: ParseObject,
     User: ParseUser,
     File: ParseFile,
+    ACL: ParseACL,
+    Role: ParseRole,
+    Relation: ParseRelation,
     Query: ParseQuery,
     Cloud: {
       define: define('function'),
