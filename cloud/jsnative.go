@@ -7,6 +7,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -106,6 +107,13 @@ func (s *Scripts) sdkFind(class, params, opts string) (any, error) {
 	if err := json.Unmarshal([]byte(params), &q); err != nil {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid query")
 	}
+	id := ""
+	if q.Get {
+		id, _ = q.Where["objectId"].(string)
+	}
+	if err := s.reg.limitInternal("GET", class, id); err != nil {
+		return nil, err
+	}
 	read := service.ReadOptions{Keys: splitList(q.Keys), Include: splitList(q.Include)}
 	if q.Get {
 		id, _ := q.Where["objectId"].(string)
@@ -152,6 +160,13 @@ func (s *Scripts) sdkSave(class, id, body, opts string) (any, error) {
 	if err := json.Unmarshal([]byte(body), &b); err != nil {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid object")
 	}
+	method := "PUT"
+	if id == "" {
+		method = "POST"
+	}
+	if err := s.reg.limitInternal(method, class, id); err != nil {
+		return nil, err
+	}
 	if id == "" {
 		res, err := s.reg.svc.Create(auth, class, b)
 		if err != nil {
@@ -171,6 +186,9 @@ func (s *Scripts) sdkDestroy(class, id, opts string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.reg.limitInternal("DELETE", class, id); err != nil {
+		return err
+	}
 	return s.reg.svc.Delete(auth, class, id)
 }
 
@@ -182,6 +200,11 @@ func (s *Scripts) sdkRun(name, params, opts string) (any, error) {
 	var p map[string]any
 	if err := json.Unmarshal([]byte(params), &p); err != nil {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid params")
+	}
+	if s.reg.limiter != nil {
+		if err := s.reg.limiter.Check(ratelimit.Request{Method: "POST", Path: "/functions/" + name, IP: "internal", Internal: true}); err != nil {
+			return nil, err
+		}
 	}
 	return s.reg.svc.RunFunction(auth, name, p)
 }

@@ -50,6 +50,27 @@ func (r *Registry) RateLimits() []ratelimit.Rule {
 	return out
 }
 
+// SetRateLimiter gives the registry the server's limiter, which then
+// also counts cloud code's own SDK calls against the rules with
+// includeInternalRequests. Call it before serving.
+func (r *Registry) SetRateLimiter(l *ratelimit.Limiter) { r.limiter = l }
+
+// limitInternal counts one SDK call as the REST request it stands for.
+// Internal calls have no client address: they share one count per rule.
+func (r *Registry) limitInternal(method, class, id string) error {
+	if r.limiter == nil {
+		return nil
+	}
+	path := "/classes/" + class
+	if p, ok := classPaths[class]; ok {
+		path = p
+	}
+	if id != "" {
+		path += "/" + id
+	}
+	return r.limiter.Check(ratelimit.Request{Method: method, Path: path, IP: "internal", Internal: true})
+}
+
 // classPaths are the REST paths of built-in classes besides /classes/<name>.
 var classPaths = map[string]string{"_User": "/users", "_Role": "/roles", "_Session": "/sessions", "_Installation": "/installations"}
 

@@ -44,3 +44,37 @@ func TestValidatorRateLimit(t *testing.T) {
 		{name: "trigger: other class", method: "POST", path: "/classes/Note", body: post, status: 201},
 	})
 }
+
+const internalJS = `
+Parse.Cloud.define('saveMany', async (req) => {
+  const codes = [];
+  for (let i = 0; i < 3; i++) {
+    try { await new Parse.Object(req.params.cls, { i }).save(null, { useMasterKey: true }); codes.push(0); }
+    catch (e) { codes.push(e.code + ' ' + e.message); }
+  }
+  return codes;
+});
+`
+
+// includeInternalRequests counts cloud code's own SDK calls; other rules
+// never see them.
+func TestRateLimitInternalRequests(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.js"), []byte(internalJS), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := servertest.StartLogged(t, quiet, func(o *config.Options) {
+		o.Cloud = filepath.Join(dir, "main.js")
+		o.RateLimit = []config.RateLimitOptions{
+			{RequestPath: "/classes/Counted", RequestMethods: []string{"POST"}, RequestTimeWindow: 60_000, RequestCount: 2,
+				IncludeInternalRequests: true, IncludeMasterKey: true, ErrorResponseMessage: "enough"},
+			{RequestPath: "/classes/Free", RequestTimeWindow: 60_000, RequestCount: 1, IncludeMasterKey: true},
+		}
+	})
+	run(t, srv, []scenario{
+		{name: "counted", method: "POST", path: "/functions/saveMany", body: map[string]any{"cls": "Counted"}, status: 200,
+			has: []string{`{"result":[0,0,"100 enough"]}`}},
+		{name: "not counted", method: "POST", path: "/functions/saveMany", body: map[string]any{"cls": "Free"}, status: 200,
+			has: []string{`{"result":[0,0,0]}`}},
+	})
+}

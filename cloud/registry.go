@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -104,6 +105,7 @@ type Registry struct {
 	hooks     webhooks // defined through /hooks (webhooks.go)
 
 	svc     *service.Service
+	limiter *ratelimit.Limiter // counts SDK calls (includeInternalRequests)
 	log     *slog.Logger
 	timeout time.Duration
 

@@ -170,6 +170,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		pusher = sender
 	}
 	limiter, err := openRateLimit(opts, reg, log)
+	reg.SetRateLimiter(limiter)
 	if err != nil {
 		if sender != nil {
 			sender.Close()
