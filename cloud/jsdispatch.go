@@ -104,9 +104,11 @@ func withClass(o schema.Object, class string) map[string]any {
 
 func (s *Scripts) saveTrigger(ctx context.Context, kind, key string, req *TriggerRequest) error {
 	payload := callerJSON(&req.Caller)
-	payload["object"] = withClass(req.Object, req.Class)
+	// The script reads the objects in place (it copies them into its own
+	// Parse.Objects); className says their class.
+	payload["object"], payload["className"] = req.Object, req.Class
 	if req.Original != nil {
-		payload["original"] = withClass(req.Original, req.Class)
+		payload["original"] = req.Original
 		dirty := map[string]bool{}
 		for k, v := range req.Object {
 			if old, ok := req.Original[k]; !ok || !reflect.DeepEqual(old, v) {
@@ -154,6 +156,9 @@ func (s *Scripts) beforeFind(ctx context.Context, kind, key string, req *FindReq
 	out, err := s.invoke(ctx, kind, key, payload, nil)
 	if err != nil {
 		return err
+	}
+	if out["query"] == nil {
+		return nil // the handler left the query alone
 	}
 	raw, err := json.Marshal(out["query"])
 	if err != nil {

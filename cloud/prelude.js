@@ -60,7 +60,8 @@
         return v;
       }
       var out = {};
-      Object.keys(v).forEach(function (k) { out[k] = decode(v[k]); });
+      var keys = Object.keys(v);
+      for (var i = 0; i < keys.length; i++) { out[keys[i]] = decode(v[keys[i]]); }
       return out;
     }
     return v;
@@ -189,16 +190,17 @@
 
   var P = ParseObject.prototype;
   P._setServerData = function (json) {
-    var self = this;
-    Object.keys(json).forEach(function (k) {
-      if (k === 'objectId') { self.id = json[k]; return; }
-      if (k === '__type' || k === 'className') { return; }
-      if (k === 'createdAt' || k === 'updatedAt') {
-        self['_' + k] = typeof json[k] === 'string' ? new Date(json[k]) : decode(json[k]);
-        return;
+    var keys = Object.keys(json);
+    for (var i = 0; i < keys.length; i++) {
+      var k = keys[i];
+      if (k === 'objectId') {
+        this.id = json[k];
+      } else if (k === 'createdAt' || k === 'updatedAt') {
+        this['_' + k] = typeof json[k] === 'string' ? new Date(json[k]) : decode(json[k]);
+      } else if (k !== '__type' && k !== 'className') {
+        this._data[k] = decode(json[k]);
       }
-      self._data[k] = decode(json[k]);
-    });
+    }
     this._ops = {};
   };
   P.get = function (k) {
@@ -216,15 +218,18 @@
     if (k === 'objectId') { this.id = v; return this; }
     this._data[k] = v;
     this._ops[k] = { set: true };
+    this._touched = true;
     return this;
   };
   P.unset = function (k) {
+    this._touched = true;
     delete this._data[k];
     this._ops[k] = { unset: true };
     return this;
   };
   P.increment = function (k, amount) {
     if (amount === undefined) { amount = 1; }
+    this._touched = true;
     var prev = this._ops[k];
     this._data[k] = (this._data[k] || 0) + amount;
     if (prev && prev.increment !== undefined) {
@@ -248,8 +253,6 @@
     return !!this._ops[k];
   };
   P.dirtyKeys = function () { return Object.keys(this._ops); };
-  P.getACL = function () { return this._data.ACL; };
-  P.setACL = function (acl) { return this.set('ACL', acl); };
   Object.defineProperty(P, 'createdAt', { get: function () { return this._createdAt; } });
   Object.defineProperty(P, 'updatedAt', { get: function () { return this._updatedAt; } });
   Object.defineProperty(P, 'attributes', { get: function () { return this._data; } });
@@ -377,6 +380,7 @@
   ParseRelation.prototype._op = function (kind, objects) {
     var list = (Array.isArray(objects) ? objects : [objects]).map(function (o) { return o.toPointer(); });
     this.parent._ops[this.key] = { raw: { __op: kind, objects: list } };
+    this.parent._touched = true;
     this.parent._data[this.key] = { __type: 'Relation', className: this.targetClassName };
   };
   ParseRelation.prototype.add = function (objects) { this._op('AddRelation', objects); };
@@ -551,6 +555,14 @@
     return this;
   };
 
+  // The methods that change a query mark it touched: a beforeFind that
+  // leaves its query alone answers nothing for Go to read back.
+  ['_add', 'equalTo', 'matches', 'limit', 'skip', 'ascending', 'addAscending', 'descending', 'addDescending',
+    'include', 'select'].forEach(function (name) {
+    var fn = Q[name];
+    Q[name] = function () { this._touched = true; return fn.apply(this, arguments); };
+  });
+
   function logger(level) {
     return function () {
       native.log(level, [].map.call(arguments, function (a) {
@@ -712,9 +724,9 @@
     return { code: 141, message: JSON.stringify(e) };
   }
 
-  function objectFrom(json) {
+  function objectFrom(json, className) {
     if (!json) { return undefined; }
-    var o = ParseObject._create(json.className);
+    var o = ParseObject._create(className || json.className);
     o._setServerData(json);
     return o;
   }
@@ -740,13 +752,12 @@
       req.fileSize = r.object.size;
       req.contentLength = r.object.size;
     } else if (r.object) {
-      req.object = objectFrom(r.object);
+      req.object = objectFrom(r.object, r.className);
+      var marked = r.original ? Object.keys(r.dirty || {}) : Object.keys(req.object._data);
       if (r.original) {
-        req.original = objectFrom(r.original);
-        Object.keys(r.dirty || {}).forEach(function (k) { req.object._ops[k] = { set: true }; });
-      } else {
-        Object.keys(req.object._data).forEach(function (k) { req.object._ops[k] = { set: true }; });
+        req.original = objectFrom(r.original, r.className);
       }
+      for (var i = 0; i < marked.length; i++) { req.object._ops[marked[i]] = { set: true }; }
     }
     if (r.query) {
       req.query = new ParseQuery(r.className)._fromJSON(r.query);
@@ -765,7 +776,8 @@
   function outcome(kind, req, value) {
     switch (kind) {
       case 'beforeSave':
-        return { object: req.object.toJSON() };
+        // An object the handler did not change goes back as it came.
+        return req.object._touched ? { object: req.object.toJSON() } : {};
       case 'beforeSaveFile':
         var f = value instanceof ParseFile ? value : req.file;
         return { object: { name: f._name, metadata: f._metadata, tags: f._tags } };
@@ -773,6 +785,7 @@
         return { object: req.object ? req.object.toJSON() : null, sendEvent: req.sendEvent !== false };
       case 'beforeFind':
       case 'beforeSubscribe':
+        if (!(value instanceof ParseQuery) && !req.query._touched) { return {}; }
         return { query: (value instanceof ParseQuery ? value : req.query).toJSON() };
       case 'afterFind':
         return { results: (Array.isArray(value) ? value : req.objects).map(function (o) { return o.toJSON(); }) };
@@ -786,24 +799,31 @@
   // the answer as a plain object. A handler that returns no promise is
   // answered at once, without a promise job.
   global.__quarryInvoke = function (kind, handler, r, done, message) {
-    var req;
-    function fail(e) { done({ error: errorJSON(e) }); }
-    function finish(value) {
-      var out = outcome(kind, req, value);
-      done(out === undefined ? {} : out);
-    }
+    var req, value;
     try {
       req = buildRequest(kind, r, message);
-      var value = handler(req);
+      value = handler(req);
       if (value && typeof value.then === 'function') {
-        value.then(function (v) {
-          try { finish(v); } catch (e) { fail(e); }
-        }, fail);
+        settleLater(kind, req, value, done);
         return;
       }
-      finish(value);
+      var out = outcome(kind, req, value);
+      done(out === undefined ? {} : out);
     } catch (e) {
-      fail(e);
+      done({ error: errorJSON(e) });
     }
   };
+
+  // settleLater answers when a handler's promise settles (the closures
+  // are made only for handlers that return one).
+  function settleLater(kind, req, promise, done) {
+    promise.then(function (v) {
+      try {
+        var out = outcome(kind, req, v);
+        done(out === undefined ? {} : out);
+      } catch (e) {
+        done({ error: errorJSON(e) });
+      }
+    }, function (e) { done({ error: errorJSON(e) }); });
+  }
 })(this);
