@@ -23,6 +23,7 @@ func TestScenarioRateLimit(t *testing.T) {
 			{RequestPath: "/classes/Limited", RequestMethods: []string{"GET"}, RequestTimeWindow: 60_000, RequestCount: 2, ErrorResponseMessage: "slow down"},
 			{RequestPath: "/classes/Batched*", RequestMethods: []string{"POST"}, RequestTimeWindow: 60_000, RequestCount: 3, ErrorResponseMessage: "slow down"},
 			{RequestPath: "/classes/MasterToo", RequestTimeWindow: 60_000, RequestCount: 1, IncludeMasterKey: true},
+			{RequestPath: "/files/*", RequestMethods: []string{"POST"}, RequestTimeWindow: 60_000, RequestCount: 1},
 		}
 	})
 	batch := func(n int) map[string]any {
@@ -33,6 +34,8 @@ func TestScenarioRateLimit(t *testing.T) {
 		return map[string]any{"requests": reqs}
 	}
 	app, master := servertest.App(), servertest.Master()
+	signup := srv.Do(t, "POST", "/users", map[string]any{"username": "u", "password": "p"}, app)
+	user := map[string]string{"X-Parse-Application-Id": servertest.AppID, "X-Parse-Session-Token": fmt.Sprint(signup.Map()["sessionToken"])}
 	runScenarios(t, srv, []scenario{
 		{name: "first", method: "GET", path: "/classes/Limited", headers: app, expectedStatus: 200},
 		{name: "a POST with _method GET counts as a GET", method: "POST", path: "/classes/Limited",
@@ -56,7 +59,21 @@ func TestScenarioRateLimit(t *testing.T) {
 		{name: "includeMasterKey counts the master", method: "GET", path: "/classes/MasterToo", headers: master, expectedStatus: 200},
 		{name: "default message", method: "GET", path: "/classes/MasterToo", headers: master,
 			expectedStatus: 429, expectedContains: []string{`{"code":100,"error":"Too many requests."}`}},
+
+		{name: "an upload", method: "POST", path: "/files/a.txt", body: "hi", headers: withType(user, "text/plain"), expectedStatus: 201},
+		{name: "a second upload is refused", method: "POST", path: "/files/b.txt", body: "hi", headers: withType(user, "text/plain"),
+			expectedStatus: 429, expectedContains: []string{`"code":100`}},
+		{name: "uploads with the master key are exempt", method: "POST", path: "/files/c.txt", body: "hi",
+			headers: withType(master, "text/plain"), expectedStatus: 201},
 	})
+}
+
+func withType(h map[string]string, contentType string) map[string]string {
+	out := map[string]string{"Content-Type": contentType}
+	for k, v := range h {
+		out[k] = v
+	}
+	return out
 }
 
 // requireRedis skips loudly without Redis on 127.0.0.1:6379, and fails

@@ -248,7 +248,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
 		return
 	}
-	if s.serveFiles(ctx, path) {
+	if s.limitFiles(ctx, path) || s.serveFiles(ctx, path) {
 		return
 	}
 	if strings.HasPrefix(path, s.opts.MountPath+"/") {
