@@ -21,6 +21,13 @@ func (r *Registry) Has(kind service.TriggerKind, class string) bool {
 	return ok
 }
 
+// HasKind reports whether a trigger of kind is defined for any class.
+func (r *Registry) HasKind(kind service.TriggerKind) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.triggers[kind]) > 0
+}
+
 // HasJob reports whether a job called name is defined.
 func (r *Registry) HasJob(name string) bool {
 	r.mu.RLock()

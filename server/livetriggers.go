@@ -13,6 +13,17 @@ type liveTriggers struct {
 	svc *service.Service
 }
 
+// newLiveTriggers is nil when cloud code defines no LiveQuery trigger, so
+// that LiveQuery does no trigger work at all.
+func newLiveTriggers(reg *cloud.Registry, svc *service.Service) live.Triggers {
+	for _, k := range []service.TriggerKind{service.BeforeConnect, service.BeforeSubscribe, service.AfterLiveQueryEvent} {
+		if reg.HasKind(k) {
+			return liveTriggers{reg: reg, svc: svc}
+		}
+	}
+	return nil
+}
+
 // auth is the subscriber as cloud code sees it (request.user).
 func (t liveTriggers) auth(token, installationID, ip string, master bool) service.Auth {
 	a := service.Auth{Master: master, SessionToken: token, InstallationID: installationID, Request: &service.RequestInfo{IP: ip}}

@@ -149,7 +149,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	var lq *liveQuery
 	var upgrade fasthttp.RequestHandler
 	if len(opts.LiveQuery.ClassNames) > 0 || opts.LiveQuery.AllClasses {
-		if lq, err = openLive(opts, svc, log, liveTriggers{reg: reg, svc: svc}); err != nil {
+		if lq, err = openLive(opts, svc, log, newLiveTriggers(reg, svc)); err != nil {
 			scripts.Close()
 			adapter.Close()
 			return nil, fmt.Errorf("liveQuery: %w", err)
