@@ -732,9 +732,11 @@
   }
 
   // buildRequest makes the handler's request object from the Go request.
+  var SENT = { set: true };
+
   function buildRequest(kind, r, message) {
     var req = {
-      params: decode(r.params || {}), master: !!r.master, installationId: r.installationId,
+      params: r.params ? decode(r.params) : {}, master: !!r.master, installationId: r.installationId,
       headers: r.headers || {}, ip: r.ip, context: r.context || {}, log: log, functionName: r.functionName,
       triggerName: kind, jobId: r.jobId, event: r.event, sendEvent: true
     };
@@ -757,7 +759,9 @@
       if (r.original) {
         req.original = objectFrom(r.original, r.className);
       }
-      for (var i = 0; i < marked.length; i++) { req.object._ops[marked[i]] = { set: true }; }
+      // One shared mark: a later set() replaces it, increment() only sets
+      // .set, which it already is.
+      for (var i = 0; i < marked.length; i++) { req.object._ops[marked[i]] = SENT; }
     }
     if (r.query) {
       req.query = new ParseQuery(r.className)._fromJSON(r.query);
