@@ -21,6 +21,13 @@ func (r *Registry) Has(kind service.TriggerKind, class string) bool {
 	return ok
 }
 
+// HasKind reports whether a trigger of kind is defined for any class.
+func (r *Registry) HasKind(kind service.TriggerKind) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.triggers[kind]) > 0
+}
+
 // HasJob reports whether a job called name is defined.
 func (r *Registry) HasJob(name string) bool {
 	r.mu.RLock()
@@ -133,7 +140,7 @@ func (r *Registry) Trigger(sr *service.TriggerRequest) error {
 	if !ok {
 		return nil
 	}
-	req := &TriggerRequest{Caller: r.caller(sr.Auth), Kind: sr.Kind, Class: sr.Class, Object: sr.Object, Original: sr.Original}
+	req := &TriggerRequest{Caller: r.caller(sr.Auth), Kind: sr.Kind, Class: sr.Class, Object: sr.Object, Original: sr.Original, Event: sr.Event}
 	if sr.Kind == service.BeforeSave {
 		if err := t.v.checkObject(&req.Caller, req.Object, sr.Original == nil); err != nil {
 			return err
@@ -147,7 +154,7 @@ func (r *Registry) Trigger(sr *service.TriggerRequest) error {
 	if err != nil {
 		return asParseError(err, schema.CodeScriptFailed)
 	}
-	sr.Object = req.Object
+	sr.Object, sr.Suppress = req.Object, req.Suppress
 	return nil
 }
 

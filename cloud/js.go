@@ -62,6 +62,11 @@ type jsRuntime struct {
 	vm       *goja.Runtime // for Interrupt only, from other goroutines
 	handlers map[string]goja.Value
 	invoke   goja.Callable
+	// One call at a time: its answer, and the job's message callback.
+	done          chan map[string]any
+	failed        chan error
+	doneFn, msgFn goja.Value
+	message       func(string)
 }
 
 // LoadJS loads opts.Main into a pool of runtimes and defines its
@@ -136,6 +141,7 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 		return errors.New("cloud code prelude: no invoke function")
 	}
 	rt.invoke = inv
+	rt.answerTo(vm)
 	require.Require(vm, s.main) // panics (recovered above) when main.js fails to load
 	return nil
 }
@@ -207,30 +213,28 @@ func (s *Scripts) drop() {
 	s.mu.Unlock()
 }
 
-// call runs the handler key ("kind:name") with a request (JSON) and
-// waits for its promise to settle. Past ctx's deadline the script is
-// interrupted (124) and its runtime replaced, so the pool stays usable.
-func (s *Scripts) call(ctx context.Context, kind, key string, req []byte, message func(string)) ([]byte, error) {
+// call runs the handler key ("kind:name") with a request and waits for
+// its answer (at once for a handler that returns no promise, else when the
+// promise settles), exported to Go values with numbers as float64, as
+// encoding/json gives them. Past ctx's deadline the script is interrupted
+// (124) and its runtime replaced, so the pool stays usable.
+func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any, message func(string)) (map[string]any, error) {
 	rt, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	done := make(chan []byte, 1)
-	failed := make(chan error, 1)
+	// The runtime is ours alone until released: its answer channels and
+	// callbacks are made once, when it starts (see answerTo).
+	done, failed := rt.done, rt.failed
 	rt.loop.RunOnLoop(func(vm *goja.Runtime) {
 		vm.ClearInterrupt()
+		rt.message = message
 		h, ok := rt.handlers[key]
 		if !ok {
 			failed <- schema.Errorf(schema.CodeScriptFailed, "cloud code handler %s is not defined in every runtime", key)
 			return
 		}
-		doneFn := func(out string) { done <- []byte(out) }
-		msgFn := func(m string) {
-			if message != nil {
-				message(m)
-			}
-		}
-		if _, err := rt.invoke(goja.Undefined(), vm.ToValue(kind), h, vm.ToValue(string(req)), vm.ToValue(doneFn), vm.ToValue(msgFn)); err != nil {
+		if _, err := rt.invoke(goja.Undefined(), vm.ToValue(kind), h, vm.ToValue(req), rt.doneFn, rt.msgFn); err != nil {
 			failed <- scriptError(err)
 		}
 	})
@@ -247,6 +251,45 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req []byte, messag
 		go rt.loop.Terminate()
 		return nil, schema.Errorf(schema.CodeTimeout, "Script timed out after %s.", s.reg.timeout)
 	}
+}
+
+// answerTo makes a runtime's answer channels and the done and message
+// callbacks every call passes to the prelude (on the runtime's loop).
+func (rt *jsRuntime) answerTo(vm *goja.Runtime) {
+	rt.done, rt.failed = make(chan map[string]any, 1), make(chan error, 1)
+	rt.doneFn = vm.ToValue(func(out goja.Value) {
+		m, ok := jsonNumbers(out.Export()).(map[string]any)
+		if !ok {
+			m = map[string]any{}
+		}
+		rt.done <- m
+	})
+	rt.msgFn = vm.ToValue(func(m string) {
+		if rt.message != nil {
+			rt.message(m)
+		}
+	})
+}
+
+// jsonNumbers gives exported values the number type encoding/json
+// decodes to (float64): goja exports whole numbers as int64.
+func jsonNumbers(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case map[string]any:
+		for k, e := range x {
+			switch e.(type) {
+			case int64, map[string]any, []any:
+				x[k] = jsonNumbers(e)
+			}
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = jsonNumbers(e)
+		}
+	}
+	return v
 }
 
 // scriptError turns a goja failure into a Parse error without a stack.

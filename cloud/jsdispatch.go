@@ -44,8 +44,21 @@ func (s *Scripts) define(kind, name string, v *Validator) {
 			"beforeSave": s.reg.BeforeSave, "afterSave": s.reg.AfterSave,
 			"beforeDelete": s.reg.BeforeDelete, "afterDelete": s.reg.AfterDelete,
 		}[kind](name, fn, vs...)
+	case "beforeLogin", "afterLogin", "afterLogout", "beforeSaveFile", "afterSaveFile", "beforeDeleteFile", "afterDeleteFile":
+		fn := func(ctx context.Context, req *TriggerRequest) error { return s.saveTrigger(ctx, kind, key, req) }
+		map[string]func(TriggerHandler, ...Validator){
+			"beforeLogin": s.reg.BeforeLogin, "afterLogin": s.reg.AfterLogin, "afterLogout": s.reg.AfterLogout,
+			"beforeSaveFile": s.reg.BeforeSaveFile, "afterSaveFile": s.reg.AfterSaveFile,
+			"beforeDeleteFile": s.reg.BeforeDeleteFile, "afterDeleteFile": s.reg.AfterDeleteFile,
+		}[kind](fn, vs...)
 	case "beforeFind":
-		s.reg.BeforeFind(name, func(ctx context.Context, req *FindRequest) error { return s.beforeFind(ctx, key, req) }, vs...)
+		s.reg.BeforeFind(name, func(ctx context.Context, req *FindRequest) error { return s.beforeFind(ctx, kind, key, req) }, vs...)
+	case "beforeSubscribe":
+		s.reg.BeforeSubscribe(name, func(ctx context.Context, req *FindRequest) error { return s.beforeFind(ctx, kind, key, req) }, vs...)
+	case "beforeConnect":
+		s.reg.BeforeConnect(func(ctx context.Context, req *TriggerRequest) error { return s.saveTrigger(ctx, kind, key, req) }, vs...)
+	case "afterLiveQueryEvent":
+		s.reg.AfterLiveQueryEvent(name, func(ctx context.Context, req *TriggerRequest) error { return s.saveTrigger(ctx, kind, key, req) }, vs...)
 	case "afterFind":
 		s.reg.AfterFind(name, func(ctx context.Context, req *FindRequest) error { return s.afterFind(ctx, key, req) }, vs...)
 	default:
@@ -53,29 +66,19 @@ func (s *Scripts) define(kind, name string, v *Validator) {
 	}
 }
 
-// invoke runs a handler and decodes its answer; jobs run unbounded,
-// everything else within the registry's timeout (ctx).
+// invoke runs a handler and returns its answer; jobs run unbounded,
+// everything else within the registry's timeout (ctx). The payload goes
+// to the script as Go values (the prelude copies what the handler may
+// change) and the answer comes back exported, with no JSON in between.
 func (s *Scripts) invoke(ctx context.Context, kind, key string, payload map[string]any, message func(string)) (map[string]any, error) {
-	req, err := json.Marshal(payload)
-	if err != nil {
-		return nil, schema.Errorf(schema.CodeScriptFailed, "the request could not be encoded: %v", err)
-	}
-	raw, err := s.call(ctx, kind, key, req, message)
+	all, err := s.call(ctx, kind, key, payload, message)
 	if err != nil {
 		return nil, err
 	}
-	var out struct {
-		Error *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	var all map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil || json.Unmarshal(raw, &all) != nil {
-		return nil, schema.Errorf(schema.CodeScriptFailed, "cloud code answered something that is not JSON")
-	}
-	if out.Error != nil {
-		return nil, &schema.Error{Code: out.Error.Code, Message: out.Error.Message}
+	if e, ok := all["error"].(map[string]any); ok {
+		code, _ := e["code"].(float64)
+		msg, _ := e["message"].(string)
+		return nil, &schema.Error{Code: int(code), Message: msg}
 	}
 	return all, nil
 }
@@ -101,9 +104,11 @@ func withClass(o schema.Object, class string) map[string]any {
 
 func (s *Scripts) saveTrigger(ctx context.Context, kind, key string, req *TriggerRequest) error {
 	payload := callerJSON(&req.Caller)
-	payload["object"] = withClass(req.Object, req.Class)
+	// The script reads the objects in place (it copies them into its own
+	// Parse.Objects); className says their class.
+	payload["object"], payload["className"] = req.Object, req.Class
 	if req.Original != nil {
-		payload["original"] = withClass(req.Original, req.Class)
+		payload["original"] = req.Original
 		dirty := map[string]bool{}
 		for k, v := range req.Object {
 			if old, ok := req.Original[k]; !ok || !reflect.DeepEqual(old, v) {
@@ -112,8 +117,16 @@ func (s *Scripts) saveTrigger(ctx context.Context, kind, key string, req *Trigge
 		}
 		payload["dirty"] = dirty
 	}
+	if req.Event != "" {
+		payload["event"] = req.Event
+	}
 	out, err := s.invoke(ctx, kind, key, payload, nil)
-	if err != nil || kind != "beforeSave" {
+	if err == nil && kind == "afterLiveQueryEvent" {
+		if send, ok := out["sendEvent"].(bool); ok && !send {
+			req.Suppress = true
+		}
+	}
+	if err != nil || (kind != "beforeSave" && kind != "beforeSaveFile" && kind != "afterLiveQueryEvent") {
 		return err
 	}
 	if obj, ok := out["object"].(map[string]any); ok {
@@ -123,7 +136,7 @@ func (s *Scripts) saveTrigger(ctx context.Context, kind, key string, req *Trigge
 	return nil
 }
 
-func (s *Scripts) beforeFind(ctx context.Context, key string, req *FindRequest) error {
+func (s *Scripts) beforeFind(ctx context.Context, kind, key string, req *FindRequest) error {
 	payload := callerJSON(&req.Caller)
 	q := req.Query
 	query := map[string]any{"where": q.Where, "skip": q.Skip}
@@ -140,9 +153,12 @@ func (s *Scripts) beforeFind(ctx context.Context, key string, req *FindRequest) 
 		query["include"] = joinList(q.Read.Include)
 	}
 	payload["query"], payload["className"], payload["isGet"] = query, req.Class, req.IsGet
-	out, err := s.invoke(ctx, "beforeFind", key, payload, nil)
+	out, err := s.invoke(ctx, kind, key, payload, nil)
 	if err != nil {
 		return err
+	}
+	if out["query"] == nil {
+		return nil // the handler left the query alone
 	}
 	raw, err := json.Marshal(out["query"])
 	if err != nil {

@@ -3,9 +3,11 @@ package cloud
 import (
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 
+	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -36,10 +38,13 @@ func (s *Scripts) natives(rt *jsRuntime, vm *goja.Runtime, register bool) map[st
 				s.log.Info(msg, "source", "cloud")
 			}
 		},
-		"find":    func(class, params, opts string) string { return answer(s.sdkFind(class, params, opts)) },
-		"save":    func(class, id, body, opts string) string { return answer(s.sdkSave(class, id, body, opts)) },
-		"destroy": func(class, id, opts string) string { return answer(nil, s.sdkDestroy(class, id, opts)) },
-		"run":     func(name, params, opts string) string { return answer(s.sdkRun(name, params, opts)) },
+		"find":        func(class, params, opts string) string { return answer(s.sdkFind(class, params, opts)) },
+		"save":        func(class, id, body, opts string) string { return answer(s.sdkSave(class, id, body, opts)) },
+		"destroy":     func(class, id, opts string) string { return answer(nil, s.sdkDestroy(class, id, opts)) },
+		"run":         func(name, params, opts string) string { return answer(s.sdkRun(name, params, opts)) },
+		"httpRequest": func(opts string) *goja.Promise { return s.httpRequest(rt, vm, opts) },
+		"signUp":      func(body, opts string) string { return answer(s.sdkSignUp(body, opts)) },
+		"logIn":       func(username, password, opts string) string { return answer(s.sdkLogIn(username, password, opts)) },
 	}
 }
 
@@ -102,6 +107,13 @@ func (s *Scripts) sdkFind(class, params, opts string) (any, error) {
 	if err := json.Unmarshal([]byte(params), &q); err != nil {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid query")
 	}
+	id := ""
+	if q.Get {
+		id, _ = q.Where["objectId"].(string)
+	}
+	if err := s.reg.limitInternal("GET", class, id); err != nil {
+		return nil, err
+	}
 	read := service.ReadOptions{Keys: splitList(q.Keys), Include: splitList(q.Include)}
 	if q.Get {
 		id, _ := q.Where["objectId"].(string)
@@ -148,6 +160,13 @@ func (s *Scripts) sdkSave(class, id, body, opts string) (any, error) {
 	if err := json.Unmarshal([]byte(body), &b); err != nil {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid object")
 	}
+	method := "PUT"
+	if id == "" {
+		method = "POST"
+	}
+	if err := s.reg.limitInternal(method, class, id); err != nil {
+		return nil, err
+	}
 	if id == "" {
 		res, err := s.reg.svc.Create(auth, class, b)
 		if err != nil {
@@ -167,6 +186,9 @@ func (s *Scripts) sdkDestroy(class, id, opts string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.reg.limitInternal("DELETE", class, id); err != nil {
+		return err
+	}
 	return s.reg.svc.Delete(auth, class, id)
 }
 
@@ -179,7 +201,42 @@ func (s *Scripts) sdkRun(name, params, opts string) (any, error) {
 	if err := json.Unmarshal([]byte(params), &p); err != nil {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid params")
 	}
+	if s.reg.limiter != nil {
+		if err := s.reg.limiter.Check(ratelimit.Request{Method: "POST", Path: "/functions/" + name, IP: "internal", Internal: true}); err != nil {
+			return nil, err
+		}
+	}
 	return s.reg.svc.RunFunction(auth, name, p)
+}
+
+// sdkSignUp is Parse.User's signUp: the new user's fields and token.
+func (s *Scripts) sdkSignUp(body, opts string) (any, error) {
+	auth, err := s.auth(opts)
+	if err != nil {
+		return nil, err
+	}
+	var b map[string]any
+	if err := json.Unmarshal([]byte(body), &b); err != nil {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid user")
+	}
+	res, token, err := s.reg.svc.SignUp(auth, b)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt, "updatedAt": res.CreatedAt, "sessionToken": token}
+	for k, v := range res.Echo {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// sdkLogIn is Parse.User.logIn: the user with its new session token.
+func (s *Scripts) sdkLogIn(username, password, opts string) (any, error) {
+	auth, err := s.auth(opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.reg.svc.LogIn(auth, username, nil, password, false)
 }
 
 func splitList(s string) []string {
@@ -200,7 +257,15 @@ type validatorJSON struct {
 	RequireUser       bool `json:"requireUser"`
 	RequireMaster     bool `json:"requireMaster"`
 	SkipWithMasterKey bool `json:"skipWithMasterKey"`
-	Fields            map[string]struct {
+	RateLimit         *struct {
+		RequestTimeWindow       float64 `json:"requestTimeWindow"`
+		RequestCount            float64 `json:"requestCount"`
+		ErrorResponseMessage    string  `json:"errorResponseMessage"`
+		IncludeMasterKey        bool    `json:"includeMasterKey"`
+		IncludeInternalRequests bool    `json:"includeInternalRequests"`
+		RedisURL                string  `json:"redisUrl"`
+	} `json:"rateLimit"`
+	Fields map[string]struct {
 		Type     string `json:"type"`
 		Required bool   `json:"required"`
 		Default  any    `json:"default"`
@@ -214,6 +279,10 @@ func parseValidator(s string) *Validator {
 		return nil
 	}
 	v := &Validator{RequireUser: vj.RequireUser, RequireMaster: vj.RequireMaster, SkipWithMasterKey: vj.SkipWithMasterKey}
+	if rl := vj.RateLimit; rl != nil {
+		v.RateLimit = &RateLimit{Window: time.Duration(rl.RequestTimeWindow * float64(time.Millisecond)), Count: int(rl.RequestCount),
+			Message: rl.ErrorResponseMessage, IncludeMaster: rl.IncludeMasterKey, IncludeInternal: rl.IncludeInternalRequests, RedisURL: rl.RedisURL}
+	}
 	if len(vj.Fields) > 0 {
 		v.Fields = map[string]Field{}
 		for k, f := range vj.Fields {

@@ -60,13 +60,31 @@
         return v;
       }
       var out = {};
-      Object.keys(v).forEach(function (k) { out[k] = decode(v[k]); });
+      var keys = Object.keys(v);
+      for (var i = 0; i < keys.length; i++) { out[keys[i]] = decode(v[keys[i]]); }
+      return out;
+    }
+    return v;
+  }
+
+  // copy is a deep copy of plain values (a Go request's, which scripts
+  // must not change in place).
+  function copy(v) {
+    if (Array.isArray(v)) {
+      return v.map(copy);
+    }
+    if (v && typeof v === 'object') {
+      var out = {};
+      Object.keys(v).forEach(function (k) { out[k] = copy(v[k]); });
       return out;
     }
     return v;
   }
 
   function encode(v) {
+    if (v instanceof ParseACL) {
+      return v.toJSON();
+    }
     if (v instanceof Date) {
       return { __type: 'Date', iso: v.toISOString() };
     }
@@ -172,16 +190,17 @@
 
   var P = ParseObject.prototype;
   P._setServerData = function (json) {
-    var self = this;
-    Object.keys(json).forEach(function (k) {
-      if (k === 'objectId') { self.id = json[k]; return; }
-      if (k === '__type' || k === 'className') { return; }
-      if (k === 'createdAt' || k === 'updatedAt') {
-        self['_' + k] = typeof json[k] === 'string' ? new Date(json[k]) : decode(json[k]);
-        return;
+    var keys = Object.keys(json);
+    for (var i = 0; i < keys.length; i++) {
+      var k = keys[i];
+      if (k === 'objectId') {
+        this.id = json[k];
+      } else if (k === 'createdAt' || k === 'updatedAt') {
+        this['_' + k] = typeof json[k] === 'string' ? new Date(json[k]) : decode(json[k]);
+      } else if (k !== '__type' && k !== 'className') {
+        this._data[k] = decode(json[k]);
       }
-      self._data[k] = decode(json[k]);
-    });
+    }
     this._ops = {};
   };
   P.get = function (k) {
@@ -199,15 +218,18 @@
     if (k === 'objectId') { this.id = v; return this; }
     this._data[k] = v;
     this._ops[k] = { set: true };
+    this._touched = true;
     return this;
   };
   P.unset = function (k) {
+    this._touched = true;
     delete this._data[k];
     this._ops[k] = { unset: true };
     return this;
   };
   P.increment = function (k, amount) {
     if (amount === undefined) { amount = 1; }
+    this._touched = true;
     var prev = this._ops[k];
     this._data[k] = (this._data[k] || 0) + amount;
     if (prev && prev.increment !== undefined) {
@@ -231,8 +253,6 @@
     return !!this._ops[k];
   };
   P.dirtyKeys = function () { return Object.keys(this._ops); };
-  P.getACL = function () { return this._data.ACL; };
-  P.setACL = function (acl) { return this.set('ACL', acl); };
   Object.defineProperty(P, 'createdAt', { get: function () { return this._createdAt; } });
   Object.defineProperty(P, 'updatedAt', { get: function () { return this._updatedAt; } });
   Object.defineProperty(P, 'attributes', { get: function () { return this._data; } });
@@ -249,7 +269,9 @@
     var body = {};
     Object.keys(this._ops).forEach(function (k) {
       var op = self._ops[k];
-      if (op.unset) {
+      if (op.raw) {
+        body[k] = op.raw;
+      } else if (op.unset) {
         body[k] = { __op: 'Delete' };
       } else if (op.increment !== undefined && !op.set) {
         body[k] = { __op: 'Increment', amount: op.increment };
@@ -286,10 +308,149 @@
     });
   };
 
+  // ParseFile is a stored file as cloud code sees it: a name, a url, and
+  // metadata and tags; a beforeSaveFile may return a new one to rename.
+  function ParseFile(name, data, contentType, metadata, tags) {
+    this._name = name;
+    this._url = undefined;
+    this._contentType = contentType;
+    this._metadata = metadata || {};
+    this._tags = tags || {};
+  }
+  ParseFile.prototype.name = function () { return this._name; };
+  ParseFile.prototype.url = function () { return this._url; };
+  ParseFile.prototype.metadata = function () { return this._metadata; };
+  ParseFile.prototype.tags = function () { return this._tags; };
+  ParseFile.prototype.setMetadata = function (m) { this._metadata = m || {}; };
+  ParseFile.prototype.addMetadata = function (k, v) { this._metadata[k] = v; };
+  ParseFile.prototype.setTags = function (t) { this._tags = t || {}; };
+  ParseFile.prototype.addTag = function (k, v) { this._tags[k] = v; };
+  ParseFile.prototype.toJSON = function () { return { __type: 'File', name: this._name, url: this._url }; };
+  ParseFile._from = function (json) {
+    var f = new ParseFile(json.name, undefined, json.contentType, copy(json.metadata || {}), copy(json.tags || {}));
+    f._url = json.url;
+    return f;
+  };
+
   var ParseUser = ParseObject.extend('_User');
   ParseUser.prototype.getUsername = function () { return this.get('username'); };
   ParseUser.prototype.getEmail = function () { return this.get('email'); };
   ParseUser.prototype.getSessionToken = function () { return this._sessionToken; };
+  ParseUser.prototype.setUsername = function (v) { return this.set('username', v); };
+  ParseUser.prototype.setPassword = function (v) { return this.set('password', v); };
+  ParseUser.prototype.setEmail = function (v) { return this.set('email', v); };
+  ParseUser.prototype._loggedIn = function (out) {
+    this._sessionToken = out.sessionToken;
+    delete out.sessionToken;
+    this._setServerData(out);
+    return this;
+  };
+  // signUp creates the user and a session (the token is getSessionToken()).
+  ParseUser.prototype.signUp = function (attrs, options) {
+    var self = this;
+    if (attrs) { Object.keys(attrs).forEach(function (k) { self.set(k, attrs[k]); }); }
+    return new Promise(function (resolve) {
+      var data = self._data;
+      var out = call('signUp', [JSON.stringify(self._body()), opts(options)]);
+      self._data = data;
+      delete self._data.password;
+      resolve(self._loggedIn(out));
+    });
+  };
+  ParseUser.signUp = function (username, password, attrs, options) {
+    var u = new ParseUser();
+    u.set('username', username);
+    u.set('password', password);
+    return u.signUp(attrs, options);
+  };
+  ParseUser.logIn = function (username, password, options) {
+    return new Promise(function (resolve) {
+      var out = call('logIn', [String(username), String(password), opts(options)]);
+      resolve(ParseObject._create('_User')._loggedIn(out));
+    });
+  };
+
+  // ParseRelation edits a relation field with AddRelation/RemoveRelation
+  // and queries its members (the target class must be known).
+  function ParseRelation(parent, key, targetClassName) {
+    this.parent = parent;
+    this.key = key;
+    this.targetClassName = targetClassName;
+  }
+  ParseRelation.prototype._op = function (kind, objects) {
+    var list = (Array.isArray(objects) ? objects : [objects]).map(function (o) { return o.toPointer(); });
+    this.parent._ops[this.key] = { raw: { __op: kind, objects: list } };
+    this.parent._touched = true;
+    this.parent._data[this.key] = { __type: 'Relation', className: this.targetClassName };
+  };
+  ParseRelation.prototype.add = function (objects) { this._op('AddRelation', objects); };
+  ParseRelation.prototype.remove = function (objects) { this._op('RemoveRelation', objects); };
+  ParseRelation.prototype.query = function () {
+    var q = new ParseQuery(this.targetClassName);
+    q._where.$relatedTo = { object: this.parent.toPointer(), key: this.key };
+    return q;
+  };
+  P.relation = function (key, targetClassName) {
+    var cur = this._data[key];
+    return new ParseRelation(this, key, targetClassName || (cur && cur.className));
+  };
+
+  // ParseACL is an object's access list: '*' (public), user ids and
+  // 'role:Name' entries, each with read and write.
+  function ParseACL(arg) {
+    this.permissionsById = {};
+    if (arg instanceof ParseObject) {
+      this.setReadAccess(arg, true);
+      this.setWriteAccess(arg, true);
+    } else if (arg && typeof arg === 'object') {
+      var self = this;
+      Object.keys(arg).forEach(function (k) { self.permissionsById[k] = copy(arg[k]); });
+    }
+  }
+  function aclKey(who) {
+    if (who instanceof ParseObject) { return who.className === '_Role' ? 'role:' + who.get('name') : who.id; }
+    return String(who);
+  }
+  ParseACL.prototype._set = function (key, access, allowed) {
+    var p = this.permissionsById[key] || {};
+    if (allowed) { p[access] = true; } else { delete p[access]; }
+    if (Object.keys(p).length) { this.permissionsById[key] = p; } else { delete this.permissionsById[key]; }
+  };
+  ParseACL.prototype._get = function (key, access) {
+    var p = this.permissionsById[key];
+    return !!(p && p[access]);
+  };
+  ParseACL.prototype.setReadAccess = function (who, allowed) { this._set(aclKey(who), 'read', allowed); };
+  ParseACL.prototype.setWriteAccess = function (who, allowed) { this._set(aclKey(who), 'write', allowed); };
+  ParseACL.prototype.getReadAccess = function (who) { return this._get(aclKey(who), 'read'); };
+  ParseACL.prototype.getWriteAccess = function (who) { return this._get(aclKey(who), 'write'); };
+  ParseACL.prototype.setPublicReadAccess = function (allowed) { this._set('*', 'read', allowed); };
+  ParseACL.prototype.setPublicWriteAccess = function (allowed) { this._set('*', 'write', allowed); };
+  ParseACL.prototype.getPublicReadAccess = function () { return this._get('*', 'read'); };
+  ParseACL.prototype.getPublicWriteAccess = function () { return this._get('*', 'write'); };
+  function roleKey(role) { return 'role:' + (role instanceof ParseObject ? role.get('name') : role); }
+  ParseACL.prototype.setRoleReadAccess = function (role, allowed) { this._set(roleKey(role), 'read', allowed); };
+  ParseACL.prototype.setRoleWriteAccess = function (role, allowed) { this._set(roleKey(role), 'write', allowed); };
+  ParseACL.prototype.getRoleReadAccess = function (role) { return this._get(roleKey(role), 'read'); };
+  ParseACL.prototype.getRoleWriteAccess = function (role) { return this._get(roleKey(role), 'write'); };
+  ParseACL.prototype.toJSON = function () { return copy(this.permissionsById); };
+  P.setACL = function (acl) { return this.set('ACL', acl instanceof ParseACL ? acl.toJSON() : acl); };
+  P.getACL = function () { var a = this._data.ACL; return a ? new ParseACL(a) : undefined; };
+
+  // ParseRole is a _Role: a name, an ACL, and users and roles relations.
+  var ParseRole = ParseObject.extend('_Role');
+  ParseRole.prototype.getName = function () { return this.get('name'); };
+  ParseRole.prototype.setName = function (v) { return this.set('name', v); };
+  ParseRole.prototype.getUsers = function () { return this.relation('users', '_User'); };
+  ParseRole.prototype.getRoles = function () { return this.relation('roles', '_Role'); };
+  var makeRole = ParseRole;
+  ParseRole = function (name, acl) {
+    var r = ParseObject._create('_Role');
+    if (name !== undefined) { r.set('name', name); }
+    if (acl !== undefined) { r.setACL(acl); }
+    return r;
+  };
+  ParseRole.prototype = makeRole.prototype;
 
   function ParseQuery(cls) {
     if (!(this instanceof ParseQuery)) { return new ParseQuery(cls); }
@@ -385,7 +546,7 @@
     return new Promise(function (resolve) { resolve(self._run({ limit: 0, count: 1 }, options).count); });
   };
   Q._fromJSON = function (q) {
-    this._where = q.where || {};
+    this._where = q.where ? copy(q.where) : {};
     this._limit = q.limit === undefined ? -1 : q.limit;
     this._skip = q.skip || 0;
     this._order = q.order ? q.order.split(',') : [];
@@ -393,6 +554,14 @@
     this._select = q.keys ? q.keys.split(',') : undefined;
     return this;
   };
+
+  // The methods that change a query mark it touched: a beforeFind that
+  // leaves its query alone answers nothing for Go to read back.
+  ['_add', 'equalTo', 'matches', 'limit', 'skip', 'ascending', 'addAscending', 'descending', 'addDescending',
+    'include', 'select'].forEach(function (name) {
+    var fn = Q[name];
+    Q[name] = function () { this._touched = true; return fn.apply(this, arguments); };
+  });
 
   function logger(level) {
     return function () {
@@ -411,17 +580,50 @@
       if (typeof handler !== 'function') {
         throw new TypeError('Parse.Cloud.' + kind + ': the handler must be a function');
       }
+      if (typeof validator === 'function') {
+        handler = validatedBy(validator, handler);
+        validator = undefined;
+      }
       native.define(kind, name, handler, validator === undefined ? null : validatorJSON(validator));
+    };
+  }
+
+  // classless defines a trigger that names no class (it has a fixed one).
+  function classless(kind, className) {
+    var d = define(kind);
+    return function (handler, validator) { d(className, handler, validator); };
+  }
+
+  // validatedBy runs a validator function before the handler: what it
+  // throws (or rejects with) refuses the request with 142, or with the
+  // code of a Parse.Error.
+  function validatedBy(validate, handler) {
+    function refuse(e) {
+      if (e instanceof ParseError || (e && typeof e.code === 'number' && e.message !== undefined)) {
+        throw e;
+      }
+      var msg = typeof e === 'string' ? e : (e && e.message) || 'Validation failed.';
+      throw new ParseError(codes.VALIDATION_ERROR, msg);
+    }
+    return function (req) {
+      var v;
+      try {
+        v = validate(req);
+      } catch (e) {
+        refuse(e);
+      }
+      if (v && typeof v.then === 'function') {
+        return v.then(function () { return handler(req); }, refuse);
+      }
+      return handler(req);
     };
   }
 
   // validatorJSON turns a validator object (types given as constructors
   // such as String, or names) into JSON for the Go side.
   function validatorJSON(v) {
-    if (typeof v === 'function') {
-      throw new TypeError('validator functions are not supported by Quarry; use a validator object');
-    }
-    var out = { requireUser: !!v.requireUser, requireMaster: !!v.requireMaster, skipWithMasterKey: !!v.skipWithMasterKey, fields: {} };
+    var out = { requireUser: !!v.requireUser, requireMaster: !!v.requireMaster, skipWithMasterKey: !!v.skipWithMasterKey, fields: {},
+      rateLimit: v.rateLimit || null };
     if (Array.isArray(v.fields)) {
       v.fields.forEach(function (k) { out.fields[k] = { required: true }; });
     } else if (v.fields) {
@@ -441,10 +643,47 @@
     });
   }
 
+  // httpRequest sends options.body as is when it is a string, as JSON when
+  // it is an object (form-encoded with that Content-Type); the promise
+  // resolves with {status, headers, text, data} for a 2xx answer and
+  // rejects with the same response otherwise.
+  function httpRequest(options) {
+    options = options || {};
+    var headers = {};
+    Object.keys(options.headers || {}).forEach(function (k) { headers[k] = String(options.headers[k]); });
+    var body = options.body;
+    if (body !== undefined && body !== null && typeof body !== 'string') {
+      var type = '';
+      Object.keys(headers).forEach(function (k) { if (k.toLowerCase() === 'content-type') { type = headers[k]; } });
+      if (/x-www-form-urlencoded/.test(type)) {
+        body = Object.keys(body).map(function (k) {
+          return encodeURIComponent(k) + '=' + encodeURIComponent(body[k]);
+        }).join('&');
+      } else {
+        body = JSON.stringify(body);
+        if (!type) { headers['Content-Type'] = 'application/json'; }
+      }
+    }
+    var params = {};
+    Object.keys(options.params || {}).forEach(function (k) { params[k] = String(options.params[k]); });
+    var sent = JSON.stringify({ url: options.url, method: options.method, headers: headers, params: params,
+      body: body === undefined || body === null ? undefined : String(body), followRedirects: !!options.followRedirects });
+    return native.httpRequest(sent).then(function (r) {
+      var res = { status: r.status, headers: copy(r.headers), text: r.text };
+      try { res.data = JSON.parse(r.text); } catch (e) { res.data = undefined; }
+      if (res.status < 200 || res.status >= 300) { throw res; }
+      return res;
+    }, function (e) { throw new ParseError(codes.CONNECTION_FAILED, String(e)); });
+  }
+
   global.Parse = {
     Error: ParseError,
     Object: ParseObject,
     User: ParseUser,
+    File: ParseFile,
+    ACL: ParseACL,
+    Role: ParseRole,
+    Relation: ParseRelation,
     Query: ParseQuery,
     Cloud: {
       define: define('function'),
@@ -455,7 +694,18 @@
       afterDelete: define('afterDelete'),
       beforeFind: define('beforeFind'),
       afterFind: define('afterFind'),
-      run: run
+      beforeSaveFile: classless('beforeSaveFile', '@File'),
+      afterSaveFile: classless('afterSaveFile', '@File'),
+      beforeDeleteFile: classless('beforeDeleteFile', '@File'),
+      afterDeleteFile: classless('afterDeleteFile', '@File'),
+      beforeConnect: classless('beforeConnect', '@Connect'),
+      beforeSubscribe: define('beforeSubscribe'),
+      afterLiveQueryEvent: define('afterLiveQueryEvent'),
+      beforeLogin: classless('beforeLogin', '_User'),
+      afterLogin: classless('afterLogin', '_User'),
+      afterLogout: classless('afterLogout', '_Session'),
+      run: run,
+      httpRequest: httpRequest
     },
     _encode: encode,
     _decode: decode
@@ -474,32 +724,44 @@
     return { code: 141, message: JSON.stringify(e) };
   }
 
-  function objectFrom(json) {
+  function objectFrom(json, className) {
     if (!json) { return undefined; }
-    var o = ParseObject._create(json.className);
+    var o = ParseObject._create(className || json.className);
     o._setServerData(json);
     return o;
   }
 
   // buildRequest makes the handler's request object from the Go request.
+  var SENT = { set: true };
+
   function buildRequest(kind, r, message) {
     var req = {
-      params: decode(r.params || {}), master: !!r.master, installationId: r.installationId,
+      params: r.params ? decode(r.params) : {}, master: !!r.master, installationId: r.installationId,
       headers: r.headers || {}, ip: r.ip, context: r.context || {}, log: log, functionName: r.functionName,
-      triggerName: kind, jobId: r.jobId
+      triggerName: kind, jobId: r.jobId, event: r.event, sendEvent: true
     };
     if (r.user) {
       req.user = objectFrom(r.user);
       req.user._sessionToken = r.sessionToken;
     }
-    if (r.object) {
-      req.object = objectFrom(r.object);
+    if (kind === 'beforeConnect') {
+      req.useMasterKey = !!r.master;
+      req.sessionToken = r.sessionToken;
+      req.clients = r.object.clients;
+      req.subscriptions = r.object.subscriptions;
+    } else if (/File$/.test(kind)) {
+      req.file = ParseFile._from(r.object);
+      req.fileSize = r.object.size;
+      req.contentLength = r.object.size;
+    } else if (r.object) {
+      req.object = objectFrom(r.object, r.className);
+      var marked = r.original ? Object.keys(r.dirty || {}) : Object.keys(req.object._data);
       if (r.original) {
-        req.original = objectFrom(r.original);
-        Object.keys(r.dirty || {}).forEach(function (k) { req.object._ops[k] = { set: true }; });
-      } else {
-        Object.keys(req.object._data).forEach(function (k) { req.object._ops[k] = { set: true }; });
+        req.original = objectFrom(r.original, r.className);
       }
+      // One shared mark: a later set() replaces it, increment() only sets
+      // .set, which it already is.
+      for (var i = 0; i < marked.length; i++) { req.object._ops[marked[i]] = SENT; }
     }
     if (r.query) {
       req.query = new ParseQuery(r.className)._fromJSON(r.query);
@@ -518,28 +780,54 @@
   function outcome(kind, req, value) {
     switch (kind) {
       case 'beforeSave':
-        return { object: req.object.toJSON() };
+        // An object the handler did not change goes back as it came.
+        return req.object._touched ? { object: req.object.toJSON() } : {};
+      case 'beforeSaveFile':
+        var f = value instanceof ParseFile ? value : req.file;
+        return { object: { name: f._name, metadata: f._metadata, tags: f._tags } };
+      case 'afterLiveQueryEvent':
+        return { object: req.object ? req.object.toJSON() : null, sendEvent: req.sendEvent !== false };
       case 'beforeFind':
+      case 'beforeSubscribe':
+        if (!(value instanceof ParseQuery) && !req.query._touched) { return {}; }
         return { query: (value instanceof ParseQuery ? value : req.query).toJSON() };
       case 'afterFind':
         return { results: (Array.isArray(value) ? value : req.objects).map(function (o) { return o.toJSON(); }) };
       default:
-        return { result: encodeResult(value) };
+        return value === undefined ? {} : { result: encodeResult(value) };
     }
   }
 
-  global.__quarryInvoke = function (kind, handler, reqJSON, done, message) {
-    var req;
+  // __quarryInvoke runs a handler with the Go request r (Go values, read
+  // only: buildRequest copies what the handler may change) and gives done
+  // the answer as a plain object. A handler that returns no promise is
+  // answered at once, without a promise job.
+  global.__quarryInvoke = function (kind, handler, r, done, message) {
+    var req, value;
     try {
-      req = buildRequest(kind, JSON.parse(reqJSON), message);
-      Promise.resolve(handler(req)).then(function (value) {
-        var out = outcome(kind, req, value);
-        done(JSON.stringify(out === undefined ? {} : out));
-      }, function (e) {
-        done(JSON.stringify({ error: errorJSON(e) }));
-      });
+      req = buildRequest(kind, r, message);
+      value = handler(req);
+      if (value && typeof value.then === 'function') {
+        settleLater(kind, req, value, done);
+        return;
+      }
+      var out = outcome(kind, req, value);
+      done(out === undefined ? {} : out);
     } catch (e) {
-      done(JSON.stringify({ error: errorJSON(e) }));
+      done({ error: errorJSON(e) });
     }
   };
+
+  // settleLater answers when a handler's promise settles (the closures
+  // are made only for handlers that return one).
+  function settleLater(kind, req, promise, done) {
+    promise.then(function (v) {
+      try {
+        var out = outcome(kind, req, v);
+        done(out === undefined ? {} : out);
+      } catch (e) {
+        done({ error: errorJSON(e) });
+      }
+    }, function (e) { done({ error: errorJSON(e) }); });
+  }
 })(this);

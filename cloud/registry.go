@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -66,6 +67,10 @@ type TriggerRequest struct {
 	Class    string
 	Object   schema.Object
 	Original schema.Object
+	// Event and Suppress are an afterLiveQueryEvent's: the event's name,
+	// and true to keep it from the subscriber.
+	Event    string
+	Suppress bool
 }
 
 // FindRequest is a find trigger call: beforeFind may change Query (where,
@@ -96,10 +101,11 @@ type Registry struct {
 	mu        sync.RWMutex
 	functions map[string]function
 	jobs      map[string]JobHandler
-	triggers  [service.AfterFind + 1]map[string]trigger
+	triggers  [service.NumTriggerKinds]map[string]trigger
 	hooks     webhooks // defined through /hooks (webhooks.go)
 
 	svc     *service.Service
+	limiter *ratelimit.Limiter // counts SDK calls (includeInternalRequests)
 	log     *slog.Logger
 	timeout time.Duration
 
@@ -173,6 +179,69 @@ func (r *Registry) BeforeFind(class string, fn FindHandler, v ...Validator) {
 // AfterFind registers a trigger that may replace the results of queries on class.
 func (r *Registry) AfterFind(class string, fn FindHandler, v ...Validator) {
 	r.setTrigger(service.AfterFind, class, trigger{find: fn, v: firstValidator(v)})
+}
+
+// BeforeLogin registers a trigger run before a user logs in (req.Object
+// is the user); its error refuses the log-in.
+func (r *Registry) BeforeLogin(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.BeforeLogin, "_User", trigger{save: fn, v: firstValidator(v)})
+}
+
+// AfterLogin registers a trigger run after a user logged in (req.Object
+// and req.User are the user).
+func (r *Registry) AfterLogin(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterLogin, "_User", trigger{save: fn, v: firstValidator(v)})
+}
+
+// AfterLogout registers a trigger run after a log-out (req.Object is the
+// deleted _Session).
+func (r *Registry) AfterLogout(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterLogout, "_Session", trigger{save: fn, v: firstValidator(v)})
+}
+
+// BeforeSaveFile registers a trigger run before a file is stored:
+// req.Object is {"name", "contentType", "size", "metadata", "tags"}; the
+// name, metadata and tags it leaves there are stored; its error refuses.
+func (r *Registry) BeforeSaveFile(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.BeforeSaveFile, service.FileClass, trigger{save: fn, v: firstValidator(v)})
+}
+
+// AfterSaveFile registers a trigger run after a file is stored (req.Object
+// also has "url").
+func (r *Registry) AfterSaveFile(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterSaveFile, service.FileClass, trigger{save: fn, v: firstValidator(v)})
+}
+
+// BeforeDeleteFile registers a trigger run before a file is deleted
+// (req.Object is {"name", "url"}); its error refuses.
+func (r *Registry) BeforeDeleteFile(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.BeforeDeleteFile, service.FileClass, trigger{save: fn, v: firstValidator(v)})
+}
+
+// AfterDeleteFile registers a trigger run after a file is deleted.
+func (r *Registry) AfterDeleteFile(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterDeleteFile, service.FileClass, trigger{save: fn, v: firstValidator(v)})
+}
+
+// BeforeConnect registers a trigger run when a LiveQuery client
+// connects; req.Object is {"installationId", "clients", "subscriptions"}
+// and req.User the session's user. Its error refuses the connection.
+func (r *Registry) BeforeConnect(fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.BeforeConnect, service.ConnectClass, trigger{save: fn, v: firstValidator(v)})
+}
+
+// BeforeSubscribe registers a trigger run when a LiveQuery client
+// subscribes to class: it may change req.Query's where and keys, or
+// refuse with an error.
+func (r *Registry) BeforeSubscribe(class string, fn FindHandler, v ...Validator) {
+	r.setTrigger(service.BeforeSubscribe, class, trigger{find: fn, v: firstValidator(v)})
+}
+
+// AfterLiveQueryEvent registers a trigger run before an event on class
+// reaches a subscriber (req.User): it may change req.Object, or set
+// req.Suppress to keep the event from that subscriber.
+func (r *Registry) AfterLiveQueryEvent(class string, fn TriggerHandler, v ...Validator) {
+	r.setTrigger(service.AfterLiveQueryEvent, class, trigger{save: fn, v: firstValidator(v)})
 }
 
 func (r *Registry) setTrigger(kind service.TriggerKind, class string, t trigger) {

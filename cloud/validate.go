@@ -3,6 +3,7 @@ package cloud
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -15,6 +16,20 @@ type Validator struct {
 	// SkipWithMasterKey lets master-key callers past every check.
 	SkipWithMasterKey bool
 	Fields            map[string]Field
+	// RateLimit limits the requests that run the function or trigger,
+	// per client address (checked by the REST front end, HTTP 429).
+	RateLimit *RateLimit
+}
+
+// RateLimit is a validator's rateLimit.
+type RateLimit struct {
+	Window time.Duration // requestTimeWindow
+	Count  int           // requestCount
+	// Message is errorResponseMessage ("" is ratelimit.DefaultMessage).
+	Message         string
+	IncludeMaster   bool // includeMasterKey
+	IncludeInternal bool // includeInternalRequests
+	RedisURL        string
 }
 
 // Field is one checked param (functions) or object field (beforeSave).

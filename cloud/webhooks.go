@@ -26,7 +26,7 @@ type webhooks struct {
 	key       string
 	client    *http.Client
 	functions map[string]string
-	triggers  [service.AfterFind + 1]map[string]string
+	triggers  [service.NumTriggerKinds]map[string]string
 }
 
 func newWebhooks() webhooks {

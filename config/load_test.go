@@ -372,8 +372,8 @@ func TestLoadWarnings(t *testing.T) {
 		loadCase
 		want []string // substrings, one warning each
 	}{
-		{loadCase{name: "ignored file option", args: []string{"$FILE"}, file: `{"rateLimit": [{"requestPath": "*"}]}`},
-			[]string{`rateLimit (config file `, `ignored (not supported yet)`}},
+		{loadCase{name: "ignored file option", args: []string{"$FILE"}, file: `{"requestKeywordDenylist": [{"key": "x"}]}`},
+			[]string{`requestKeywordDenylist (config file `, `ignored (not supported yet)`}},
 		{loadCase{name: "ignored flag skips its value", args: []string{"--push", `{"adapterOptions":{}}`, "--port", "2"}},
 			[]string{"push.adapterOptions (flag --push): ignored (not supported yet)"}},
 		{loadCase{name: "ignored flag before next flag", args: []string{"--trustProxy", "--port", "2"}},
@@ -384,8 +384,8 @@ func TestLoadWarnings(t *testing.T) {
 			[]string{"liveQuery.pubSubAdapter (flag --liveQuery): ignored (not supported yet)"}},
 		{loadCase{name: "unknown quarry env", env: []string{"QUARRY_APPID=x"}},
 			[]string{"env QUARRY_APPID: ignored, not a Quarry option"}},
-		{loadCase{name: "unsupported parse env", env: []string{"PARSE_SERVER_RATE_LIMIT={}"}},
-			[]string{"env PARSE_SERVER_RATE_LIMIT: ignored (not supported yet)"}},
+		{loadCase{name: "unsupported parse env", env: []string{"PARSE_SERVER_TRUST_PROXY=1"}},
+			[]string{"env PARSE_SERVER_TRUST_PROXY: ignored (not supported yet)"}},
 		{loadCase{name: "shadowed parse env", env: []string{"QUARRY_APP_ID=a", "PARSE_SERVER_APPLICATION_ID=b"}},
 			[]string{"env PARSE_SERVER_APPLICATION_ID: ignored, QUARRY_APP_ID takes precedence"}},
 		{loadCase{name: "apps with top-level keys", args: []string{"$FILE"}, file: `{"port": 1, "apps": [{"appId": "a"}]}`},
@@ -541,5 +541,41 @@ func TestLoadHelp(t *testing.T) {
 	// After "--" a "--help" is a file name, not a request for help.
 	if _, _, err := Load([]string{"--", "--help"}, nil); err == nil || errors.Is(err, ErrHelp) {
 		t.Errorf("Load(-- --help) = %v, want a file error", err)
+	}
+}
+
+func TestLoadRateLimit(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		want    []RateLimitOptions
+		wantErr string
+	}{
+		{"array", []string{"--rateLimit", `[{"requestPath": "/functions/*", "requestMethods": ["post"], "requestTimeWindow": 1000, "requestCount": 2, "errorResponseMessage": "slow down", "includeMasterKey": true, "redisUrl": "redis://127.0.0.1:6379/0"}]`},
+			[]RateLimitOptions{{RequestPath: "/functions/*", RequestMethods: []string{"post"}, RequestTimeWindow: 1000, RequestCount: 2,
+				ErrorResponseMessage: "slow down", IncludeMasterKey: true, RedisURL: "redis://127.0.0.1:6379/0"}}, ""},
+		{"one object, one method", []string{"--rateLimit", `{"requestPath": "*", "requestMethods": "GET", "requestTimeWindow": 10, "requestCount": 1}`},
+			[]RateLimitOptions{{RequestPath: "*", RequestMethods: []string{"GET"}, RequestTimeWindow: 10, RequestCount: 1}}, ""},
+		{"unknown key", []string{"--rateLimit", `[{"requestPath": "*", "requestTimeWindow": 10, "requestCount": 1, "windowMs": 3}]`}, nil, "windowMs: unknown key"},
+		{"no count", []string{"--rateLimit", `[{"requestPath": "*", "requestTimeWindow": 10}]`}, nil, "requestCount must be a positive number"},
+		{"bad method", []string{"--rateLimit", `[{"requestPath": "*", "requestTimeWindow": 10, "requestCount": 1, "requestMethods": ["FETCH"]}]`}, nil, `"FETCH" is not GET`},
+		{"bad redis", []string{"--rateLimit", `[{"requestPath": "*", "requestTimeWindow": 10, "requestCount": 1, "redisUrl": "http://x"}]`}, nil, "redisUrl: want a redis://"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, _, err := Load(c.args, nil)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(o.RateLimit, c.want) {
+				t.Fatalf("got %+v, want %+v", o.RateLimit, c.want)
+			}
+		})
 	}
 }

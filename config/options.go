@@ -220,6 +220,8 @@ type Options struct {
 	Push PushOptions
 	// Accounts are the email flows and account policies (accounts.go).
 	Accounts AccountOptions
+	// RateLimit is rateLimit: request limits per client address (ratelimit.go).
+	RateLimit []RateLimitOptions
 
 	// DevMode is true when no source gave appId: a development start with
 	// AppID DevAppID.

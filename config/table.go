@@ -215,6 +215,10 @@ var options = []*option{
 	{name: "idempotencyOptions.ttl", group: groupQuery,
 		usage: "seconds a request id is remembered (default 300)",
 		field: func(o *Options) any { return &o.Idempotency.TTL }},
+	{name: "rateLimit", group: groupQuery, env: []string{"PARSE_SERVER_RATE_LIMIT"},
+		def:   "none",
+		usage: `array of {"requestPath", "requestTimeWindow" (ms), "requestCount", ...}: 429 beyond (docs/security.md)`,
+		field: func(o *Options) any { return &o.RateLimit }},
 	{name: "push", group: groupQuery, env: []string{"PARSE_SERVER_PUSH"},
 		def:   "none",
 		usage: `object {"adapter": "log"}: how POST /push delivers (see docs/push.md)`},
@@ -434,7 +438,7 @@ var unsupported = []string{
 	"logsFolder", "maintenanceKey", "maintenanceKeyIps", "maxLogFiles",
 	"middleware", "nonMasterExplain", "objectIdSize", "pages",
 	"protectedFields",
-	"rateLimit", "requestKeywordDenylist", "scheduledPush", "schema", "schemaCacheTTL", "security",
+	"requestKeywordDenylist", "scheduledPush", "schema", "schemaCacheTTL", "security",
 	"sendUserEmailVerification", "serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "trustProxy", "userSensitiveFields",
 	"passwordPolicy.validatorCallback", "passwordPolicy.resetPasswordSuccessOnInvalidEmail",
@@ -508,7 +512,7 @@ func (o *option) typeName() string {
 		return "seconds"
 	case *[]map[string]any:
 		return "objects"
-	case *map[string]any:
+	case *map[string]any, *[]RateLimitOptions:
 		return "json"
 	}
 	panic("config: option " + o.name + " has an unsupported field type")

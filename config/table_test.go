@@ -127,6 +127,7 @@ func TestEnvNames(t *testing.T) {
 		"metricsPort":                                   "QUARRY_METRICS_PORT",
 		"pprofAddress":                                  "QUARRY_PPROF_ADDRESS",
 		"idempotencyOptions":                            "QUARRY_IDEMPOTENCY_OPTIONS PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS",
+		"rateLimit":                                     "QUARRY_RATE_LIMIT PARSE_SERVER_RATE_LIMIT",
 		"push":                                          "QUARRY_PUSH PARSE_SERVER_PUSH",
 		"push.adapter":                                  "QUARRY_PUSH_ADAPTER",
 		"push.fcm":                                      "QUARRY_PUSH_FCM",
@@ -213,6 +214,9 @@ func TestOptionTable(t *testing.T) {
 			continue
 		}
 		value := map[string]string{"string": "x", "int": "7", "bool": "true", "list": "a", "size": "1kb", "seconds": "9", "objects": `{"a": 1}`, "json": "{}"}[o.typeName()]
+		if o.name == "rateLimit" {
+			value = `[{"requestPath": "*", "requestTimeWindow": 1000, "requestCount": 1}]`
+		}
 		var flagErr, envErr error
 		l := &loader{opts: Defaults(), from: map[string]string{}}
 		l.apply(assignment{name: o.name, raw: value, source: "test"})

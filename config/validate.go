@@ -89,6 +89,9 @@ func (l *loader) finish() {
 			check("indexes", fmt.Errorf("%q is not Class.field", ix))
 		}
 	}
+	if err := validateRateLimits(o.RateLimit); err != nil {
+		check("rateLimit", err)
+	}
 	for _, c := range o.LiveQuery.ClassNames {
 		if !validClassName(c) {
 			check("liveQuery.classNames", fmt.Errorf("%q is not a class name", c))

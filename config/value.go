@@ -65,6 +65,12 @@ func set(o *Options, opt *option, raw any) error {
 			return fmt.Errorf("%d seconds is out of range", v)
 		}
 		*p = time.Duration(v) * time.Second
+	case *[]RateLimitOptions:
+		v, err := asRateLimits(raw)
+		if err != nil {
+			return err
+		}
+		*p = v
 	default:
 		return fmt.Errorf("option %s cannot be set directly", opt.name)
 	}

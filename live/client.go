@@ -286,6 +286,15 @@ func (c *client) connect(req *request) {
 		c.sendError(&protoError{code: CodeKeyNotValid, msg: "Key in request is not valid"})
 		return
 	}
+	if t := s.opts.Triggers; t != nil {
+		st := s.Stats()
+		err := t.BeforeConnect(&ConnectRequest{SessionToken: req.sessionToken, InstallationID: req.installationID, IP: c.ip.String(),
+			Master: master, Clients: st.Clients, Subscriptions: st.Subscriptions})
+		if err != nil {
+			c.sendError(triggerError(err, ""))
+			return
+		}
+	}
 	// A second connect on one socket starts over.
 	c.dropSubscriptions()
 	id := newClientID()
@@ -358,6 +367,14 @@ func (c *client) subscribe(req *request) {
 		}
 	}
 	w := req.where
+	if t := s.opts.Triggers; t != nil {
+		sr := &SubscribeRequest{Class: class, Where: w, Keys: req.fields, SessionToken: token, Master: master, IP: c.ip.String()}
+		if err := t.BeforeSubscribe(sr); err != nil {
+			c.sendError(triggerError(err, req.requestID.String()))
+			return
+		}
+		w, req.fields = sr.Where, sr.Keys
+	}
 	if class == "_Session" && !master {
 		// A session subscription only ever sees the caller's own sessions.
 		if ident.UserID == "" {

@@ -145,6 +145,13 @@ func (s *Server) deliver(sub *subscription, c *Change, before, after schema.Obje
 	if !match.WatchAllows(ev, sub.watch, c.Original, c.Object) {
 		return
 	}
+	if t := s.opts.Triggers; t != nil && t.HasAfterEvent(c.Class) {
+		var ok bool
+		if before, after, ok = s.afterEvent(t, sub, c, ev, before, after, hideBefore, hideAfter); !ok {
+			return
+		}
+		enc = &encoder{change: c} // this subscriber's objects: encoded apart
+	}
 	var object, original []byte
 	switch ev {
 	case match.Delete:
@@ -172,6 +179,48 @@ func (s *Server) deliver(sub *subscription, c *Change, before, after schema.Obje
 	if sub.client.send(msg) {
 		s.stats.delivered.Add(1)
 	}
+}
+
+// afterEvent runs afterLiveQueryEvent for one subscriber on copies of the
+// objects it may see; false when the trigger suppressed the event or
+// failed (logged).
+func (s *Server) afterEvent(t Triggers, sub *subscription, c *Change, ev match.Event, before, after schema.Object,
+	hideBefore, hideAfter []string) (schema.Object, schema.Object, bool) {
+	req := &EventRequest{Event: ev.String(), Class: c.Class, SessionToken: sub.token, Master: sub.master}
+	if after != nil && ev != match.Delete {
+		req.Object = copyObject(match.Project(after, nil, hideAfter))
+	}
+	if before != nil {
+		if ev == match.Delete {
+			req.Object = copyObject(match.Project(before, nil, hideBefore))
+		} else {
+			req.Original = copyObject(match.Project(before, nil, hideBefore))
+		}
+	}
+	if err := t.AfterEvent(req); err != nil {
+		s.log.Warn("livequery: afterLiveQueryEvent failed; the event is not sent", "class", c.Class, "err", err)
+		return nil, nil, false
+	}
+	if req.Suppress {
+		return nil, nil, false
+	}
+	if ev == match.Delete {
+		return req.Object, after, true
+	}
+	return req.Original, req.Object, true
+}
+
+// copyObject is a shallow copy: a trigger may replace fields, never the
+// stored object's.
+func copyObject(o schema.Object) schema.Object {
+	if o == nil {
+		return nil
+	}
+	out := make(schema.Object, len(o))
+	for k, v := range o {
+		out[k] = v
+	}
+	return out
 }
 
 // visible applies a read filter to one object: its ACL and class rules,

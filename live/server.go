@@ -104,6 +104,8 @@ type Options struct {
 	// changes of one object always go through the same one, in order.
 	Dispatchers int
 	Authority   Authority
+	// Triggers are cloud code's LiveQuery triggers; nil runs none.
+	Triggers Triggers
 	// MaxSubscriptionsPerClient and MaxSubscriptions bound what one
 	// connection and the whole server hold (memory): a subscribe past them
 	// is refused with 119. 0 means the defaults.

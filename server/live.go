@@ -66,8 +66,10 @@ func firstOf(values ...string) string {
 // openLive starts the in-process LiveQuery server. Without Redis the
 // service's changes go straight to it; with liveQuery.redisURL they go to
 // Redis, and the server receives every instance's changes from there.
-func openLive(opts *config.Options, svc *service.Service, log *slog.Logger) (*liveQuery, error) {
-	srv, err := live.New(liveOptions(opts, live.ServiceAuthority(svc), log))
+func openLive(opts *config.Options, svc *service.Service, log *slog.Logger, triggers live.Triggers) (*liveQuery, error) {
+	lo := liveOptions(opts, live.ServiceAuthority(svc), log)
+	lo.Triggers = triggers
+	srv, err := live.New(lo)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
 	"github.com/quarrydata/quarry/push"
+	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
 	_ "github.com/quarrydata/quarry/store/postgres" // registers postgres:// database URIs
@@ -57,6 +58,7 @@ type Server struct {
 	scripts      *cloud.Scripts // the cloud option's JavaScript; nil without
 	files        *fileStore     // file URLs' base; a temporary files directory
 	links        *linkBase      // the base of links in emails (email.go)
+	limiter      *ratelimit.Limiter
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -165,7 +167,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	var lq *liveQuery
 	var upgrade fasthttp.RequestHandler
 	if len(opts.LiveQuery.ClassNames) > 0 || opts.LiveQuery.AllClasses {
-		if lq, err = openLive(opts, svc, log); err != nil {
+		if lq, err = openLive(opts, svc, log, newLiveTriggers(reg, svc)); err != nil {
 			scripts.Close()
 			adapter.Close()
 			return nil, fmt.Errorf("liveQuery: %w", err)
@@ -185,8 +187,23 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if sender != nil {
 		pusher = sender
 	}
+	limiter, err := openRateLimit(opts, reg, log)
+	reg.SetRateLimiter(limiter)
+	if err != nil {
+		if sender != nil {
+			sender.Close()
+		}
+		lq.close()
+		scripts.Close()
+		adapter.Close()
+		return nil, err
+	}
 	gql, err := mountGraphQL(opts, svc, reg.FunctionNames, log)
 	if err != nil {
+		limiter.Close()
+		if sender != nil {
+			sender.Close()
+		}
 		lq.close()
 		scripts.Close()
 		adapter.Close()
@@ -210,8 +227,10 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		GraphQLPath:      opts.GraphQLPath,
 		Playground:       mountPlayground(opts),
 		PlaygroundPath:   opts.PlaygroundPath,
+		RateLimit:        limiter,
 	})
 	if err != nil {
+		limiter.Close()
 		lq.close()
 		scripts.Close()
 		adapter.Close()
@@ -229,7 +248,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
-		scripts: scripts, files: fileStore, Push: sender, links: links}
+		scripts: scripts, files: fileStore, Push: sender, links: links, limiter: limiter}
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -347,15 +366,22 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.Push != nil {
 		s.Push.StartScheduler()
 	}
+	jobsCtx, stopJobs := context.WithCancel(ctx)
+	waitJobs := startJobScheduler(jobsCtx, s.Service, s.Opts.Now)
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
 	s.Service.WaitMail() // emails under way are delivered (or time out)
+	stopJobs()
+	waitJobs()
 	// Pushes under way stop at their next batch; the scheduler stops.
 	s.closePush()
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
 	// LiveQuery closes them, then Redis, before the store goes.
 	s.live.close()
+	// Jobs still running stop with the process: say so in their status.
+	s.Service.AbandonJobs()
 	s.scripts.Close()
 	s.files.close()
+	s.limiter.Close()
 	if err := s.store.Close(); err != nil {
 		serveErr = errors.Join(serveErr, err)
 	}
@@ -378,6 +404,7 @@ func (s *Server) Close() error {
 	s.live.close()
 	s.scripts.Close()
 	s.files.close()
+	s.limiter.Close()
 	return s.store.Close()
 }
 

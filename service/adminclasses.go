@@ -16,7 +16,7 @@ const ClassPushStatus = "_PushStatus"
 
 // masterOnlyClasses are the built-in classes whose objects only the master
 // key reads or writes: they come into being with a CLP that grants nothing.
-var masterOnlyClasses = map[string]bool{ClassAudience: true, ClassIdempotency: true, ClassJobStatus: true, ClassPushStatus: true, ClassHooks: true}
+var masterOnlyClasses = map[string]bool{ClassAudience: true, ClassIdempotency: true, ClassJobStatus: true, ClassJobSchedule: true, ClassPushStatus: true, ClassHooks: true}
 
 // masterOnlyCLP grants no operation to anyone but the master key.
 func masterOnlyCLP() map[string]any {

@@ -347,6 +347,9 @@ func (s *Service) logInWithAuthData(a Auth, user schema.Object, plan *authPlan, 
 			break
 		}
 	}
+	if err := s.BeforeLogin(a, s.present(classUser, user, ReadOptions{}, nil)); err != nil {
+		return AuthDataSignUp{}, err
+	}
 	sess, err := s.createSession(uid, a.InstallationID, map[string]any{"action": "login", "authProvider": providers}, nil)
 	if err != nil {
 		return AuthDataSignUp{}, err
@@ -357,6 +360,7 @@ func (s *Service) logInWithAuthData(a Auth, user schema.Object, plan *authPlan, 
 	}
 	out := s.present(classUser, fresh, ReadOptions{}, nil)
 	out["sessionToken"] = sess["sessionToken"]
+	s.AfterLogin(a, out, str(sess["sessionToken"]))
 	if plan.response != nil {
 		out["authDataResponse"] = plan.response
 	}

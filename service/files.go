@@ -63,6 +63,9 @@ func (s *Service) SaveFile(auth Auth, up FileUpload) (SavedFile, error) {
 	if err := s.mayUpload(auth, up); err != nil {
 		return SavedFile{}, err
 	}
+	if err := s.beforeSaveFile(auth, &up); err != nil {
+		return SavedFile{}, err
+	}
 	name := files.StoredName(up.Name, fo.PreserveFileName)
 	info := files.Info{ContentType: files.ContentType(up.Name, up.ContentType), Metadata: up.Metadata, Tags: up.Tags}
 	err := fo.Adapter.Create(context.Background(), name, bytes.NewReader(up.Data), int64(len(up.Data)), info)
@@ -70,7 +73,13 @@ func (s *Service) SaveFile(auth Auth, up FileUpload) (SavedFile, error) {
 		s.warn(fmt.Sprintf("files: storing %s failed: %v", name, err))
 		return SavedFile{}, schema.Errorf(schema.CodeFileSaveError, "Could not store file: %s.", up.Name)
 	}
-	return SavedFile{Name: name, URL: s.FileURL(name)}, nil
+	saved := SavedFile{Name: name, URL: s.FileURL(name)}
+	if s.hasFileTrigger(AfterSaveFile) {
+		obj := fileObject(name, info.ContentType, len(up.Data), up.Metadata, up.Tags)
+		obj["url"] = saved.URL
+		s.afterFileTrigger(AfterSaveFile, auth, obj)
+	}
+	return saved, nil
 }
 
 // fileNameError checks a client's file name (files.ValidName) with
@@ -142,12 +151,16 @@ func (s *Service) DeleteFile(auth Auth, name string) error {
 	if auth.ReadOnly {
 		return schema.Errorf(schema.CodeOperationForbidden, "read-only masterKey isn't allowed to delete a file.")
 	}
+	if err := s.beforeDeleteFile(auth, name); err != nil {
+		return err
+	}
 	if err := s.opts.Files.Adapter.Delete(context.Background(), name); err != nil {
 		if !errors.Is(err, files.ErrNotFound) {
 			s.warn(fmt.Sprintf("files: deleting %s failed: %v", name, err))
 		}
 		return schema.Errorf(schema.CodeFileDeleteError, "Could not delete file.")
 	}
+	s.afterFileTrigger(AfterDeleteFile, auth, schema.Object{"name": name, "url": s.FileURL(name)})
 	return nil
 }
 

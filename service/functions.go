@@ -2,6 +2,7 @@ package service
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -36,23 +37,35 @@ func (s *Service) StartJob(auth Auth, name string, params map[string]any) (strin
 	if h == nil || !h.HasJob(name) {
 		return "", schema.Errorf(schema.CodeScriptFailed, "Invalid job.")
 	}
+	return s.startJob(auth, name, params, "api")
+}
+
+// startJob runs a defined job for StartJob or a schedule (source).
+func (s *Service) startJob(auth Auth, name string, params map[string]any, source string) (string, error) {
+	h := s.opts.Hooks
 	if params == nil {
 		params = map[string]any{}
 	}
 	internal := Auth{Master: true, internal: true}
 	res, err := s.Create(internal, ClassJobStatus, map[string]any{
-		"jobName": name, "source": "api", "status": JobRunning, "params": params, "ACL": map[string]any{},
+		"jobName": name, "source": source, "status": JobRunning, "params": params, "ACL": map[string]any{},
 	})
 	if err != nil {
 		return "", err
 	}
 	id := res.ObjectID
 	s.jobs.Add(1)
+	s.running.add(id)
 	go func() {
 		defer s.jobs.Done()
 		err := s.runJob(h, &JobRequest{ID: id, Name: name, Params: params, Auth: auth, Message: func(msg string) {
-			s.setJobStatus(id, map[string]any{"message": msg})
+			if s.running.has(id) {
+				s.setJobStatus(id, map[string]any{"message": msg})
+			}
 		}})
+		if !s.running.remove(id) {
+			return // AbandonJobs marked it failed already
+		}
 		end := map[string]any{"status": JobSucceeded, "finishedAt": schema.Date(schema.FormatTime(s.opts.Now()))}
 		if err != nil {
 			msg := err.Error()
@@ -95,3 +108,57 @@ func (s *Service) JobNames(auth Auth) ([]string, error) {
 
 // WaitJobs waits for the jobs under way to end (tests, shutdown).
 func (s *Service) WaitJobs() { s.jobs.Wait() }
+
+// JobAbandoned is the message of a job the server stopped under.
+const JobAbandoned = "The server stopped before the job ended."
+
+// AbandonJobs marks every job still under way failed (JobAbandoned), so
+// that none stays "running" once the server stops; call it at shutdown,
+// before the store closes. A job that ends later leaves its status alone.
+func (s *Service) AbandonJobs() {
+	for _, id := range s.running.takeAll() {
+		s.setJobStatus(id, map[string]any{"status": JobFailed, "message": JobAbandoned,
+			"finishedAt": schema.Date(schema.FormatTime(s.opts.Now()))})
+	}
+}
+
+// runningJobs is the set of jobs under way.
+type runningJobs struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (r *runningJobs) add(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ids == nil {
+		r.ids = map[string]bool{}
+	}
+	r.ids[id] = true
+}
+
+func (r *runningJobs) has(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ids[id]
+}
+
+// remove reports whether id was still under way.
+func (r *runningJobs) remove(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ok := r.ids[id]
+	delete(r.ids, id)
+	return ok
+}
+
+func (r *runningJobs) takeAll() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.ids))
+	for id := range r.ids {
+		out = append(out, id)
+	}
+	r.ids = nil
+	return out
+}

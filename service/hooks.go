@@ -46,9 +46,34 @@ const (
 	AfterDelete
 	BeforeFind
 	AfterFind
+	// Log-in and log-out triggers (logins.go): class _User, and _Session
+	// for AfterLogout.
+	BeforeLogin
+	AfterLogin
+	AfterLogout
+	// File triggers (files.go): class FileClass.
+	BeforeSaveFile
+	AfterSaveFile
+	BeforeDeleteFile
+	AfterDeleteFile
+	// LiveQuery triggers: BeforeConnect has class ConnectClass.
+	BeforeConnect
+	BeforeSubscribe
+	AfterLiveQueryEvent
+	// NumTriggerKinds counts the kinds above.
+	NumTriggerKinds
 )
 
-var triggerNames = [...]string{"beforeSave", "afterSave", "beforeDelete", "afterDelete", "beforeFind", "afterFind"}
+// FileClass and ConnectClass are the class names under which the file
+// triggers and beforeConnect are registered (they have no class).
+const (
+	FileClass    = "@File"
+	ConnectClass = "@Connect"
+)
+
+var triggerNames = [...]string{"beforeSave", "afterSave", "beforeDelete", "afterDelete", "beforeFind", "afterFind",
+	"beforeLogin", "afterLogin", "afterLogout", "beforeSaveFile", "afterSaveFile", "beforeDeleteFile", "afterDeleteFile",
+	"beforeConnect", "beforeSubscribe", "afterLiveQueryEvent"}
 
 func (k TriggerKind) String() string {
 	if int(k) < len(triggerNames) {
@@ -78,6 +103,10 @@ type TriggerRequest struct {
 	// for a create.
 	Original schema.Object
 	Auth     Auth
+	// Event is an afterLiveQueryEvent's event (create, enter, update,
+	// leave, delete); the trigger sets Suppress to keep it from the client.
+	Event    string
+	Suppress bool
 }
 
 // FindRequest is one find trigger call.

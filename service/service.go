@@ -155,6 +155,9 @@ type Service struct {
 	// following stops following a shared store (follow.go).
 	following follow
 
+	// running are the _JobStatus ids of those jobs (functions.go).
+	running runningJobs
+
 	// configIndexes are Options.Indexes by class (read-only after Open).
 	configIndexes map[string][]string
 }

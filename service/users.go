@@ -304,11 +304,15 @@ func (s *Service) LogIn(a Auth, username, email, password any, verifyOnly bool) 
 	if err := s.loginFactors(a, user); err != nil { // mfa.go
 		return nil, err
 	}
+	if err := s.BeforeLogin(a, out); err != nil {
+		return nil, err
+	}
 	sess, err := s.createSession(uid, a.InstallationID, map[string]any{"action": "login", "authProvider": "password"}, nil)
 	if err != nil {
 		return nil, err
 	}
 	out["sessionToken"] = sess["sessionToken"]
+	s.AfterLogin(a, out, str(sess["sessionToken"]))
 	return out, nil
 }
 
@@ -338,6 +342,9 @@ func (s *Service) LogOut(a Auth) error {
 	}
 	_, err := s.write(Auth{Master: true, internal: true},
 		[]WriteOp{{Method: MethodDelete, Class: classSession, ID: sess["objectId"].(string)}}, true)
+	if err == nil {
+		s.afterLogout(a, sess)
+	}
 	return err
 }
 

@@ -30,7 +30,7 @@ func (w Webhook) IsFunction() bool { return w.FunctionName != "" }
 
 // Kind is the trigger kind a trigger webhook runs as.
 func (w Webhook) Kind() (TriggerKind, bool) {
-	for i, name := range triggerNames {
+	for i, name := range triggerNames[:AfterFind+1] {
 		if name == w.TriggerName {
 			return TriggerKind(i), true
 		}

@@ -42,6 +42,9 @@ func batch(s *Server, c *call) (any, error) {
 		if r == nil || !r.batchable {
 			return nil, schema.Errorf(schema.CodeInvalidJSON, "cannot route %s %s", method, path)
 		}
+		if err := s.limit(c, r.method, rel); err != nil {
+			return nil, err
+		}
 		body, _ := m["body"].(map[string]any)
 		if m["body"] != nil && body == nil {
 			return nil, schema.Errorf(schema.CodeInvalidJSON, "batch request %d: body must be an object", i)

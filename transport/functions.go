@@ -6,6 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
 
@@ -16,10 +17,13 @@ func functionRoutes() []route {
 		{method: "POST", pattern: "/jobs/{name}", fn: startJob},
 		// Parse Dashboard names the job in the body: {jobName, …}.
 		{method: "POST", pattern: "/jobs", fn: startJob},
-		// Parse Dashboard's Jobs page. Schedules are not kept yet: none
-		// are listed, and creating one is refused (notbuilt.go).
+		// Parse Dashboard's Jobs page: schedules in _JobSchedule, sent
+		// as {"job_schedule": {...}}.
 		{method: "GET", pattern: "/cloud_code/jobs", fn: listJobSchedules},
 		{method: "GET", pattern: "/cloud_code/jobs/data", fn: jobsData},
+		{method: "POST", pattern: "/cloud_code/jobs", fn: saveJobSchedule},
+		{method: "PUT", pattern: "/cloud_code/jobs/{objectId}", fn: saveJobSchedule},
+		{method: "DELETE", pattern: "/cloud_code/jobs/{objectId}", fn: deleteJobSchedule},
 	}
 }
 
@@ -27,7 +31,15 @@ func listJobSchedules(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	return []any{}, nil
+	list, err := s.svc.JobSchedules(c.auth)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, len(list))
+	for i, o := range list {
+		out[i] = o
+	}
+	return out, nil
 }
 
 func jobsData(s *Server, c *call) (any, error) {
@@ -38,7 +50,38 @@ func jobsData(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"in_use": []string{}, "jobs": names}, nil
+	scheduled, err := s.svc.JobSchedules(c.auth)
+	if err != nil {
+		return nil, err
+	}
+	inUse := []string{}
+	for _, o := range scheduled {
+		if n, ok := o["jobName"].(string); ok {
+			inUse = append(inUse, n)
+		}
+	}
+	return map[string]any{"in_use": inUse, "jobs": names}, nil
+}
+
+func saveJobSchedule(s *Server, c *call) (any, error) {
+	if err := requireMaster(c); err != nil {
+		return nil, err
+	}
+	body, ok := c.body["job_schedule"].(map[string]any)
+	if !ok {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "job_schedule must be an object")
+	}
+	if c.params["objectId"] == "" {
+		c.status = fasthttp.StatusCreated
+	}
+	return s.svc.SaveJobSchedule(c.auth, c.params["objectId"], body)
+}
+
+func deleteJobSchedule(s *Server, c *call) (any, error) {
+	if err := requireMaster(c); err != nil {
+		return nil, err
+	}
+	return map[string]any{}, s.svc.DeleteJobSchedule(c.auth, c.params["objectId"])
 }
 
 // cloudParams are a call's body with its URL parameters merged in.

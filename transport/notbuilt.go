@@ -15,8 +15,6 @@ import (
 // the SDKs report as unparseable JSON.
 var notBuilt = map[string]string{
 	"files":             "Files are not available: no files adapter is configured.",
-	"cloud_code":        "Scheduling cloud code jobs is not available yet.",
-	"challenge":         "Multi-factor challenges are not available yet.",
 	"loginAs":           "loginAs is not available yet.",
 	"validate_purchase": "Purchase validation is not available.",
 	"security":          "The security check is not available yet.",

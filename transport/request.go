@@ -41,6 +41,8 @@ type call struct {
 	// claimed is the request id claimed for idempotency, given back if
 	// the request fails.
 	claimed string
+	// ip is the client's address (rate limits count by it).
+	ip string
 }
 
 // rawRequest is a request's body and URL parameters in the order sent.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -55,6 +56,11 @@ func (s *Server) errorBody(err error) (int, map[string]any) {
 	var ua errUnauthorized
 	if errors.As(err, &ua) {
 		return fasthttp.StatusForbidden, map[string]any{"error": ua.msg}
+	}
+	var limited *ratelimit.Error
+	if errors.As(err, &limited) {
+		pe, _ := schema.AsError(err)
+		return fasthttp.StatusTooManyRequests, map[string]any{"code": pe.Code, "error": pe.Message}
 	}
 	var eh errHTTP
 	if errors.As(err, &eh) {

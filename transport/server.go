@@ -20,6 +20,7 @@ import (
 
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
+	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -85,6 +86,9 @@ type Options struct {
 	// PlaygroundPath (server root).
 	Playground     fasthttp.RequestHandler
 	PlaygroundPath string
+	// RateLimit refuses requests over the rateLimit rules with 429; nil
+	// limits nothing.
+	RateLimit *ratelimit.Limiter
 }
 
 // Server answers the REST API.
@@ -258,7 +262,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
 		return
 	}
-	if s.serveFiles(ctx, path) {
+	if s.limitFiles(ctx, path) || s.serveFiles(ctx, path) {
 		return
 	}
 	if s.servePages(ctx, path) { // pages.go
@@ -276,6 +280,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		// The envelope runs before routing: the JS SDK's _method decides
 		// which route a POST really is.
 		c, err := s.envelope(ctx)
+		if err == nil {
+			// After the envelope (its _method is the method counted),
+			// before the session lookup a flood would cost.
+			c.ip = clientIP(ctx)
+			err = s.limit(c, string(ctx.Method()), strings.TrimPrefix(path, s.opts.MountPath))
+		}
 		if err == nil && !sessionExempt[strings.TrimPrefix(path, s.opts.MountPath)] {
 			c.auth, err = s.svc.Authenticate(c.auth)
 		}

@@ -1,0 +1,106 @@
+package cloud
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// MaxHTTPResponseBytes bounds the body Parse.Cloud.httpRequest reads.
+const MaxHTTPResponseBytes = 16 << 20
+
+// httpOptions are Parse.Cloud.httpRequest's options as the prelude sends
+// them (body already text).
+type httpOptions struct {
+	URL             string            `json:"url"`
+	Method          string            `json:"method"`
+	Headers         map[string]string `json:"headers"`
+	Params          map[string]string `json:"params"`
+	Body            *string           `json:"body"`
+	FollowRedirects bool              `json:"followRedirects"`
+}
+
+// httpRequest is the native behind Parse.Cloud.httpRequest: it returns a
+// promise and makes the request on another goroutine, so the runtime's
+// loop goes on (timers, other promises) meanwhile. It resolves with
+// {status, headers, text} whatever the status (the prelude rejects
+// non-2xx) and rejects when no answer came.
+func (s *Scripts) httpRequest(rt *jsRuntime, vm *goja.Runtime, raw string) *goja.Promise {
+	p, resolve, reject := vm.NewPromise()
+	var o httpOptions
+	if err := json.Unmarshal([]byte(raw), &o); err != nil || o.URL == "" {
+		reject(vm.ToValue("httpRequest: a url is required"))
+		return p
+	}
+	go func() {
+		res, err := s.doHTTP(o)
+		rt.loop.RunOnLoop(func(vm *goja.Runtime) {
+			if err != nil {
+				reject(vm.ToValue(err.Error()))
+				return
+			}
+			resolve(vm.ToValue(res))
+		})
+	}()
+	return p
+}
+
+func (s *Scripts) doHTTP(o httpOptions) (map[string]any, error) {
+	u, err := url.Parse(o.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, errString("httpRequest: the url must be http or https")
+	}
+	if len(o.Params) > 0 {
+		q := u.Query()
+		for k, v := range o.Params {
+			q.Set(k, v)
+		}
+		u.RawQuery = q.Encode()
+	}
+	method := strings.ToUpper(o.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	var body io.Reader
+	if o.Body != nil {
+		body = strings.NewReader(*o.Body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.reg.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, errString("httpRequest: " + err.Error())
+	}
+	for k, v := range o.Headers {
+		req.Header.Set(k, v)
+	}
+	client := &http.Client{}
+	if !o.FollowRedirects {
+		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		s.log.Warn("cloud code: httpRequest failed", "err", err)
+		return nil, errString("httpRequest: no answer from the server")
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, io.LimitReader(resp.Body, MaxHTTPResponseBytes)); err != nil {
+		return nil, errString("httpRequest: the answer could not be read")
+	}
+	headers := map[string]any{}
+	for k := range resp.Header {
+		headers[k] = resp.Header.Get(k)
+	}
+	return map[string]any{"status": float64(resp.StatusCode), "headers": headers, "text": buf.String()}, nil
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }

@@ -1,0 +1,50 @@
+package cloud_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+const httpRequestJS = `
+Parse.Cloud.define('fetch', async (req) => {
+  try {
+    const res = await Parse.Cloud.httpRequest({ url: req.params.url, method: req.params.method || 'GET',
+      headers: { 'X-Test': 'yes' }, params: { q: 'a b' }, body: req.params.body });
+    return { status: res.status, data: res.data, type: res.headers['Content-Type'] };
+  } catch (e) {
+    if (e.status) { return { failed: e.status, text: e.text }; }
+    throw e;
+  }
+});
+`
+
+func TestHTTPRequest(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/missing" {
+			http.Error(w, "nope", http.StatusNotFound)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"method": r.Method, "q": r.URL.Query().Get("q"), "header": r.Header.Get("X-Test"),
+			"body": string(body), "bodyType": r.Header.Get("Content-Type")})
+	}))
+	defer backend.Close()
+	srv := startScript(t, httpRequestJS)
+	run(t, srv, []scenario{
+		{name: "get", method: "POST", path: "/functions/fetch", body: map[string]any{"url": backend.URL + "/x"}, status: 200,
+			has: []string{`"status":200`, `"method":"GET"`, `"q":"a b"`, `"header":"yes"`, `"type":"application/json"`}},
+		{name: "post json", method: "POST", path: "/functions/fetch",
+			body: map[string]any{"url": backend.URL + "/x", "method": "POST", "body": map[string]any{"a": 1}}, status: 200,
+			has: []string{`"method":"POST"`, `"body":"{\"a\":1}"`, `"bodyType":"application/json"`}},
+		{name: "non-2xx rejects with the response", method: "POST", path: "/functions/fetch",
+			body: map[string]any{"url": backend.URL + "/missing"}, status: 200, has: []string{`"failed":404`, `"text":"nope\n"`}},
+		{name: "no answer", method: "POST", path: "/functions/fetch", body: map[string]any{"url": "http://127.0.0.1:1/"}, status: 400,
+			has: []string{`"code":100`, "no answer"}},
+		{name: "bad url", method: "POST", path: "/functions/fetch", body: map[string]any{"url": "ftp://127.0.0.1/"}, status: 400,
+			has: []string{`"code":100`, "http or https"}},
+	})
+}
