@@ -1,0 +1,182 @@
+'use strict';
+
+// The real Parse Dashboard (npm parse-dashboard, pinned in package.json) in
+// headless Chromium against a real Quarry binary. One browser session walks
+// through the dashboard's pages in order, each step a test; every step saves
+// a screenshot under e2e/artifacts/dashboard/ and checks what it changed
+// through Quarry's REST API.
+//
+// Every response from Quarry with a 4xx/5xx status fails the run unless
+// EXPECTED_ERRORS below names it (with the reason).
+
+const { describe, test, before, after, afterEach } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const { QuarryServer } = require('../harness');
+const { Dashboard, launchBrowser, CHROMIUM } = require('./dashboard');
+
+const APP_NAME = 'Quarry';
+const ARTIFACTS = path.resolve(__dirname, '..', 'artifacts', 'dashboard');
+const WAIT_MS = 15_000; // generous but bounded: every wait for the UI
+
+// Quarry errors the dashboard provokes on purpose or by design. Each entry:
+// method, path below the mount (a RegExp), status, and why it is expected.
+const EXPECTED_ERRORS = [
+  // (none yet)
+];
+
+const skipReason = !fs.existsSync(CHROMIUM) && process.env.CI !== 'true'
+  ? `${CHROMIUM} not found (apt-get install -y chromium)`
+  : false;
+
+describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
+  const quarry = new QuarryServer();
+  const dashboard = new Dashboard();
+  let browser;
+  let page;
+  let step = 0;
+  const errors = []; // unexpected error responses from Quarry
+  let reported = 0;
+
+  // The dashboard page of the app, e.g. app('browser/Team').
+  const app = (sub) => `${dashboard.url}/apps/${APP_NAME}/${sub}`;
+  const rest = (method, p, body) => quarry.rest(method, p, { master: true, body });
+
+  // A cell of the data browser showing exactly `text`.
+  const cell = (text) => page.locator('[class*=cell], span, div').filter({ hasText: new RegExp(`^${text}$`) }).last();
+
+  async function shot(name) {
+    step += 1;
+    const file = path.join(ARTIFACTS, `${String(step).padStart(2, '0')}-${name}.png`);
+    await page.screenshot({ path: file, fullPage: false });
+  }
+
+  before(async () => {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    for (const f of fs.readdirSync(ARTIFACTS)) if (/\.(png|html)$/.test(f)) fs.rmSync(path.join(ARTIFACTS, f));
+    await quarry.start();
+    await seed(rest);
+    await dashboard.start({ serverURL: quarry.serverURL, appName: APP_NAME });
+    browser = await launchBrowser();
+    page = browser.pages()[0] || (await browser.newPage());
+    page.setDefaultTimeout(WAIT_MS);
+    // Only 127.0.0.1 may be reached: the dashboard's web fonts and the like
+    // are refused here rather than fetched from the internet.
+    await page.route('**/*', (route) => {
+      const { hostname, protocol } = new URL(route.request().url());
+      if (hostname === '127.0.0.1' || protocol === 'data:' || protocol === 'blob:') return route.continue();
+      return route.abort();
+    });
+    const origin = new URL(quarry.serverURL).origin;
+    page.on('response', async (res) => {
+      const url = new URL(res.url());
+      if (url.origin !== origin || res.status() < 400) return;
+      const method = res.request().method();
+      const rel = url.pathname.replace(/^\/parse/, '');
+      // The JS SDK sends every call as a POST carrying the real method.
+      let real = method;
+      try {
+        real = JSON.parse(res.request().postData() || '{}')._method || method;
+      } catch {
+        // not JSON (a file upload)
+      }
+      if (EXPECTED_ERRORS.some((e) => e.method === real && e.path.test(rel) && e.status === res.status())) return;
+      let body = '';
+      try {
+        body = (await res.text()).slice(0, 300);
+      } catch {
+        // the page went away
+      }
+      errors.push(`${res.status()} ${real} ${rel}: ${body}`);
+    });
+  });
+
+  after(async () => {
+    if (browser) await browser.close();
+    await dashboard.stop();
+    await quarry.stop();
+  });
+
+  // Each step fails on the unexpected Quarry errors seen while it ran.
+  afterEach(async (t) => {
+    const fresh = errors.slice(reported);
+    reported = errors.length;
+    if (t.passed === false) {
+      await shot('failed').catch(() => {});
+      fs.writeFileSync(path.join(ARTIFACTS, `${String(step).padStart(2, '0')}-failed.html`), await page.content().catch(() => ''));
+      process.stderr.write(`--- quarry output ---\n${quarry.logs().slice(-6000)}\n--- dashboard output ---\n${dashboard.log.slice(-3000)}\n`);
+    }
+    assert.deepEqual(fresh, [], 'Quarry answered the dashboard with unexpected errors');
+  });
+
+  test('logs in and lists the classes with their counts', async () => {
+    await page.goto(`${dashboard.url}/login`);
+    await page.getByPlaceholder(/username/i).or(page.locator('input[name=username]')).first().fill(Dashboard.USER);
+    await page.locator('input[name=password]').fill(Dashboard.PASS);
+    await page.locator('input[type=submit], button[type=submit]').first().click();
+    await page.waitForURL(/\/apps/);
+    await page.goto(app('browser'));
+    // The sidebar shows every class with its object count beside it.
+    for (const [cls, count] of [['Team', 3], ['Player', 1]]) {
+      await page.locator(`a[href$="/browser/${cls}"] + span`, { hasText: new RegExp(`^${count}$`) }).waitFor();
+    }
+    await shot('classes');
+  });
+
+  test('browses a class and filters its rows', async () => {
+    await page.goto(app('browser/Team'));
+    for (const name of ['red', 'blue', 'gold']) await cell(name).waitFor();
+    await shot('browse');
+    const filters = [{ field: 'name', constraint: 'eq', compareTo: 'blue' }];
+    await page.goto(app(`browser/Team?filters=${encodeURIComponent(JSON.stringify(filters))}`));
+    await cell('blue').waitFor();
+    await cell('red').waitFor({ state: 'detached' });
+    await page.getByText(/1 object/).first().waitFor();
+    await shot('filter');
+  });
+
+  test('edits a cell', async () => {
+    await page.goto(app('browser/Team'));
+    await cell('blue').dblclick();
+    const editor = page.locator('textarea:focus, input:focus');
+    await editor.fill('green');
+    await editor.press('Enter');
+    await cell('green').waitFor();
+    await until(async () => {
+      const { body } = await rest('GET', `/classes/Team?where=${encodeURIComponent('{"name":"green"}')}`);
+      return body.results.length === 1;
+    }, 'Team "blue" renamed to "green" on the server');
+    await shot('edit-cell');
+  });
+});
+
+// Polls `check` until it returns true or WAIT_MS pass.
+async function until(check, what) {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+// The app the dashboard opens on: teams, a player pointing at one, a config
+// parameter and a push audience.
+async function seed(rest) {
+  const ok = (res) => {
+    if (res.status >= 300) throw new Error(`seed: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
+  const teams = [];
+  for (const [name, score] of [['red', 3], ['blue', 7], ['gold', 11]]) {
+    teams.push(ok(await rest('POST', '/classes/Team', { name, score })));
+  }
+  ok(await rest('POST', '/classes/Player', {
+    nick: 'ada',
+    team: { __type: 'Pointer', className: 'Team', objectId: teams[0].objectId },
+  }));
+  ok(await rest('PUT', '/config', { params: { greeting: 'hello' } }));
+  ok(await rest('POST', '/push_audiences', { name: 'Beta testers', query: JSON.stringify({ deviceType: 'ios' }) }));
+}
