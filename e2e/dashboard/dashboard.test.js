@@ -47,6 +47,20 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
   // A cell of the data browser showing exactly `text`.
   const cell = (text) => page.locator('[class*=cell], span, div').filter({ hasText: new RegExp(`^${text}$`) }).last();
 
+  // The cell of `column` in the row being added (the one with Add/Cancel).
+  async function newRowCell(column) {
+    const headers = await page.locator('[draggable="true"] > div:first-child').allInnerTexts();
+    const row = page.locator('div:has(> button:has-text("Cancel"))').last().locator('> div').first();
+    return row.locator('> span').nth(headers.indexOf(column) + 1); // after the checkbox
+  }
+
+  async function editNewRow(column, text) {
+    await (await newRowCell(column)).dblclick();
+    const editor = page.locator('textarea:focus, input:focus');
+    await editor.fill(text);
+    await editor.press('Enter');
+  }
+
   async function shot(name) {
     step += 1;
     const file = path.join(ARTIFACTS, `${String(step).padStart(2, '0')}-${name}.png`);
@@ -149,6 +163,51 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
       return body.results.length === 1;
     }, 'Team "blue" renamed to "green" on the server');
     await shot('edit-cell');
+  });
+
+  test('adds and removes a column', async () => {
+    await page.goto(app('browser/Team'));
+    await page.getByText('Add a new column', { exact: true }).first().click();
+    await page.getByPlaceholder('Give it a good name...').fill('motto');
+    await shot('add-column-dialog');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByText('motto', { exact: true }).first().waitFor();
+    await until(async () => (await rest('GET', '/schemas/Team')).body.fields?.motto?.type === 'String', 'column motto in the Team schema');
+    await shot('column-added');
+
+    await page.getByText('Edit', { exact: true }).click();
+    await page.getByText('Delete a column', { exact: true }).click();
+    const dialog = page.locator('[data-modal]');
+    await dialog.getByRole('combobox').click();
+    await page.getByRole('option', { name: 'motto', exact: true }).click();
+    await shot('delete-column-dialog');
+    await dialog.getByRole('button', { name: 'Remove', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await until(async () => {
+      const { body } = await rest('GET', '/schemas/Team');
+      return body.fields && body.fields.name && !body.fields.motto;
+    }, 'column motto gone from the Team schema');
+    await page.getByText('motto', { exact: true }).waitFor({ state: 'detached' });
+    await shot('column-removed');
+  });
+
+  test('adds a row with a pointer', async () => {
+    await page.goto(app('browser/Player'));
+    await cell('ada').waitFor();
+    await page.getByText('Add Row', { exact: true }).click();
+    const { body: { results: [red] } } = await rest('GET', `/classes/Team?where=${encodeURIComponent('{"name":"red"}')}`);
+    await editNewRow('nick', 'bob');
+    await editNewRow('team', red.objectId); // a pointer cell takes the objectId
+    await shot('add-row');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByRole('button', { name: 'Cancel', exact: true }).waitFor({ state: 'detached' });
+    await cell('bob').waitFor();
+    await until(async () => {
+      const { body } = await rest('GET', `/classes/Player?where=${encodeURIComponent('{"nick":"bob"}')}&include=team`);
+      return body.results?.[0]?.team?.name === 'red';
+    }, 'Player "bob" pointing at Team "red" on the server');
+    await page.locator(`a[href$="/browser/Player"] + span`, { hasText: /^2$/ }).waitFor();
+    await shot('row-added');
   });
 });
 
