@@ -209,6 +209,25 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await page.locator(`a[href$="/browser/Player"] + span`, { hasText: /^2$/ }).waitFor();
     await shot('row-added');
   });
+
+  test('changes class-level permissions', async () => {
+    await page.goto(app('browser/Team'));
+    await cell('red').waitFor();
+    await page.getByText('Security', { exact: true }).click();
+    await page.getByText('Class Level Permissions', { exact: true }).click();
+    const dialog = page.locator('[data-modal]');
+    // Take write access from the public: reads stay open, writes need the master key.
+    await dialog.locator('div:has(> div:text-is("Public"))').getByText('Write', { exact: true }).click();
+    await shot('clp-dialog');
+    await dialog.getByRole('button', { name: 'Save CLP', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await until(async () => {
+      const clp = (await rest('GET', '/schemas/Team')).body.classLevelPermissions || {};
+      return clp.find?.['*'] === true && !clp.create?.['*'] && !clp.update?.['*'] && !clp.delete?.['*'];
+    }, 'Team CLP: public read, no public write');
+    await page.getByText(/Public Read enabled/).first().waitFor();
+    await shot('clp-saved');
+  });
 });
 
 // Polls `check` until it returns true or WAIT_MS pass.
