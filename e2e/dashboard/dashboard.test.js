@@ -228,7 +228,39 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await page.getByText(/Public Read enabled/).first().waitFor();
     await shot('clp-saved');
   });
+
+  test('edits config parameters', async () => {
+    await page.goto(app('config'));
+    await page.getByText('greeting', { exact: true }).waitFor();
+    await shot('config');
+    await page.getByText('Create a parameter', { exact: true }).first().click();
+    const dialog = page.locator('[data-modal]');
+    await dialog.getByPlaceholder('New parameter').fill('maxPlayers');
+    await dialog.getByRole('combobox').click();
+    await page.getByRole('option', { name: 'Number', exact: true }).click();
+    await field(dialog, 'Value').fill('42');
+    await shot('config-new');
+    await dialog.getByRole('button', { name: 'Create', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByText('maxPlayers', { exact: true }).waitFor();
+    await until(async () => (await rest('GET', '/config')).body.params?.maxPlayers === 42, 'config maxPlayers = 42');
+
+    // Edit the seeded parameter: its row opens the same dialog.
+    await page.getByText('hello', { exact: true }).click();
+    await field(dialog, 'Value').fill('hi there');
+    await shot('config-edit');
+    await dialog.getByRole('button', { name: 'Save', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByText('hi there', { exact: true }).waitFor();
+    await until(async () => (await rest('GET', '/config')).body.params?.greeting === 'hi there', 'config greeting = "hi there"');
+    await shot('config-saved');
+  });
 });
+
+// The input of a dialog's row labelled `label`.
+function field(dialog, label) {
+  return dialog.locator(`div:has(> div > div > div:text-is("${label}"))`).locator('input, textarea').first();
+}
 
 // Polls `check` until it returns true or WAIT_MS pass.
 async function until(check, what) {
