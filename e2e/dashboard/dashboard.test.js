@@ -70,6 +70,7 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
   before(async () => {
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     for (const f of fs.readdirSync(ARTIFACTS)) if (/\.(png|html)$/.test(f)) fs.rmSync(path.join(ARTIFACTS, f));
+    process.env.QUARRY_CLOUD = path.join(__dirname, 'cloud', 'main.js');
     await quarry.start();
     await seed(rest);
     await dashboard.start({ serverURL: quarry.serverURL, appName: APP_NAME });
@@ -91,8 +92,12 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
       const rel = url.pathname.replace(/^\/parse/, '');
       // The JS SDK sends every call as a POST carrying the real method.
       let real = method;
+      let sent = '';
       try {
-        real = JSON.parse(res.request().postData() || '{}')._method || method;
+        const data = JSON.parse(res.request().postData() || '{}');
+        real = data._method || method;
+        for (const k of ['_method', '_ApplicationId', '_MasterKey', '_JavaScriptKey', '_ClientVersion', '_InstallationId', '_SessionToken']) delete data[k];
+        sent = JSON.stringify(data).slice(0, 300);
       } catch {
         // not JSON (a file upload)
       }
@@ -103,7 +108,7 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
       } catch {
         // the page went away
       }
-      errors.push(`${res.status()} ${real} ${rel}: ${body}`);
+      errors.push(`${res.status()} ${real} ${rel} ${sent} -> ${body}`);
     });
   });
 
@@ -255,6 +260,58 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await until(async () => (await rest('GET', '/config')).body.params?.greeting === 'hi there', 'config greeting = "hi there"');
     await shot('config-saved');
   });
+
+  test('views and runs jobs', async () => {
+    await page.goto(app('jobs'));
+    await page.getByText('countTeams', { exact: true }).first().waitFor();
+    await shot('jobs');
+    await page.getByRole('button', { name: 'Run...' }).first().click();
+    const dialog = page.locator('[data-modal]');
+    await dialog.locator('textarea').fill('{"reason":"dashboard"}');
+    await shot('jobs-run');
+    await dialog.getByRole('button', { name: 'Run', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await until(async () => {
+      const { body } = await rest('GET', `/classes/_JobStatus?where=${encodeURIComponent('{"jobName":"countTeams"}')}`);
+      return body.results?.[0]?.status === 'succeeded';
+    }, 'countTeams ran to success');
+    await page.goto(app('jobs/scheduled'));
+    await page.getByText('Scheduled Jobs', { exact: true }).first().waitFor();
+    await shot('jobs-scheduled');
+    await page.goto(app('jobs/status'));
+    await page.getByText('countTeams', { exact: true }).first().waitFor();
+    await page.getByText(/succeeded/i).first().waitFor();
+    await shot('jobs-status');
+  });
+
+  test('views push audiences', async () => {
+    await page.goto(app('push/audiences'));
+    // The audience's row shows how many installations it reaches (2 iOS).
+    const row = page.locator('div, tr').filter({ hasText: /^Beta testers/ }).last();
+    await row.getByText('2', { exact: true }).waitFor();
+    await shot('push-audiences');
+  });
+
+  test('opens the API console', async () => {
+    await page.goto(app('api_console'));
+    await page.getByPlaceholder('classes/_User').fill('classes/Team');
+    await page.getByPlaceholder(/where=/).fill('where={"name":"red"}');
+    await page.locator('div:has(> div > div > div:text-is("Use Master Key?"))').locator('[class*=toggle], span').last().click();
+    await page.getByRole('button', { name: 'Send Query' }).click();
+    await page.getByText(/"score": 3/).first().waitFor();
+    await shot('api-console');
+  });
+
+  test('reads the logs', async () => {
+    for (const level of ['info', 'error']) {
+      const served = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/scriptlog'));
+      await page.goto(app(`logs/${level}`));
+      const res = await served;
+      assert.equal(res.status(), 200, `GET /scriptlog for ${level}`);
+      if (level === 'info') await page.getByText(/request/).first().waitFor();
+      await shot(`logs-${level}`);
+    }
+  });
 });
 
 // The input of a dialog's row labelled `label`.
@@ -288,5 +345,8 @@ async function seed(rest) {
     team: { __type: 'Pointer', className: 'Team', objectId: teams[0].objectId },
   }));
   ok(await rest('PUT', '/config', { params: { greeting: 'hello' } }));
+  for (const [i, deviceType] of ['ios', 'ios', 'android'].entries()) {
+    ok(await rest('POST', '/installations', { deviceType, installationId: `7d0c1c52-6a55-4c0e-9b7e-00000000000${i}` }));
+  }
   ok(await rest('POST', '/push_audiences', { name: 'Beta testers', query: JSON.stringify({ deviceType: 'ios' }) }));
 }
