@@ -27,12 +27,12 @@ class Dashboard {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  async start({ serverURL, appName }) {
+  async start({ serverURL, graphQLServerURL, appName }) {
     this.tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-dashboard-'));
     this.port = await freePort();
     const config = path.join(this.tmpDir, 'parse-dashboard-config.json');
     fs.writeFileSync(config, JSON.stringify({
-      apps: [{ appId: APP_ID, masterKey: MASTER_KEY, serverURL, appName }],
+      apps: [{ appId: APP_ID, masterKey: MASTER_KEY, serverURL, graphQLServerURL, appName }],
       users: [{ user: Dashboard.USER, pass: Dashboard.PASS }],
     }));
     const cli = require.resolve('parse-dashboard/bin/parse-dashboard');

@@ -73,7 +73,7 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     process.env.QUARRY_CLOUD = path.join(__dirname, 'cloud', 'main.js');
     await quarry.start();
     await seed(rest);
-    await dashboard.start({ serverURL: quarry.serverURL, appName: APP_NAME });
+    await dashboard.start({ serverURL: quarry.serverURL, graphQLServerURL: `${quarry.baseURL}/graphql`, appName: APP_NAME });
     browser = await launchBrowser();
     page = browser.pages()[0] || (await browser.newPage());
     page.setDefaultTimeout(WAIT_MS);
@@ -196,13 +196,17 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await shot('column-removed');
   });
 
-  test('adds a row with a pointer', async () => {
+  test('adds a row with a pointer and a file', async () => {
     await page.goto(app('browser/Player'));
     await cell('ada').waitFor();
     await page.getByText('Add Row', { exact: true }).click();
     const { body: { results: [red] } } = await rest('GET', `/classes/Team?where=${encodeURIComponent('{"name":"red"}')}`);
     await editNewRow('nick', 'bob');
     await editNewRow('team', red.objectId); // a pointer cell takes the objectId
+    // A file cell's editor is an "Upload file" chooser.
+    await (await newRowCell('photo')).dblclick();
+    await page.locator('#fileInput').setInputFiles({ name: 'bob.txt', mimeType: 'text/plain', buffer: Buffer.from('hello from the dashboard') });
+    await cell('bob.txt').waitFor(); // uploaded when the row is added
     await shot('add-row');
     await page.getByRole('button', { name: 'Add', exact: true }).click();
     await page.getByRole('button', { name: 'Cancel', exact: true }).waitFor({ state: 'detached' });
@@ -211,6 +215,11 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
       const { body } = await rest('GET', `/classes/Player?where=${encodeURIComponent('{"nick":"bob"}')}&include=team`);
       return body.results?.[0]?.team?.name === 'red';
     }, 'Player "bob" pointing at Team "red" on the server');
+    const { body: { results: [bob] } } = await rest('GET', `/classes/Player?where=${encodeURIComponent('{"nick":"bob"}')}`);
+    assert.equal(bob.photo?.__type, 'File', `photo is ${JSON.stringify(bob.photo)}`);
+    assert.match(bob.photo.name, /bob\.txt$/);
+    const download = await fetch(bob.photo.url, { signal: AbortSignal.timeout(10_000) });
+    assert.equal(await download.text(), 'hello from the dashboard');
     await page.locator(`a[href$="/browser/Player"] + span`, { hasText: /^2$/ }).waitFor();
     await shot('row-added');
   });
@@ -302,6 +311,18 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await shot('api-console');
   });
 
+  // Left as a known gap until graphql/ lands: the console's introspection
+  // query gets Quarry's 404 today. The step still runs and is judged here
+  // (todo: it reports but does not fail the suite).
+  test('opens the GraphQL console', { todo: "Quarry's GraphQL API is not built yet" }, async () => {
+    const introspection = page.waitForResponse((r) => new URL(r.url()).pathname === '/graphql', { timeout: WAIT_MS });
+    await page.goto(app('api_console/graphql'));
+    const res = await introspection.catch(() => null);
+    await shot('graphql-console');
+    errors.splice(reported); // judged by the assertion below, not afterEach
+    assert.equal(res && res.status(), 200, 'the GraphQL console\'s introspection query');
+  });
+
   test('reads the logs', async () => {
     for (const level of ['info', 'error']) {
       const served = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/scriptlog'));
@@ -344,6 +365,7 @@ async function seed(rest) {
     nick: 'ada',
     team: { __type: 'Pointer', className: 'Team', objectId: teams[0].objectId },
   }));
+  ok(await rest('PUT', '/schemas/Player', { className: 'Player', fields: { photo: { type: 'File' } } }));
   ok(await rest('PUT', '/config', { params: { greeting: 'hello' } }));
   for (const [i, deviceType] of ['ios', 'ios', 'android'].entries()) {
     ok(await rest('POST', '/installations', { deviceType, installationId: `7d0c1c52-6a55-4c0e-9b7e-00000000000${i}` }));
