@@ -84,6 +84,7 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
       if (hostname === '127.0.0.1' || protocol === 'data:' || protocol === 'blob:') return route.continue();
       return route.abort();
     });
+    page.on('pageerror', (err) => process.stderr.write(`[dashboard page error] ${err.stack || err}\n`));
     const origin = new URL(quarry.serverURL).origin;
     page.on('response', async (res) => {
       const url = new URL(res.url());
@@ -222,6 +223,32 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     assert.equal(await download.text(), 'hello from the dashboard');
     await page.locator(`a[href$="/browser/Player"] + span`, { hasText: /^2$/ }).waitFor();
     await shot('row-added');
+  });
+
+  test('creates a class and deletes a row', async () => {
+    await page.goto(app('browser/Team'));
+    await page.getByText('Create a class', { exact: true }).first().click();
+    const dialog = page.locator('[data-modal]');
+    await dialog.getByPlaceholder('Give it a good name...').fill('Match');
+    await shot('create-class-dialog');
+    await dialog.getByRole('button', { name: 'Create', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.waitForURL(/\/browser\/Match$/);
+    await until(async () => (await rest('GET', '/schemas/Match')).status === 200, 'class Match exists');
+    await shot('class-created');
+
+    await page.goto(app('browser/Team'));
+    const gold = page.locator('div:has(> span > input[type=checkbox])').filter({ has: cell('gold') });
+    await gold.locator('input[type=checkbox]').check();
+    await page.getByText('Edit', { exact: true }).click();
+    await page.getByText('Delete this row', { exact: true }).click();
+    const dialog2 = page.locator('[data-modal]');
+    await shot('delete-row-dialog');
+    await dialog2.getByRole('button', { name: /^Delete/ }).click();
+    await dialog2.waitFor({ state: 'detached' });
+    await cell('gold').waitFor({ state: 'detached' });
+    await until(async () => (await rest('GET', '/classes/Team?count=1&limit=0')).body.count === 2, 'Team has 2 rows left');
+    await shot('row-deleted');
   });
 
   test('changes class-level permissions', async () => {
