@@ -251,6 +251,25 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await shot('row-deleted');
   });
 
+  test('browses users, a role\'s users relation, sessions and webhooks', async () => {
+    await page.goto(app('browser/_User'));
+    await cell('grace').waitFor();
+    await shot('users');
+    await page.goto(app('browser/_Role'));
+    await cell('admins').waitFor();
+    await shot('roles');
+    // The arrow beside the users relation opens the related users.
+    await page.locator('span:has(> span:text-is("View relation"))').nth(1).locator('a').click();
+    await cell('grace').waitFor();
+    await shot('role-users');
+    await page.goto(app('browser/_Session'));
+    await page.getByText(/^1 object/).first().waitFor(); // grace's sign-up session
+    await shot('sessions');
+    await page.goto(app('webhooks'));
+    await page.getByText('Create a Webhook', { exact: true }).first().waitFor();
+    await shot('webhooks');
+  });
+
   test('changes class-level permissions', async () => {
     await page.goto(app('browser/Team'));
     await cell('red').waitFor();
@@ -393,6 +412,12 @@ async function seed(rest) {
     team: { __type: 'Pointer', className: 'Team', objectId: teams[0].objectId },
   }));
   ok(await rest('PUT', '/schemas/Player', { className: 'Player', fields: { photo: { type: 'File' } } }));
+  const grace = ok(await rest('POST', '/users', { username: 'grace', password: 'hopper-1906' }));
+  ok(await rest('POST', '/roles', {
+    name: 'admins',
+    ACL: { '*': { read: true } },
+    users: { __op: 'AddRelation', objects: [{ __type: 'Pointer', className: '_User', objectId: grace.objectId }] },
+  }));
   ok(await rest('PUT', '/config', { params: { greeting: 'hello' } }));
   for (const [i, deviceType] of ['ios', 'ios', 'android'].entries()) {
     ok(await rest('POST', '/installations', { deviceType, installationId: `7d0c1c52-6a55-4c0e-9b7e-00000000000${i}` }));
