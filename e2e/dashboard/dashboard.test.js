@@ -55,10 +55,39 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
   }
 
   async function editNewRow(column, text) {
-    await (await newRowCell(column)).dblclick();
+    await editCell(await newRowCell(column), text);
+  }
+
+  // Double-clicks a cell until its editor has the focus, types, and saves.
+  async function editCell(target, text) {
     const editor = page.locator('textarea:focus, input:focus');
+    for (let attempt = 1; ; attempt++) {
+      await target.dblclick();
+      try {
+        await editor.waitFor({ timeout: 3000 });
+        break;
+      } catch (err) {
+        if (attempt === 3) throw err;
+      }
+    }
     await editor.fill(text);
     await editor.press('Enter');
+  }
+
+  // Clicks what opens a dialog until the dialog shows: a click that lands
+  // while the page is still rendering may be swallowed. Returns the dialog.
+  async function openDialog(open) {
+    const dialog = page.locator('[data-modal]');
+    for (let attempt = 1; ; attempt++) {
+      await open();
+      try {
+        await dialog.waitFor({ timeout: 3000 });
+        return dialog;
+      } catch (err) {
+        if (attempt === 3) throw err;
+        await page.keyboard.press('Escape');
+      }
+    }
   }
 
   async function shot(name) {
@@ -159,10 +188,8 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
 
   test('edits a cell', async () => {
     await page.goto(app('browser/Team'));
-    await cell('blue').dblclick();
-    const editor = page.locator('textarea:focus, input:focus');
-    await editor.fill('green');
-    await editor.press('Enter');
+    await cell('red').waitFor();
+    await editCell(cell('blue'), 'green');
     await cell('green').waitFor();
     await until(async () => {
       const { body } = await rest('GET', `/classes/Team?where=${encodeURIComponent('{"name":"green"}')}`);
@@ -173,17 +200,20 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
 
   test('adds and removes a column', async () => {
     await page.goto(app('browser/Team'));
-    await page.getByText('Add a new column', { exact: true }).first().click();
-    await page.getByPlaceholder('Give it a good name...').fill('motto');
+    await cell('red').waitFor();
+    const added = await openDialog(() => page.getByText('Add a new column', { exact: true }).first().click());
+    await added.getByPlaceholder('Give it a good name...').fill('motto');
     await shot('add-column-dialog');
-    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await added.getByRole('button', { name: 'Add', exact: true }).click();
+    await added.waitFor({ state: 'detached' });
     await page.getByText('motto', { exact: true }).first().waitFor();
     await until(async () => (await rest('GET', '/schemas/Team')).body.fields?.motto?.type === 'String', 'column motto in the Team schema');
     await shot('column-added');
 
-    await page.getByText('Edit', { exact: true }).click();
-    await page.getByText('Delete a column', { exact: true }).click();
-    const dialog = page.locator('[data-modal]');
+    const dialog = await openDialog(async () => {
+      await page.getByText('Edit', { exact: true }).click();
+      await page.getByText('Delete a column', { exact: true }).click();
+    });
     await dialog.getByRole('combobox').click();
     await page.getByRole('option', { name: 'motto', exact: true }).click();
     await shot('delete-column-dialog');
@@ -225,10 +255,10 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await shot('row-added');
   });
 
-  test('creates a class and deletes a row', async () => {
+  test('creates a class, deletes a row, drops the class', async () => {
     await page.goto(app('browser/Team'));
-    await page.getByText('Create a class', { exact: true }).first().click();
-    const dialog = page.locator('[data-modal]');
+    await cell('red').waitFor();
+    const dialog = await openDialog(() => page.getByText('Create a class', { exact: true }).first().click());
     await dialog.getByPlaceholder('Give it a good name...').fill('Match');
     await shot('create-class-dialog');
     await dialog.getByRole('button', { name: 'Create', exact: true }).click();
@@ -240,15 +270,30 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await page.goto(app('browser/Team'));
     const gold = page.locator('div:has(> span > input[type=checkbox])').filter({ has: cell('gold') });
     await gold.locator('input[type=checkbox]').check();
-    await page.getByText('Edit', { exact: true }).click();
-    await page.getByText('Delete this row', { exact: true }).click();
-    const dialog2 = page.locator('[data-modal]');
+    const dialog2 = await openDialog(async () => {
+      await page.getByText('Edit', { exact: true }).click();
+      await page.getByText('Delete this row', { exact: true }).click();
+    });
     await shot('delete-row-dialog');
     await dialog2.getByRole('button', { name: /^Delete/ }).click();
     await dialog2.waitFor({ state: 'detached' });
     await cell('gold').waitFor({ state: 'detached' });
     await until(async () => (await rest('GET', '/classes/Team?count=1&limit=0')).body.count === 2, 'Team has 2 rows left');
     await shot('row-deleted');
+
+    await page.goto(app('browser/Match'));
+    await page.getByText(/^0 objects/).first().waitFor();
+    const drop = await openDialog(async () => {
+      await page.getByText('Edit', { exact: true }).click();
+      await page.getByText('Delete this class', { exact: true }).click();
+    });
+    await drop.getByPlaceholder('Current class name').fill('Match');
+    await shot('drop-class-dialog');
+    await drop.getByRole('button', { name: 'Delete', exact: true }).click();
+    await drop.waitFor({ state: 'detached' });
+    await until(async () => (await rest('GET', '/schemas/Match')).status === 400, 'class Match dropped');
+    await page.locator('a[href$="/browser/Match"]').waitFor({ state: 'detached' });
+    await shot('class-dropped');
   });
 
   test('browses users, a role\'s users relation, sessions and webhooks', async () => {
@@ -273,9 +318,10 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
   test('changes class-level permissions', async () => {
     await page.goto(app('browser/Team'));
     await cell('red').waitFor();
-    await page.getByText('Security', { exact: true }).click();
-    await page.getByText('Class Level Permissions', { exact: true }).click();
-    const dialog = page.locator('[data-modal]');
+    const dialog = await openDialog(async () => {
+      await page.getByText('Security', { exact: true }).click();
+      await page.getByText('Class Level Permissions', { exact: true }).click();
+    });
     // Take write access from the public: reads stay open, writes need the master key.
     await dialog.locator('div:has(> div:text-is("Public"))').getByText('Write', { exact: true }).click();
     await shot('clp-dialog');
@@ -293,8 +339,7 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await page.goto(app('config'));
     await page.getByText('greeting', { exact: true }).waitFor();
     await shot('config');
-    await page.getByText('Create a parameter', { exact: true }).first().click();
-    const dialog = page.locator('[data-modal]');
+    const dialog = await openDialog(() => page.getByText('Create a parameter', { exact: true }).first().click());
     await dialog.getByPlaceholder('New parameter').fill('maxPlayers');
     await dialog.getByRole('combobox').click();
     await page.getByRole('option', { name: 'Number', exact: true }).click();
@@ -306,7 +351,7 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await until(async () => (await rest('GET', '/config')).body.params?.maxPlayers === 42, 'config maxPlayers = 42');
 
     // Edit the seeded parameter: its row opens the same dialog.
-    await page.getByText('hello', { exact: true }).click();
+    await openDialog(() => page.getByText('hello', { exact: true }).click());
     await field(dialog, 'Value').fill('hi there');
     await shot('config-edit');
     await dialog.getByRole('button', { name: 'Save', exact: true }).click();
@@ -320,8 +365,7 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     await page.goto(app('jobs'));
     await page.getByText('countTeams', { exact: true }).first().waitFor();
     await shot('jobs');
-    await page.getByRole('button', { name: 'Run...' }).first().click();
-    const dialog = page.locator('[data-modal]');
+    const dialog = await openDialog(() => page.getByRole('button', { name: 'Run...' }).first().click());
     await dialog.locator('textarea').fill('{"reason":"dashboard"}');
     await shot('jobs-run');
     await dialog.getByRole('button', { name: 'Run', exact: true }).click();
