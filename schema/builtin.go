@@ -12,7 +12,7 @@ import (
 // their own routes or /classes.
 var builtinClasses = map[string]bool{
 	"_User": true, "_Role": true, "_Installation": true, "_Session": true, "_Audience": true,
-	"_Idempotency": true, "_JobStatus": true, "_PushStatus": true, "_Hooks": true,
+	"_Idempotency": true, "_JobStatus": true, "_JobSchedule": true, "_PushStatus": true, "_Hooks": true,
 }
 
 // defaultFields are the fields every class has.
@@ -71,6 +71,16 @@ var builtinClassFields = map[string]map[string]Field{
 		"message":    {Type: TypeString},
 		"params":     {Type: TypeObject},
 		"finishedAt": {Type: TypeDate},
+	},
+	"_JobSchedule": {
+		"jobName":       {Type: TypeString},
+		"description":   {Type: TypeString},
+		"params":        {Type: TypeString},
+		"startAfter":    {Type: TypeString},
+		"daysOfWeek":    {Type: TypeArray},
+		"timeOfDay":     {Type: TypeString},
+		"lastRun":       {Type: TypeNumber},
+		"repeatMinutes": {Type: TypeNumber},
 	},
 	"_PushStatus": {
 		"pushTime":            {Type: TypeString},

@@ -14,9 +14,14 @@ const ClassAudience = "_Audience"
 // ClassPushStatus holds one object per push sent through /push.
 const ClassPushStatus = "_PushStatus"
 
+// ClassJobSchedule holds the job schedules Parse Dashboard keeps through
+// /cloud_code/jobs. Quarry stores them; like Parse Server it does not run
+// them at their times (an outside scheduler calls POST /jobs).
+const ClassJobSchedule = "_JobSchedule"
+
 // masterOnlyClasses are the built-in classes whose objects only the master
 // key reads or writes: they come into being with a CLP that grants nothing.
-var masterOnlyClasses = map[string]bool{ClassAudience: true, ClassIdempotency: true, ClassJobStatus: true, ClassPushStatus: true, ClassHooks: true}
+var masterOnlyClasses = map[string]bool{ClassAudience: true, ClassIdempotency: true, ClassJobStatus: true, ClassJobSchedule: true, ClassPushStatus: true, ClassHooks: true}
 
 // masterOnlyCLP grants no operation to anyone but the master key.
 func masterOnlyCLP() map[string]any {

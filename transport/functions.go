@@ -16,29 +16,7 @@ func functionRoutes() []route {
 		{method: "POST", pattern: "/jobs/{name}", fn: startJob},
 		// Parse Dashboard names the job in the body: {jobName, …}.
 		{method: "POST", pattern: "/jobs", fn: startJob},
-		// Parse Dashboard's Jobs page. Schedules are not kept yet: none
-		// are listed, and creating one is refused (notbuilt.go).
-		{method: "GET", pattern: "/cloud_code/jobs", fn: listJobSchedules},
-		{method: "GET", pattern: "/cloud_code/jobs/data", fn: jobsData},
 	}
-}
-
-func listJobSchedules(s *Server, c *call) (any, error) {
-	if err := requireMaster(c); err != nil {
-		return nil, err
-	}
-	return []any{}, nil
-}
-
-func jobsData(s *Server, c *call) (any, error) {
-	if err := requireMaster(c); err != nil {
-		return nil, err
-	}
-	names, err := s.svc.JobNames(c.auth)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"in_use": []string{}, "jobs": names}, nil
 }
 
 // cloudParams are a call's body with its URL parameters merged in.

@@ -15,7 +15,6 @@ import (
 // the SDKs report as unparseable JSON.
 var notBuilt = map[string]string{
 	"files":                    "Files are not available: no files adapter is configured.",
-	"cloud_code":               "Scheduling cloud code jobs is not available yet.",
 	"requestPasswordReset":     "Password reset emails are not available yet: Quarry has no email adapter.",
 	"verificationEmailRequest": "Verification emails are not available yet: Quarry has no email adapter.",
 	"challenge":                "Multi-factor challenges are not available yet.",

@@ -39,6 +39,7 @@ var routeFamilies = []func() []route{
 	pushRoutes,
 	graphQLConfigRoutes,
 	functionRoutes,
+	jobScheduleRoutes,
 	hookRoutes,
 }
 

@@ -23,7 +23,6 @@ func TestUnknownAndNotBuiltRoutesAnswerJSON(t *testing.T) {
 	}{
 		{"POST", "/functions/hello", false, app, 400, 141, `Invalid function: \"hello\"`},
 		{"POST", "/jobs/nightly", false, master, 400, 141, "Invalid job."},
-		{"POST", "/cloud_code/jobs", false, master, 400, 108, "Scheduling cloud code jobs is not available yet"},
 		{"POST", "/push", false, master, 400, 115, "Push controller is not set"},
 		{"POST", "/requestPasswordReset", false, app, 400, 108, "no email adapter"},
 		{"POST", "/verificationEmailRequest", false, app, 400, 108, "no email adapter"},
