@@ -78,11 +78,17 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
   // while the page is still rendering may be swallowed. Returns the dialog.
   async function openDialog(open) {
     const dialog = page.locator('[data-modal]');
+    await clickUntil(open, dialog);
+    return dialog;
+  }
+
+  // Runs `click` until `shown` is visible (at most 3 times, 3 s each).
+  async function clickUntil(click, shown) {
     for (let attempt = 1; ; attempt++) {
-      await open();
+      await click();
       try {
-        await dialog.waitFor({ timeout: 3000 });
-        return dialog;
+        await shown.waitFor({ timeout: 3000 });
+        return;
       } catch (err) {
         if (attempt === 3) throw err;
         await page.keyboard.press('Escape');
@@ -230,7 +236,7 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
   test('adds a row with a pointer and a file', async () => {
     await page.goto(app('browser/Player'));
     await cell('ada').waitFor();
-    await page.getByText('Add Row', { exact: true }).click();
+    await clickUntil(() => page.getByText('Add Row', { exact: true }).click(), page.getByRole('button', { name: 'Cancel', exact: true }));
     const { body: { results: [red] } } = await rest('GET', `/classes/Team?where=${encodeURIComponent('{"name":"red"}')}`);
     await editNewRow('nick', 'bob');
     await editNewRow('team', red.objectId); // a pointer cell takes the objectId
@@ -376,6 +382,19 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     }, 'countTeams ran to success');
     await page.goto(app('jobs/scheduled'));
     await page.getByText('Scheduled Jobs', { exact: true }).first().waitFor();
+    const description = page.getByPlaceholder('Pick a good name…');
+    await clickUntil(() => page.getByText('Schedule a job', { exact: true }).first().click(), description);
+    await description.fill('nightly count');
+    await field(page, 'Cloud job').click();
+    await page.getByRole('option', { name: 'countTeams', exact: true }).click();
+    await shot('jobs-schedule-form');
+    await page.getByRole('button', { name: 'Schedule', exact: true }).click();
+    await until(async () => {
+      const { body } = await rest('GET', '/cloud_code/jobs');
+      return Array.isArray(body) && body.some((j) => j.jobName === 'countTeams' && j.description === 'nightly count');
+    }, 'a schedule for countTeams stored');
+    await page.goto(app('jobs/scheduled'));
+    await page.getByText('nightly count', { exact: true }).first().waitFor();
     await shot('jobs-scheduled');
     await page.goto(app('jobs/status'));
     await page.getByText('countTeams', { exact: true }).first().waitFor();
@@ -427,7 +446,7 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
 
 // The input of a dialog's row labelled `label`.
 function field(dialog, label) {
-  return dialog.locator(`div:has(> div > div > div:text-is("${label}"))`).locator('input, textarea').first();
+  return dialog.locator(`div:has(> div > div > div:text-is("${label}"))`).locator('input, textarea, [role=combobox]').first();
 }
 
 // Polls `check` until it returns true or WAIT_MS pass.
