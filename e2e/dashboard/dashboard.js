@@ -107,6 +107,7 @@ async function launchBrowser() {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1400, height: 900 },
+    serviceWorkers: 'block',
     args: [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',

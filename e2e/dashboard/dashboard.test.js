@@ -14,7 +14,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { QuarryServer } = require('../harness');
+const { QuarryServer, MOUNT } = require('../harness');
 const { Dashboard, launchBrowser, CHROMIUM } = require('./dashboard');
 
 const APP_NAME = 'Quarry';
@@ -45,7 +45,8 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
   const rest = (method, p, body) => quarry.rest(method, p, { master: true, body });
 
   // A cell of the data browser showing exactly `text`.
-  const cell = (text) => page.locator('[class*=cell], span, div').filter({ hasText: new RegExp(`^${text}$`) }).last();
+  const cell = (text) => page.locator('[class*=cell], span, div')
+    .filter({ hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).last();
 
   // The cell of `column` in the row being added (the one with Add/Cancel).
   async function newRowCell(column) {
@@ -113,8 +114,9 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
     page = browser.pages()[0] || (await browser.newPage());
     page.setDefaultTimeout(WAIT_MS);
     // Only 127.0.0.1 may be reached: the dashboard's web fonts and the like
-    // are refused here rather than fetched from the internet.
-    await page.route('**/*', (route) => {
+    // are refused here rather than fetched from the internet (for every page
+    // of the context; service workers are blocked so none bypasses this).
+    await browser.route('**/*', (route) => {
       const { hostname, protocol } = new URL(route.request().url());
       if (hostname === '127.0.0.1' || protocol === 'data:' || protocol === 'blob:') return route.continue();
       return route.abort();
@@ -125,7 +127,7 @@ describe('Parse Dashboard against Quarry', { skip: skipReason }, () => {
       const url = new URL(res.url());
       if (url.origin !== origin || res.status() < 400) return;
       const method = res.request().method();
-      const rel = url.pathname.replace(/^\/parse/, '');
+      const rel = url.pathname.startsWith(MOUNT) ? url.pathname.slice(MOUNT.length) : url.pathname;
       // The JS SDK sends every call as a POST carrying the real method.
       let real = method;
       let sent = '';
