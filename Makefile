@@ -1,5 +1,6 @@
 # Quarry's build, test and benchmark entry points. `make test` is the one
-# command that runs every test (Go, fuzz seeds, and the JS SDK end-to-end suite).
+# command that runs every test (Go, fuzz seeds, the JS SDK end-to-end suite and
+# the Parse Dashboard browser test).
 
 GO        ?= go
 BIN       := bin/quarry
@@ -7,12 +8,12 @@ FUZZTIME  ?= 5000x
 BENCHTIME ?= 1s
 PKGS      := ./...
 
-.PHONY: build test test-go test-e2e lint bench fuzz cover clean
+.PHONY: build test test-go test-e2e test-dashboard lint bench fuzz cover clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/quarry
 
-test: lint test-go test-e2e
+test: lint test-go test-e2e test-dashboard
 
 test-go:
 	$(GO) test -count=1 $(PKGS)
@@ -29,6 +30,22 @@ test-e2e: build
 	QUARRY_BIN=$(CURDIR)/$(BIN) npm test && \
 	echo "--- the same suite on the older SDK major (parse 6) ---" && \
 	QUARRY_BIN=$(CURDIR)/$(BIN) npm run test:sdk6
+
+# The real Parse Dashboard (e2e/dashboard, pinned in its package.json) in
+# headless Chromium against the built binary. It reuses e2e/harness.js, so
+# e2e's packages are installed too. Without Chromium (CHROMIUM_BIN, default
+# /usr/bin/chromium) or npm it is skipped loudly, except in CI where that
+# fails. Screenshots land in e2e/artifacts/dashboard/.
+CHROMIUM_BIN ?= /usr/bin/chromium
+test-dashboard: build
+	@if ! command -v npm >/dev/null 2>&1 || [ ! -x "$(CHROMIUM_BIN)" ]; then \
+		if [ "$$CI" = "true" ]; then echo "FAIL: npm or $(CHROMIUM_BIN) not found; CI must run the dashboard test (apt-get install -y chromium)"; exit 1; fi; \
+		echo "!!! SKIPPING the Parse Dashboard browser test: npm or $(CHROMIUM_BIN) not found (apt-get install -y chromium) !!!"; exit 0; \
+	fi; \
+	for d in e2e e2e/dashboard; do \
+		(cd $$d && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }) || exit 1; \
+	done; \
+	cd e2e/dashboard && QUARRY_BIN=$(CURDIR)/$(BIN) CHROMIUM_BIN=$(CHROMIUM_BIN) npm test
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -30,7 +30,7 @@ func TestJobSchedules(t *testing.T) {
 	}
 	run(t, srv, []scenario{
 		{name: "needs master", method: "POST", path: "/cloud_code/jobs", body: schedule, status: 403},
-		{name: "unknown job", method: "POST", path: "/cloud_code/jobs", headers: m, status: 500,
+		{name: "unknown job", method: "POST", path: "/cloud_code/jobs", headers: m, status: 400,
 			body: map[string]any{"job_schedule": map[string]any{"jobName": "nope"}}, has: []string{"Cannot Schedule a job that is not deployed"}},
 		{name: "bad time", method: "POST", path: "/cloud_code/jobs", headers: m, status: 400,
 			body: map[string]any{"job_schedule": map[string]any{"jobName": "nightly", "timeOfDay": "noon"}}, has: []string{`"code":107`}},

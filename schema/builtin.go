@@ -72,6 +72,16 @@ var builtinClassFields = map[string]map[string]Field{
 		"params":     {Type: TypeObject},
 		"finishedAt": {Type: TypeDate},
 	},
+	"_JobSchedule": {
+		"jobName":       {Type: TypeString},
+		"description":   {Type: TypeString},
+		"params":        {Type: TypeString},
+		"startAfter":    {Type: TypeString},
+		"daysOfWeek":    {Type: TypeArray},
+		"timeOfDay":     {Type: TypeString},
+		"lastRun":       {Type: TypeNumber},
+		"repeatMinutes": {Type: TypeNumber},
+	},
 	"_PushStatus": {
 		"pushTime":            {Type: TypeString},
 		"source":              {Type: TypeString},

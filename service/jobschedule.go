@@ -173,7 +173,9 @@ func (s *Service) SaveJobSchedule(auth Auth, id string, body map[string]any) (an
 	name, _ := body["jobName"].(string)
 	if id == "" || body["jobName"] != nil {
 		if s.opts.Hooks == nil || !s.opts.Hooks.HasJob(name) {
-			return nil, schema.Errorf(schema.CodeInternalServerError, "Cannot Schedule a job that is not deployed")
+			// Parse Server answers code 1 (a 500); a client naming a missing job
+			// is a client error, so the cloud-code code 141 with its message.
+			return nil, schema.Errorf(schema.CodeScriptFailed, "Cannot Schedule a job that is not deployed")
 		}
 	}
 	fields := map[string]any{}

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -147,8 +148,14 @@ func findParams(params map[string]any) (service.FindParams, error) {
 		case map[string]any:
 			p.Where = x
 		case string:
+			// A where sent as JSON text inside a JSON body (Parse
+			// Dashboard's audience counts do this) is decoded like the URL's.
 			if strings.TrimSpace(x) != "" {
-				return p, schema.Errorf(schema.CodeInvalidJSON, "Invalid JSON in where")
+				var m map[string]any
+				if json.Unmarshal([]byte(x), &m) != nil || m == nil {
+					return p, schema.Errorf(schema.CodeInvalidJSON, "Invalid JSON in where")
+				}
+				p.Where = m
 			}
 		default:
 			return p, schema.Errorf(schema.CodeInvalidQuery, "where must be a JSON object")
