@@ -75,7 +75,16 @@ func Open(opts *config.Options, log *slog.Logger) (*Server, error) {
 
 // OpenWithCloud is Open with cloud code defined in Go: reg's functions,
 // jobs and triggers run beside those of the cloud option's main.js.
-func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) (*Server, error) {
+func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) (_ *Server, err error) {
+	// undo closes what has been opened, last first, when a later step fails.
+	var undo []func()
+	defer func() {
+		if err != nil {
+			for i := len(undo) - 1; i >= 0; i-- {
+				undo[i]()
+			}
+		}
+	}()
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -87,22 +96,21 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if err != nil {
 		return nil, err
 	}
+	undo = append(undo, fileStore.close)
 	mailer, err := openMailer(opts) // email.go
 	if err != nil {
-		fileStore.close()
 		return nil, err
 	}
 	authProviders, err := openAuth(opts) // auth.go
 	if err != nil {
-		fileStore.close()
 		return nil, err
 	}
 	links := &linkBase{opts: opts}
 	adapter, err := store.Open(opts.DatabaseURI)
 	if err != nil {
-		fileStore.close()
 		return nil, err
 	}
+	undo = append(undo, func() { adapter.Close() })
 	// LiveQuery's publisher is known once the service is open; no write
 	// happens before.
 	var publish func(service.Change)
@@ -142,7 +150,6 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		},
 	})
 	if err != nil {
-		adapter.Close()
 		if errors.Is(err, store.ErrDamaged) {
 			return nil, fmt.Errorf("%w in %s. Nothing was changed; restore the file from a backup, "+
 				"or move it aside to start with an empty database", err, redactURI(opts.DatabaseURI))
@@ -151,15 +158,13 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	}
 	scripts, err := startCloud(reg, svc, opts, log)
 	if err != nil {
-		adapter.Close()
 		return nil, err
 	}
+	undo = append(undo, scripts.Close)
 	keyGenerated := opts.MasterKey == ""
 	if keyGenerated {
 		key, err := keptMasterKey(svc)
 		if err != nil {
-			scripts.Close()
-			adapter.Close()
 			return nil, err
 		}
 		opts.MasterKey = key
@@ -168,45 +173,30 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	var upgrade fasthttp.RequestHandler
 	if len(opts.LiveQuery.ClassNames) > 0 || opts.LiveQuery.AllClasses {
 		if lq, err = openLive(opts, svc, log, newLiveTriggers(reg, svc)); err != nil {
-			scripts.Close()
-			adapter.Close()
 			return nil, fmt.Errorf("liveQuery: %w", err)
 		}
+		undo = append(undo, lq.close)
 		publish, upgrade = lq.publisher.OnChange, lq.server.Handler
 		observeLive(m, lq.server, lq.pub)
 	}
 	observeStore(m, adapter)
 	sender, err := openPush(opts, svc, log)
 	if err != nil {
-		lq.close()
-		scripts.Close()
-		adapter.Close()
 		return nil, err
 	}
 	var pusher transport.Pusher
 	if sender != nil {
 		pusher = sender
+		undo = append(undo, sender.Close)
 	}
 	limiter, err := openRateLimit(opts, reg, log)
 	reg.SetRateLimiter(limiter)
 	if err != nil {
-		if sender != nil {
-			sender.Close()
-		}
-		lq.close()
-		scripts.Close()
-		adapter.Close()
 		return nil, err
 	}
+	undo = append(undo, func() { limiter.Close() })
 	gql, err := mountGraphQL(opts, svc, reg.FunctionNames, log)
 	if err != nil {
-		limiter.Close()
-		if sender != nil {
-			sender.Close()
-		}
-		lq.close()
-		scripts.Close()
-		adapter.Close()
 		return nil, err
 	}
 	rest, err := transport.New(svc, transport.Options{
@@ -230,10 +220,6 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		RateLimit:        limiter,
 	})
 	if err != nil {
-		limiter.Close()
-		lq.close()
-		scripts.Close()
-		adapter.Close()
 		return nil, err
 	}
 	if l, ok := adapter.(interface{ SetLogf(func(string, ...any)) }); ok {
@@ -242,9 +228,6 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	// A shared store (PostgreSQL): follow the other instances' commits.
 	// LiveQuery hears of them here, unless Redis already carries them.
 	if _, err := svc.Follow(service.FollowOptions{Announce: opts.LiveQuery.RedisURL == ""}); err != nil {
-		lq.close()
-		scripts.Close()
-		adapter.Close()
 		return nil, err
 	}
 	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
