@@ -327,90 +327,45 @@ func connectionArgs(typ string) string {
 	return fmt.Sprintf("(where: %[1]sWhereInput, order: [%[1]sOrder!], skip: Int, first: Int, after: String, last: Int, before: String, options: ReadOptionsInput)", typ)
 }
 
-// outputType is the GraphQL type of a field's value.
-func outputType(f fieldModel) string {
-	switch f.Type {
-	case schema.TypeString:
-		return "String"
-	case schema.TypeNumber:
-		return "Float"
-	case schema.TypeBoolean:
-		return "Boolean"
-	case schema.TypeDate:
-		return "Date"
-	case schema.TypeArray:
-		return "[ArrayResult]"
-	case schema.TypePointer:
-		return f.target.typ
-	case schema.TypeRelation:
-		return f.target.typ + "Connection!"
-	case schema.TypeFile:
-		return "FileInfo"
-	case schema.TypeGeoPoint:
-		return "GeoPoint"
-	case schema.TypePolygon:
-		return "[GeoPoint]"
-	case schema.TypeBytes:
-		return "Bytes"
-	}
-	return "Object"
+// graphQLTypes names a field type in the schema: its value (out), what a
+// create or update takes (in) and its where input (where). For pointers
+// and relations the names follow the target class (%s), and a type not
+// listed (Object and open types) is Object.
+var graphQLTypes = map[schema.Type]struct{ out, in, where string }{
+	schema.TypeString:   {"String", "String", "StringWhereInput"},
+	schema.TypeNumber:   {"Float", "Float", "NumberWhereInput"},
+	schema.TypeBoolean:  {"Boolean", "Boolean", "BooleanWhereInput"},
+	schema.TypeDate:     {"Date", "Date", "DateWhereInput"},
+	schema.TypeArray:    {"[ArrayResult]", "[Any]", "ArrayWhereInput"},
+	schema.TypePointer:  {"%s", "%sPointerInput", "%sRelationWhereInput"},
+	schema.TypeRelation: {"%sConnection!", "%sRelationInput", "%sRelationWhereInput"},
+	schema.TypeFile:     {"FileInfo", "FileInput", "FileWhereInput"},
+	schema.TypeGeoPoint: {"GeoPoint", "GeoPointInput", "GeoPointWhereInput"},
+	schema.TypePolygon:  {"[GeoPoint]", "[GeoPointInput!]", "PolygonWhereInput"},
+	schema.TypeBytes:    {"Bytes", "Bytes", "BytesWhereInput"},
 }
+
+// typeNames are f's names from graphQLTypes, with its target class filled in.
+func typeNames(f fieldModel) (out, in, where string) {
+	names, ok := graphQLTypes[f.Type]
+	if !ok {
+		return "Object", "Object", "ObjectWhereInput"
+	}
+	if f.Type == schema.TypePointer || f.Type == schema.TypeRelation {
+		t := f.target.typ
+		return fmt.Sprintf(names.out, t), fmt.Sprintf(names.in, t), fmt.Sprintf(names.where, t)
+	}
+	return names.out, names.in, names.where
+}
+
+// outputType is the GraphQL type of a field's value.
+func outputType(f fieldModel) string { out, _, _ := typeNames(f); return out }
 
 // inputType is the GraphQL type a create or update takes for a field.
-func inputType(f fieldModel) string {
-	switch f.Type {
-	case schema.TypeString:
-		return "String"
-	case schema.TypeNumber:
-		return "Float"
-	case schema.TypeBoolean:
-		return "Boolean"
-	case schema.TypeDate:
-		return "Date"
-	case schema.TypeArray:
-		return "[Any]"
-	case schema.TypePointer:
-		return f.target.typ + "PointerInput"
-	case schema.TypeRelation:
-		return f.target.typ + "RelationInput"
-	case schema.TypeFile:
-		return "FileInput"
-	case schema.TypeGeoPoint:
-		return "GeoPointInput"
-	case schema.TypePolygon:
-		return "[GeoPointInput!]"
-	case schema.TypeBytes:
-		return "Bytes"
-	}
-	return "Object"
-}
+func inputType(f fieldModel) string { _, in, _ := typeNames(f); return in }
 
 // whereType is the where input of a field.
-func whereType(f fieldModel) string {
-	switch f.Type {
-	case schema.TypeString:
-		return "StringWhereInput"
-	case schema.TypeNumber:
-		return "NumberWhereInput"
-	case schema.TypeBoolean:
-		return "BooleanWhereInput"
-	case schema.TypeDate:
-		return "DateWhereInput"
-	case schema.TypeArray:
-		return "ArrayWhereInput"
-	case schema.TypePointer, schema.TypeRelation:
-		return f.target.typ + "RelationWhereInput"
-	case schema.TypeFile:
-		return "FileWhereInput"
-	case schema.TypeGeoPoint:
-		return "GeoPointWhereInput"
-	case schema.TypePolygon:
-		return "PolygonWhereInput"
-	case schema.TypeBytes:
-		return "BytesWhereInput"
-	}
-	return "ObjectWhereInput"
-}
+func whereType(f fieldModel) string { _, _, where := typeNames(f); return where }
 
 func writeClass(b *strings.Builder, cm *classModel) {
 	t := cm.typ
