@@ -81,9 +81,10 @@ func TestFilesEncryptedAtRest(t *testing.T) {
 	}
 }
 
-// TestFilesS3Adapter: filesAdapter "s3" stores through the S3 protocol,
-// here an in-process S3 server on 127.0.0.1.
-func TestFilesS3Adapter(t *testing.T) {
+// s3FilesServer starts an in-process S3 server on 127.0.0.1 with the
+// bucket "uploads", and a Quarry storing its files there under "app/".
+func s3FilesServer(t *testing.T, directAccess bool) (*s3mem.Backend, *httptest.Server, *servertest.Server) {
+	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket("uploads"); err != nil {
 		t.Fatal(err)
@@ -93,8 +94,15 @@ func TestFilesS3Adapter(t *testing.T) {
 	srv := servertest.Start(t, func(o *config.Options) {
 		o.Files.Adapter = config.FilesAdapterS3
 		o.Files.S3 = config.S3Options{Bucket: "uploads", Prefix: "app/", Region: "us-east-1",
-			Endpoint: s3.URL, AccessKey: "key", SecretKey: "secret"}
+			Endpoint: s3.URL, AccessKey: "key", SecretKey: "secret", DirectAccess: directAccess}
 	})
+	return backend, s3, srv
+}
+
+// TestFilesS3Adapter: filesAdapter "s3" stores through the S3 protocol,
+// here an in-process S3 server on 127.0.0.1.
+func TestFilesS3Adapter(t *testing.T) {
+	backend, _, srv := s3FilesServer(t, false)
 	name := uploadAndRead(t, srv, "stored in a bucket")
 	obj, err := backend.HeadObject("uploads", "app/"+name)
 	if err != nil || obj.Size != int64(len("stored in a bucket")) {
@@ -113,17 +121,7 @@ func TestFilesS3Adapter(t *testing.T) {
 // for an upload, and for the File field of an object, is the bucket's own,
 // and fetching it returns the bytes without Quarry.
 func TestFilesS3DirectAccess(t *testing.T) {
-	backend := s3mem.New()
-	if err := backend.CreateBucket("uploads"); err != nil {
-		t.Fatal(err)
-	}
-	s3 := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(s3.Close)
-	srv := servertest.Start(t, func(o *config.Options) {
-		o.Files.Adapter = config.FilesAdapterS3
-		o.Files.S3 = config.S3Options{Bucket: "uploads", Prefix: "app/", Region: "us-east-1",
-			Endpoint: s3.URL, AccessKey: "key", SecretKey: "secret", DirectAccess: true}
-	})
+	_, s3, srv := s3FilesServer(t, true)
 	res := srv.Do(t, "POST", "/files/direct.txt", "straight from the bucket", map[string]string{
 		"X-Parse-Application-Id": servertest.AppID, "X-Parse-Master-Key": servertest.MasterKey, "Content-Type": "text/plain"})
 	if res.Status != 201 {
