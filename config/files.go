@@ -12,11 +12,15 @@ import (
 const (
 	FilesAdapterLocal = "local"
 	FilesAdapterS3    = "s3"
+	// FilesAdapterPostgres keeps files as large objects in the PostgreSQL
+	// database of databaseURI.
+	FilesAdapterPostgres = "postgres"
 )
 
 // FilesOptions are the file storage options.
 type FilesOptions struct {
-	// Adapter is filesAdapter: FilesAdapterLocal (default) or FilesAdapterS3.
+	// Adapter is filesAdapter: FilesAdapterLocal (default), FilesAdapterS3
+	// or FilesAdapterPostgres.
 	Adapter string
 	// Directory is filesSubDirectory: the local adapter's directory;
 	// empty means "<database file>.files".
@@ -61,6 +65,10 @@ type S3Options struct {
 func checkFiles(f *FilesOptions, check func(string, error)) {
 	switch f.Adapter {
 	case FilesAdapterLocal:
+	case FilesAdapterPostgres:
+		if f.EncryptionKey != "" {
+			check("encryptionKey", errors.New(`applies to the local files adapter only`))
+		}
 	case FilesAdapterS3:
 		if f.S3.Bucket == "" {
 			check("s3Bucket", errors.New(`is required with filesAdapter "s3"`))
@@ -72,7 +80,7 @@ func checkFiles(f *FilesOptions, check func(string, error)) {
 			check("encryptionKey", errors.New(`applies to the local files adapter only; use the bucket's own encryption with "s3"`))
 		}
 	default:
-		check("filesAdapter", fmt.Errorf("want %q or %q, got %q", FilesAdapterLocal, FilesAdapterS3, f.Adapter))
+		check("filesAdapter", fmt.Errorf("want %q, %q or %q, got %q", FilesAdapterLocal, FilesAdapterS3, FilesAdapterPostgres, f.Adapter))
 	}
 	for _, p := range f.FileUpload.FileExtensions {
 		if p == "*" {

@@ -28,7 +28,7 @@ func TestFilesOptions(t *testing.T) {
 		{loadCase: loadCase{name: "s3 without bucket", args: []string{"--filesAdapter", "s3"}}, err: "s3Bucket"},
 		{loadCase: loadCase{name: "s3 with encryptionKey", args: []string{"--filesAdapter", "s3", "--s3Bucket", "b", "--encryptionKey", "k"}},
 			err: "local files adapter only"},
-		{loadCase: loadCase{name: "unknown adapter", args: []string{"--filesAdapter", "gridfs"}}, err: `want "local" or "s3"`},
+		{loadCase: loadCase{name: "unknown adapter", args: []string{"--filesAdapter", "gridfs"}}, err: `want "local", "s3" or "postgres"`},
 		{loadCase: loadCase{name: "look-ahead", args: []string{"$FILE"}, file: `{"fileUpload": {"fileExtensions": ["^(?!html$)"]}}`},
 			err: "no look-ahead"},
 	} {

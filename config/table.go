@@ -99,7 +99,7 @@ var options = []*option{
 
 	// Files: see files.go.
 	{name: "filesAdapter", group: groupData, env: []string{"PARSE_SERVER_FILES_ADAPTER"},
-		usage: `where uploaded files live: "local" (a directory beside the database) or "s3"`,
+		usage: `where uploaded files live: "local" (beside the database), "s3", or "postgres" (large objects)`,
 		field: func(o *Options) any { return &o.Files.Adapter }},
 	{name: "filesSubDirectory", group: groupData, env: []string{"PARSE_SERVER_FILES_SUB_DIRECTORY"},
 		def:   "<databaseURI>.files",

@@ -15,6 +15,8 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/quarrydata/quarry/store/postgres/pgtest"
 )
 
 func TestValidName(t *testing.T) {
@@ -64,7 +66,8 @@ func TestExtensionAndActive(t *testing.T) {
 }
 
 // adapters returns each adapter under test: local plaintext, local
-// encrypted, and S3 against an in-process S3 server on 127.0.0.1.
+// encrypted, S3 against an in-process S3 server on 127.0.0.1, and
+// PostgreSQL large objects in a database of the test's own.
 func adapters(t *testing.T) map[string]Adapter {
 	plain, err := NewLocal(t.TempDir(), "")
 	if err != nil {
@@ -74,7 +77,7 @@ func adapters(t *testing.T) map[string]Adapter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]Adapter{"local": plain, "encrypted": sealed, "s3": newTestS3(t)}
+	return map[string]Adapter{"local": plain, "encrypted": sealed, "s3": newTestS3(t), "postgres": newTestPostgres(t)}
 }
 
 func newTestS3(t *testing.T) *S3 {
@@ -309,5 +312,52 @@ func TestS3DirectAccess(t *testing.T) {
 				t.Errorf("GET %s: %d %q", u, res.StatusCode, got)
 			}
 		})
+	}
+}
+
+func newTestPostgres(t *testing.T) *Postgres {
+	t.Helper()
+	p, err := NewPostgres(context.Background(), pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// TestPostgresReplaceAndFailedUpload: replacing a file leaves one large
+// object (the old one is unlinked with the row's change), and an upload
+// cut short leaves neither a row nor an object.
+func TestPostgresReplaceAndFailedUpload(t *testing.T) {
+	ctx := context.Background()
+	p := newTestPostgres(t)
+	objects := func() (n int) {
+		if err := p.pool.QueryRow(ctx, "SELECT count(*) FROM pg_largeobject_metadata").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, body := range []string{"first version", "second, longer version"} {
+		if err := p.Create(ctx, "doc.txt", strings.NewReader(body), int64(len(body)), Info{ContentType: "text/plain"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, info, err := p.Open(ctx, "doc.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(r)
+	r.Close()
+	if string(got) != "second, longer version" || info.Size != int64(len(got)) || objects() != 1 {
+		t.Errorf("after a replace: %q, %+v, %d large objects", got, info, objects())
+	}
+	if err := p.Create(ctx, "short.txt", strings.NewReader("abc"), 10, Info{}); err == nil {
+		t.Error("an upload shorter than its size was accepted")
+	}
+	if _, _, err := p.Open(ctx, "short.txt"); !errors.Is(err, ErrNotFound) || objects() != 1 {
+		t.Errorf("a failed upload left something: %v, %d large objects", err, objects())
+	}
+	if err := p.Delete(ctx, "doc.txt"); err != nil || objects() != 0 {
+		t.Errorf("delete: %v, %d large objects left", err, objects())
 	}
 }

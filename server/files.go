@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -24,7 +25,9 @@ type fileStore struct {
 	appID  string
 	tmp    string    // removed by close
 	direct *files.S3 // the S3 adapter, for s3DirectAccess
-	log    *slog.Logger
+	// closeAdapter releases the adapter's connections (PostgreSQL).
+	closeAdapter func()
+	log          *slog.Logger
 }
 
 // url is a stored file's public address: <base>/files/<appId>/<name>, or
@@ -57,8 +60,14 @@ func (f *fileStore) listening(opts *config.Options, hostPort string) {
 }
 
 func (f *fileStore) close() {
-	if f != nil && f.tmp != "" {
+	if f == nil {
+		return
+	}
+	if f.tmp != "" {
 		os.RemoveAll(f.tmp)
+	}
+	if f.closeAdapter != nil {
+		f.closeAdapter()
 	}
 }
 
@@ -90,6 +99,15 @@ func openFiles(opts *config.Options, log *slog.Logger) (service.FilesOptions, *f
 		var s3 *files.S3
 		if s3, err = files.NewS3(so); err == nil {
 			adapter, fs.direct = s3, s3
+		}
+	case config.FilesAdapterPostgres:
+		if !strings.HasPrefix(opts.DatabaseURI, "postgres://") && !strings.HasPrefix(opts.DatabaseURI, "postgresql://") {
+			err = fmt.Errorf(`filesAdapter "postgres" keeps files in the PostgreSQL database of databaseURI, and %s is not one`, redactURI(opts.DatabaseURI))
+			break
+		}
+		var pg *files.Postgres
+		if pg, err = files.NewPostgres(context.Background(), opts.DatabaseURI); err == nil {
+			adapter, fs.closeAdapter = pg, pg.Close
 		}
 	default:
 		dir := fo.Directory

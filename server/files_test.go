@@ -15,7 +15,9 @@ import (
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/files"
+	"github.com/quarrydata/quarry/server"
 	"github.com/quarrydata/quarry/server/servertest"
+	"github.com/quarrydata/quarry/store/postgres/pgtest"
 )
 
 // uploadAndRead uploads a file with the master key and reads it back
@@ -153,4 +155,30 @@ func TestFilesS3DirectAccess(t *testing.T) {
 func TestFilesMemoryDatabase(t *testing.T) {
 	srv := servertest.Start(t, func(o *config.Options) { o.DatabaseURI = ":memory:" })
 	uploadAndRead(t, srv, "kept while the server runs")
+}
+
+// TestFilesPostgresAdapter: filesAdapter "postgres" keeps uploads as
+// large objects in the PostgreSQL database the data lives in, so every
+// instance on it serves them; with a file database it refuses to start.
+func TestFilesPostgresAdapter(t *testing.T) {
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.DatabaseURI = pgtest.NewDatabase(t)
+		o.Files.Adapter = config.FilesAdapterPostgres
+	})
+	name := uploadAndRead(t, srv, "kept in the database")
+	if res := srv.Do(t, "DELETE", "/files/"+name, nil, servertest.Master()); res.Status != 200 {
+		t.Fatalf("delete: %d %s", res.Status, res.Body)
+	}
+	if res := srv.Do(t, "GET", "/files/"+servertest.AppID+"/"+name, nil, nil); res.Status != 404 {
+		t.Errorf("after delete: %d %s", res.Status, res.Body)
+	}
+
+	opts, _, err := config.Load([]string{"--appId", "app", "--masterKey", "mk", "--filesAdapter", "postgres",
+		"--databaseURI", filepath.Join(t.TempDir(), "data.db")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.Open(opts, nil); err == nil || !strings.Contains(err.Error(), `filesAdapter "postgres"`) {
+		t.Errorf("a file database with filesAdapter postgres: %v", err)
+	}
 }
