@@ -1,22 +1,35 @@
 # Quarry's build, test and benchmark entry points. `make test` is the one
-# command that runs every test (Go, fuzz seeds, the JS SDK end-to-end suite and
-# the Parse Dashboard browser test).
+# command that runs every test (Go, fuzz seeds, the REST suite again on
+# PostgreSQL, the JS SDK end-to-end suite and the Parse Dashboard browser test).
 
+SHELL     := /bin/bash
 GO        ?= go
 BIN       := bin/quarry
 FUZZTIME  ?= 5000x
 BENCHTIME ?= 1s
 PKGS      := ./...
 
-.PHONY: build test test-go test-e2e test-dashboard lint bench fuzz cover clean
+.PHONY: build test test-go test-postgres test-e2e test-dashboard lint bench fuzz cover clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/quarry
 
-test: lint test-go test-e2e test-dashboard
+test: lint test-go test-postgres test-e2e test-dashboard
 
 test-go:
 	$(GO) test -count=1 $(PKGS)
+
+# The REST suite again (scenarios, the permission matrix, operators) with
+# every test server on PostgreSQL: a fresh database per server on the
+# local PostgreSQL (PGADMIN), dropped afterwards. Without PostgreSQL it is
+# skipped loudly, except in CI where that fails.
+PGADMIN ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+test-postgres:
+	@if ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then \
+		if [ "$$CI" = "true" ]; then echo "FAIL: PostgreSQL is not on 127.0.0.1:5432; CI must run the suite on it"; exit 1; fi; \
+		echo "!!! SKIPPING the REST suite on PostgreSQL: nothing listens on 127.0.0.1:5432 !!!"; exit 0; \
+	fi; \
+	QUARRY_TEST_DATABASE_URI='$(PGADMIN)' $(GO) test -count=1 ./transport/
 
 # The end-to-end suite drives the built binary with the official `parse`
 # npm SDK, on its current major and again on the older major 6. Without

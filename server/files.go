@@ -87,7 +87,14 @@ func openFiles(opts *config.Options, log *slog.Logger) (service.FilesOptions, *f
 		return service.FilesOptions{}, nil, err
 	}
 	var adapter files.Adapter
-	switch fo.Adapter {
+	kind := fo.Adapter
+	if kind == config.FilesAdapterLocal && fo.Directory == "" && isPostgresURI(opts.DatabaseURI) {
+		// A shared database keeps the files too: every instance serves
+		// them, and nothing lives in a temporary directory.
+		kind = config.FilesAdapterPostgres
+		log.Info("files: kept as large objects in the PostgreSQL database (set filesSubDirectory or filesAdapter for another place)")
+	}
+	switch kind {
 	case config.FilesAdapterS3:
 		endpoint, insecure := strings.CutPrefix(fo.S3.Endpoint, "http://")
 		so := files.S3Options{Bucket: fo.S3.Bucket, Prefix: fo.S3.Prefix, Region: fo.S3.Region,
@@ -101,7 +108,7 @@ func openFiles(opts *config.Options, log *slog.Logger) (service.FilesOptions, *f
 			adapter, fs.direct = s3, s3
 		}
 	case config.FilesAdapterPostgres:
-		if !strings.HasPrefix(opts.DatabaseURI, "postgres://") && !strings.HasPrefix(opts.DatabaseURI, "postgresql://") {
+		if !isPostgresURI(opts.DatabaseURI) {
 			err = fmt.Errorf(`filesAdapter "postgres" keeps files in the PostgreSQL database of databaseURI, and %s is not one`, redactURI(opts.DatabaseURI))
 			break
 		}
@@ -145,7 +152,11 @@ func defaultFilesDir(uri string, fs *fileStore, log *slog.Logger) (string, error
 		return "", fmt.Errorf("files: %w", err)
 	}
 	fs.tmp = tmp
-	log.Warn("files: the database is not a file (in memory, or PostgreSQL), so uploaded files go to a temporary directory removed at shutdown; set filesSubDirectory or filesAdapter",
+	log.Warn("files: the database is in memory, so uploaded files go to a temporary directory removed at shutdown; set filesSubDirectory or filesAdapter",
 		"directory", tmp)
 	return tmp, nil
+}
+
+func isPostgresURI(uri string) bool {
+	return strings.HasPrefix(uri, "postgres://") || strings.HasPrefix(uri, "postgresql://")
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
@@ -157,6 +159,28 @@ func TestFilesMemoryDatabase(t *testing.T) {
 	uploadAndRead(t, srv, "kept while the server runs")
 }
 
+// TestFilesOnPostgresDefaultToTheDatabase: with a PostgreSQL database and
+// no files option, uploads become large objects there, not files in a
+// temporary directory that shutdown would remove.
+func TestFilesOnPostgresDefaultToTheDatabase(t *testing.T) {
+	srv := servertest.Start(t, func(o *config.Options) { o.DatabaseURI = pgtest.NewDatabase(t) })
+	uploadAndRead(t, srv, "no temporary directory")
+	var n int
+	if err := pgPool(t, srv.Opts.DatabaseURI).QueryRow(context.Background(), `SELECT count(*) FROM "_Files"`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("_Files holds %d rows (%v), want the upload", n, err)
+	}
+}
+
+func pgPool(t *testing.T, uri string) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
 // TestFilesPostgresAdapter: filesAdapter "postgres" keeps uploads as
 // large objects in the PostgreSQL database the data lives in, so every
 // instance on it serves them; with a file database it refuses to start.
@@ -166,6 +190,10 @@ func TestFilesPostgresAdapter(t *testing.T) {
 		o.Files.Adapter = config.FilesAdapterPostgres
 	})
 	name := uploadAndRead(t, srv, "kept in the database")
+	var n int
+	if err := pgPool(t, srv.Opts.DatabaseURI).QueryRow(context.Background(), `SELECT count(*) FROM "_Files"`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("_Files holds %d rows (%v), want the upload", n, err)
+	}
 	if res := srv.Do(t, "DELETE", "/files/"+name, nil, servertest.Master()); res.Status != 200 {
 		t.Fatalf("delete: %d %s", res.Status, res.Body)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,6 +137,13 @@ func (r Response) Map() map[string]any {
 }
 
 var client = &http.Client{Timeout: 30 * time.Second}
+
+// OnPostgres reports whether the server runs on PostgreSQL (the suite run
+// with QUARRY_TEST_DATABASE_URI), for the few checks of the embedded
+// store's own behaviour.
+func (s *Server) OnPostgres() bool {
+	return strings.HasPrefix(s.opts.DatabaseURI, "postgres://") || strings.HasPrefix(s.opts.DatabaseURI, "postgresql://")
+}
 
 // Do sends a request to path (relative to the mount path) with the given
 // headers; body may be nil, a string/[]byte (sent raw) or any value (JSON).
