@@ -21,6 +21,7 @@ import (
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/live"
+	"github.com/quarrydata/quarry/live/redistest"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -29,21 +30,11 @@ import (
 // quarry-test-<random>, and channel names start with it. They hold no
 // keys; closing their connections cleans up. Without Redis they skip
 // loudly, and fail when CI=true (.ci/run installs and starts Redis).
-const redisURL = "redis://127.0.0.1:6379/0"
+const redisURL = redistest.URL
 
 func requireRedis(t *testing.T) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:6379", time.Second)
-	if err == nil {
-		conn.Close()
-		return
-	}
-	msg := fmt.Sprintf("!!! Redis is not running on 127.0.0.1:6379 (%v): the multi-instance LiveQuery tests need it; "+
-		"start it with: redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save \"\" --appendonly no", err)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	redistest.Require(t, "the multi-instance LiveQuery tests")
 }
 
 func testAppID() string { return fmt.Sprintf("quarry-test-%d", rand.Uint64()) }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/live/redistest"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -76,30 +75,13 @@ func withType(h map[string]string, contentType string) map[string]string {
 	return out
 }
 
-// requireRedis skips loudly without Redis on 127.0.0.1:6379, and fails
-// when CI=true.
-func requireRedis(t *testing.T) {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:6379", time.Second)
-	if err == nil {
-		conn.Close()
-		return
-	}
-	msg := fmt.Sprintf("!!! Redis is not running on 127.0.0.1:6379 (%v): the shared rate-limit test needs it; "+
-		"start it with: redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save \"\" --appendonly no", err)
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-}
-
 // Two servers on one Redis share the counters: the limit is for both
 // together. The keys live under the test's own application id and are
 // removed at the end.
 func TestRateLimitSharedThroughRedis(t *testing.T) {
-	requireRedis(t)
+	redistest.Require(t, "the shared rate-limit test")
 	app := fmt.Sprintf("quarry-test-%d", rand.Uint64())
-	const url = "redis://127.0.0.1:6379/0"
+	const url = redistest.URL
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	t.Cleanup(func() {
 		ctx := context.Background()
