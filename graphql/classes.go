@@ -1,7 +1,8 @@
 package graphql
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -33,11 +34,7 @@ func (e *executor) needMaster() error {
 // classOut shows a schemas-API class as GraphQL's Class.
 func classOut(c map[string]any) map[string]any {
 	fields, _ := c["fields"].(map[string]any)
-	names := make([]string, 0, len(fields))
-	for n := range fields {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(fields))
 	list := make([]any, 0, len(names))
 	for _, n := range names {
 		f, _ := fields[n].(map[string]any)

@@ -1,7 +1,8 @@
 package graphql
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -70,11 +71,7 @@ func schemaField(s *ast.Schema, name string) any {
 	case "description":
 		return nilIfEmpty(s.Description)
 	case "types":
-		names := make([]string, 0, len(s.Types))
-		for n := range s.Types {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(s.Types))
 		out := make([]any, len(names))
 		for i, n := range names {
 			out[i] = s.Types[n]
@@ -87,11 +84,7 @@ func schemaField(s *ast.Schema, name string) any {
 	case "subscriptionType":
 		return defOrNil(s.Subscription)
 	case "directives":
-		names := make([]string, 0, len(s.Directives))
-		for n := range s.Directives {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names := slices.Sorted(maps.Keys(s.Directives))
 		out := make([]any, len(names))
 		for i, n := range names {
 			out[i] = directive{s, s.Directives[n]}

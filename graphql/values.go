@@ -1,7 +1,8 @@
 package graphql
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/quarrydata/quarry/schema"
@@ -54,11 +55,7 @@ func aclOut(v any) any {
 	if !ok {
 		return map[string]any{"public": map[string]any{"read": true, "write": true}}
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	var users, roles []any
 	var public any
 	for _, k := range keys {
