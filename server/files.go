@@ -113,7 +113,12 @@ func openFiles(opts *config.Options, log *slog.Logger) (service.FilesOptions, *f
 			break
 		}
 		var pg *files.Postgres
-		if pg, err = files.NewPostgres(context.Background(), opts.DatabaseURI); err == nil {
+		// Bounded like the store's own connection, so an unreachable
+		// database fails the start instead of hanging it.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		pg, err = files.NewPostgres(ctx, opts.DatabaseURI)
+		cancel()
+		if err == nil {
 			adapter, fs.closeAdapter = pg, pg.Close
 		}
 	default:
