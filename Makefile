@@ -1,6 +1,7 @@
 # Quarry's build, test and benchmark entry points. `make test` is the one
 # command that runs every test (Go, fuzz seeds, the REST suite again on
-# PostgreSQL, the JS SDK end-to-end suite and the Parse Dashboard browser test).
+# PostgreSQL, the JS SDK end-to-end suite, again on PostgreSQL, and the Parse
+# Dashboard browser test).
 
 SHELL     := /bin/bash
 GO        ?= go
