@@ -13,6 +13,7 @@ import (
 
 	"github.com/quarrydata/quarry/cache"
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/live/redistest"
 	"github.com/quarrydata/quarry/server"
 	"github.com/quarrydata/quarry/server/servertest"
@@ -162,7 +163,7 @@ func TestCacheAdapterAcrossProcesses(t *testing.T) {
 
 // dropRedisKeys deletes the keys under prefix (the role generation has no
 // expiry).
-func dropRedisKeys(t *testing.T, prefix string) {
+func dropRedisKeys(t testing.TB, prefix string) {
 	opts, _ := redis.ParseURL(redistest.URL)
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
@@ -173,5 +174,47 @@ func dropRedisKeys(t *testing.T, prefix string) {
 	}
 	if err != nil {
 		t.Errorf("dropping the test's Redis keys: %v", err)
+	}
+}
+
+// BenchmarkRemoteAuthenticate is what a standalone LiveQuery server pays
+// to resolve a session token and the user's roles (one role) when its own
+// memory misses: asking the REST server (a session and a role walk), or
+// reading the cacheAdapter's entries.
+func BenchmarkRemoteAuthenticate(b *testing.B) {
+	redistest.Require(b, "BenchmarkRemoteAuthenticate")
+	prefix := "quarry-bench-cacheadapter-" + strconv.FormatUint(rand.Uint64(), 36) + ":"
+	rest := servertest.Start(b, nil)
+	user := rest.Do(b, "POST", "/users", map[string]any{"username": "ann", "password": "pw"}, servertest.App()).Map()
+	token, userID := user["sessionToken"].(string), user["objectId"].(string)
+	if r := rest.Do(b, "POST", "/roles", map[string]any{"name": "editors", "ACL": map[string]any{"*": map[string]any{"read": true}},
+		"users": map[string]any{"__op": "AddRelation", "objects": []any{map[string]any{"__type": "Pointer", "className": "_User", "objectId": userID}}}},
+		servertest.Master()); r.Status != 201 {
+		b.Fatalf("creating a role: %d %s", r.Status, r.Body)
+	}
+	shared, err := cache.Open(cache.Options{URL: redistest.URL, Prefix: prefix})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer shared.Close()
+	b.Cleanup(func() { dropRedisKeys(b, prefix) })
+	for _, bc := range []struct {
+		name  string
+		cache *cache.Cache
+	}{{"rest", nil}, {"cacheAdapter", shared}} {
+		b.Run(bc.name, func(b *testing.B) {
+			auth := live.RemoteAuthority(live.RemoteOptions{ServerURL: rest.URL, AppID: servertest.AppID, MasterKey: servertest.MasterKey, Cache: bc.cache})
+			ctx := context.Background()
+			if _, err := auth.Authenticate(ctx, token); err != nil { // fills the cache
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				id, err := auth.Authenticate(ctx, token)
+				if err != nil || len(id.Roles) != 1 {
+					b.Fatalf("%+v %v", id, err)
+				}
+			}
+		})
 	}
 }
