@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +108,9 @@ func TestCacheAdapterAcrossProcesses(t *testing.T) {
 	}
 	defer shared.Close()
 	ctx := context.Background()
+	if banner := rest.Banner(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1337}); !strings.Contains(banner, "cache:      "+redistest.URL+" (cacheAdapter)") {
+		t.Errorf("the banner does not name the cache:\n%s", banner)
+	}
 
 	user := rest.Do(t, "POST", "/users", map[string]any{"username": "ann", "password": "pw"}, servertest.App()).Map()
 	token, userID := user["sessionToken"].(string), user["objectId"].(string)

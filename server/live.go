@@ -268,6 +268,9 @@ func (l *LiveQueryServer) Banner(addr net.Addr) string {
 	fmt.Fprintf(&b, "  appId:              %s\n", firstOf(lq.AppID, l.Opts.AppID))
 	fmt.Fprintf(&b, "  serverURL:          %s\n", firstOf(lq.ServerURL, l.Opts.ServerURL))
 	fmt.Fprintf(&b, "  redis:              %s\n", redacted(firstOf(lq.RedisURL, l.Opts.LiveQuery.RedisURL)))
+	if l.cache != nil {
+		fmt.Fprintf(&b, "  cache:              %s (cacheAdapter)\n", redactURI(l.Opts.CacheAdapter.URL))
+	}
 	return b.String()
 }
 

@@ -438,6 +438,9 @@ func (s *Server) Banner(addr net.Addr) string {
 		}
 		fmt.Fprintf(&b, "  liveQuery:  %s (%s)\n", "ws"+strings.TrimPrefix(url, "http"), classes)
 	}
+	if s.cache != nil {
+		fmt.Fprintf(&b, "  cache:      %s (cacheAdapter)\n", redactURI(s.Opts.CacheAdapter.URL))
+	}
 	fmt.Fprintf(&b, "Try: curl -H 'X-Parse-Application-Id: %s' %s/classes/GameScore\n", s.Opts.AppID, url)
 	return b.String()
 }
