@@ -236,33 +236,47 @@ func (c *Cache) PutRoles(ctx context.Context, userID string, gen RolesGen, roles
 	return c.rdb.Set(ctx, c.key(keyRoles, userID), b, c.opts.TTL).Err()
 }
 
+// SchemaEntry is a class's field types (name -> type) as some process read
+// them at Fetched: a process keeping the entry in its own memory should
+// keep it only until Fetched plus its TTL, so that no copy is older than
+// one TTL.
+type SchemaEntry struct {
+	Fields  map[string]string `json:"fields"`
+	Fetched time.Time         `json:"fetched"`
+}
+
 // Schema returns a class's cached field types.
-func (c *Cache) Schema(ctx context.Context, class string) (map[string]string, bool, error) {
+func (c *Cache) Schema(ctx context.Context, class string) (SchemaEntry, bool, error) {
 	ctx, cancel := withTimeout(ctx)
 	defer cancel()
 	b, err := c.rdb.Get(ctx, c.key(keySchema, class)).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, false, nil
+		return SchemaEntry{}, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return SchemaEntry{}, false, err
 	}
-	var fields map[string]string
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return nil, false, nil
+	var e SchemaEntry
+	if err := json.Unmarshal(b, &e); err != nil || e.Fields == nil {
+		return SchemaEntry{}, false, nil
 	}
-	return fields, true, nil
+	return e, true, nil
 }
 
-// PutSchema caches a class's field types for Options.SchemaTTL.
-func (c *Cache) PutSchema(ctx context.Context, class string, fields map[string]string) error {
-	b, err := json.Marshal(fields)
+// PutSchema caches a class's field types, read at fetched, until
+// Options.SchemaTTL after fetched.
+func (c *Cache) PutSchema(ctx context.Context, class string, fields map[string]string, fetched time.Time) error {
+	ttl := c.opts.SchemaTTL - time.Since(fetched)
+	if ttl <= 0 {
+		return nil
+	}
+	b, err := json.Marshal(SchemaEntry{Fields: fields, Fetched: fetched})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := withTimeout(ctx)
 	defer cancel()
-	return c.rdb.Set(ctx, c.key(keySchema, class), b, c.opts.SchemaTTL).Err()
+	return c.rdb.Set(ctx, c.key(keySchema, class), b, ttl).Err()
 }
 
 // SessionsWritten is called by the process that wrote sessions (a

@@ -149,11 +149,19 @@ func TestSchema(t *testing.T) {
 		t.Fatal("hit before anything was cached")
 	}
 	want := map[string]string{"text": "String", "n": "Number"}
-	if err := a.PutSchema(ctx, "Message", want); err != nil {
+	fetched := time.Now().Add(-time.Second).UTC()
+	if err := a.PutSchema(ctx, "Message", want, fetched); err != nil {
 		t.Fatal(err)
 	}
-	if got, hit, err := b.Schema(ctx, "Message"); !hit || err != nil || len(got) != 2 || got["n"] != "Number" {
+	if got, hit, err := b.Schema(ctx, "Message"); !hit || err != nil || len(got.Fields) != 2 || got.Fields["n"] != "Number" || !got.Fetched.Equal(fetched) {
 		t.Errorf("Schema = %v %v %v", got, hit, err)
+	}
+	// An answer already older than the schema TTL is not stored.
+	if err := a.PutSchema(ctx, "Old", want, time.Now().Add(-2*cache.DefaultSchemaTTL)); err != nil {
+		t.Fatal(err)
+	}
+	if got, hit, _ := b.Schema(ctx, "Old"); hit {
+		t.Errorf("a stale schema was stored: %v", got)
 	}
 }
 

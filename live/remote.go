@@ -240,12 +240,13 @@ func (a *remoteAuthority) FieldType(class, field string) (schema.Type, bool) {
 	if !ok || time.Since(sc.fetched) > a.opts.SchemaTTL {
 		sc = remoteSchema{fields: map[string]schema.Type{}, fetched: time.Now()}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		fields, err := a.fields(ctx, class)
+		fields, fetched, err := a.fields(ctx, class)
 		cancel()
 		var pe *schema.Error
 		switch {
 		case err == nil:
-			sc.fields = fields
+			// From the cache: as old as its first read, not younger.
+			sc.fields, sc.fetched = fields, fetched
 		case errors.As(err, &pe) && pe.Code == schema.CodeInvalidClassName:
 			// The class does not exist yet: no fields, remembered.
 		default:

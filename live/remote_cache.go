@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"net/url"
+	"time"
 
 	"github.com/quarrydata/quarry/cache"
 	"github.com/quarrydata/quarry/schema"
@@ -63,9 +64,9 @@ func (a *remoteAuthority) userRoles(ctx context.Context, userID string) ([]strin
 	return roles, nil
 }
 
-// fields returns a class's field types; a class that does not exist is a
-// *schema.Error with code 103.
-func (a *remoteAuthority) fields(ctx context.Context, class string) (map[string]schema.Type, error) {
+// fields returns a class's field types and when they were read from a
+// REST server; a class that does not exist is a *schema.Error with code 103.
+func (a *remoteAuthority) fields(ctx context.Context, class string) (map[string]schema.Type, time.Time, error) {
 	c := a.opts.Cache
 	if c != nil {
 		cached, ok, err := c.Schema(ctx, class)
@@ -73,20 +74,21 @@ func (a *remoteAuthority) fields(ctx context.Context, class string) (map[string]
 			a.lookupFailed("the cacheAdapter's schema entry", err)
 		}
 		if ok {
-			out := make(map[string]schema.Type, len(cached))
-			for k, t := range cached {
+			out := make(map[string]schema.Type, len(cached.Fields))
+			for k, t := range cached.Fields {
 				out[k] = schema.Type(t)
 			}
-			return out, nil
+			return out, cached.Fetched, nil
 		}
 	}
+	fetched := time.Now()
 	var reply struct {
 		Fields map[string]struct {
 			Type schema.Type `json:"type"`
 		} `json:"fields"`
 	}
 	if err := a.get(ctx, "/schemas/"+url.PathEscape(class), nil, "", &reply); err != nil {
-		return nil, err
+		return nil, fetched, err
 	}
 	out := make(map[string]schema.Type, len(reply.Fields))
 	shared := make(map[string]string, len(reply.Fields))
@@ -95,9 +97,9 @@ func (a *remoteAuthority) fields(ctx context.Context, class string) (map[string]
 		shared[k] = string(f.Type)
 	}
 	if c != nil {
-		if err := c.PutSchema(ctx, class, shared); err != nil {
+		if err := c.PutSchema(ctx, class, shared, fetched); err != nil {
 			a.lookupFailed("storing a schema in the cacheAdapter", err)
 		}
 	}
-	return out, nil
+	return out, fetched, nil
 }
