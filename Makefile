@@ -1,6 +1,7 @@
 # Quarry's build, test and benchmark entry points. `make test` is the one
 # command that runs every test (Go, fuzz seeds, the REST suite again on
-# PostgreSQL, the JS SDK end-to-end suite and the Parse Dashboard browser test).
+# PostgreSQL, the JS SDK end-to-end suite, again on PostgreSQL, and the Parse
+# Dashboard browser test).
 
 SHELL     := /bin/bash
 GO        ?= go
@@ -10,11 +11,12 @@ BENCHTIME ?= 1s
 PKGS      := ./...
 
 .PHONY: build test test-go test-postgres test-e2e test-dashboard lint bench fuzz cover clean
+.PHONY: test-e2e-postgres
 
 build:
 	$(GO) build -o $(BIN) ./cmd/quarry
 
-test: lint test-go test-postgres test-e2e test-dashboard
+test: lint test-go test-postgres test-e2e test-dashboard test-e2e-postgres
 
 test-go:
 	$(GO) test -count=1 $(PKGS)
@@ -43,6 +45,20 @@ test-e2e: build
 	QUARRY_BIN=$(CURDIR)/$(BIN) npm test && \
 	echo "--- the same suite on the older SDK major (parse 6) ---" && \
 	QUARRY_BIN=$(CURDIR)/$(BIN) npm run test:sdk6
+
+# The SDK suite again (current major only) with every server on PostgreSQL:
+# each test file's server gets a fresh database on PGADMIN's server, created
+# before it starts and dropped after it stops (e2e/harness.js). (The
+# engine's differential property test runs on PostgreSQL within test-go:
+# fuzz's TestEngineVersusReferenceOnPostgres.) Without npm or PostgreSQL it
+# is skipped loudly, except in CI.
+test-e2e-postgres: build
+	@if ! command -v npm >/dev/null 2>&1 || ! command -v psql >/dev/null 2>&1 || ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then \
+		if [ "$$CI" = "true" ]; then echo "FAIL: npm, psql or PostgreSQL on 127.0.0.1:5432 missing; CI must run the SDK suite on PostgreSQL"; exit 1; fi; \
+		echo "!!! SKIPPING the e2e SDK suite on PostgreSQL: npm, psql or PostgreSQL on 127.0.0.1:5432 missing !!!"; exit 0; \
+	fi; \
+	cd e2e && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; } && \
+	QUARRY_BIN=$(CURDIR)/$(BIN) QUARRY_E2E_POSTGRES='$(PGADMIN)' npm test
 
 # The real Parse Dashboard (e2e/dashboard, pinned in its package.json) in
 # headless Chromium against the built binary. It reuses e2e/harness.js, so

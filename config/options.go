@@ -222,6 +222,8 @@ type Options struct {
 	Accounts AccountOptions
 	// RateLimit is rateLimit: request limits per client address (ratelimit.go).
 	RateLimit []RateLimitOptions
+	// CacheAdapter is cacheAdapter: the shared lookup cache (cache.go).
+	CacheAdapter CacheAdapterOptions
 
 	// DevMode is true when no source gave appId: a development start with
 	// AppID DevAppID.

@@ -419,6 +419,10 @@ var options = []*option{
 	{name: "pprofAddress", group: groupLog,
 		usage: "address of Go's profiler (e.g. 127.0.0.1:6060); off when empty",
 		field: func(o *Options) any { return &o.PprofAddress }},
+	{name: "cacheAdapter", group: groupData, env: []string{"PARSE_SERVER_CACHE_ADAPTER"},
+		def:   "none",
+		usage: `Redis cache of session, role and schema lookups: redis://... or {"module": "redis", "options": {...}}`,
+		field: func(o *Options) any { return &o.CacheAdapter }},
 }
 
 // unsupported lists Parse Server options that Quarry accepts and ignores
@@ -426,7 +430,7 @@ var options = []*option{
 // unknown name is an error.
 var unsupported = []string{
 	"allowCustomObjectId", "allowExpiredAuthDataToken",
-	"analyticsAdapter", "cacheAdapter", "cacheMaxSize",
+	"analyticsAdapter", "cacheMaxSize",
 	"cacheTTL", "cluster", "collectionPrefix", "convertEmailToLowercase",
 	"convertUsernameToLowercase", "dashboardOptions",
 	"databaseAdapter", "databaseOptions", "directAccess",
@@ -512,7 +516,7 @@ func (o *option) typeName() string {
 		return "seconds"
 	case *[]map[string]any:
 		return "objects"
-	case *map[string]any, *[]RateLimitOptions:
+	case *map[string]any, *[]RateLimitOptions, *CacheAdapterOptions:
 		return "json"
 	}
 	panic("config: option " + o.name + " has an unsupported field type")

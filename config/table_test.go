@@ -173,6 +173,7 @@ func TestEnvNames(t *testing.T) {
 		"s3BaseUrl":                                     "QUARRY_S3_BASE_URL",
 		"s3PresignedUrl":                                "QUARRY_S3_PRESIGNED_URL",
 		"s3PresignedUrlExpires":                         "QUARRY_S3_PRESIGNED_URL_EXPIRES",
+		"cacheAdapter":                                  "QUARRY_CACHE_ADAPTER PARSE_SERVER_CACHE_ADAPTER",
 	}
 	if len(wantEnv) != len(options) {
 		t.Errorf("table has %d options, test knows %d", len(options), len(wantEnv))

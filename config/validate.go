@@ -89,6 +89,9 @@ func (l *loader) finish() {
 			check("indexes", fmt.Errorf("%q is not Class.field", ix))
 		}
 	}
+	if err := checkCacheAdapter(o.CacheAdapter); err != nil {
+		check("cacheAdapter", err)
+	}
 	if err := validateRateLimits(o.RateLimit); err != nil {
 		check("rateLimit", err)
 	}

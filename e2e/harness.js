@@ -9,7 +9,8 @@
 // Each test file runs in its own process (node --test), so the Parse SDK
 // singleton is configured once per file.
 
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const net = require('node:net');
 const os = require('node:os');
@@ -28,6 +29,26 @@ const MOUNT = '/parse';
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
 const MAX_LOG_BYTES = 1 << 20; // keep at most the last 1 MiB of server output
+
+// QUARRY_E2E_POSTGRES (an admin URI such as
+// postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable) runs every
+// server on PostgreSQL instead of the embedded store: each gets a database
+// of its own, created with psql before it starts and dropped after it stops.
+const PG_ADMIN = process.env.QUARRY_E2E_POSTGRES || '';
+
+// psql runs one statement on the admin database; it throws with psql's
+// message when the statement fails.
+function psql(sql) {
+  const r = spawnSync('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', PG_ADMIN, '-c', sql], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`psql ${sql}: ${r.error ? r.error.message : r.stderr}`);
+}
+
+// databaseURI is PG_ADMIN pointing at another database.
+function databaseURI(name) {
+  const u = new URL(PG_ADMIN);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
 
 const QUARRY_BIN = process.env.QUARRY_BIN
   ? path.resolve(process.env.QUARRY_BIN)
@@ -60,6 +81,7 @@ class QuarryServer {
     this.exited = null; // promise resolved with {code, signal} on exit
     this.exitInfo = null;
     this.tmpDir = null;
+    this.pgDatabase = null; // with QUARRY_E2E_POSTGRES: this server's database
     this.port = 0;
     this.log = ''; // interleaved stdout/stderr of the server
   }
@@ -92,6 +114,12 @@ class QuarryServer {
     }
     this.tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quarry-e2e-'));
     this.port = await freePort();
+    let dbURI = path.join(this.tmpDir, 'quarry.db');
+    if (PG_ADMIN) {
+      this.pgDatabase = `quarry_e2e_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+      psql(`CREATE DATABASE ${this.pgDatabase}`);
+      dbURI = databaseURI(this.pgDatabase);
+    }
     const args = [
       '--appId', APP_ID,
       '--masterKey', MASTER_KEY,
@@ -99,7 +127,7 @@ class QuarryServer {
       '--port', String(this.port),
       '--host', '127.0.0.1',
       '--mountPath', MOUNT,
-      '--databaseURI', path.join(this.tmpDir, 'quarry.db'),
+      '--databaseURI', dbURI,
     ];
     this.child = spawn(QUARRY_BIN, args, {
       cwd: this.tmpDir,
@@ -175,6 +203,14 @@ class QuarryServer {
   killNow() {
     if (this.child && !this.exitInfo) this.child.kill('SIGKILL');
     if (this.tmpDir) fs.rmSync(this.tmpDir, { recursive: true, force: true });
+    this.dropDatabase();
+  }
+
+  dropDatabase() {
+    if (!this.pgDatabase) return;
+    const name = this.pgDatabase;
+    this.pgDatabase = null;
+    psql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 
   async stop() {
@@ -195,6 +231,7 @@ class QuarryServer {
       fs.rmSync(this.tmpDir, { recursive: true, force: true });
       this.tmpDir = null;
     }
+    this.dropDatabase();
   }
 
   // Wipes the app through the REST API as Parse apps' test suites do: purge

@@ -80,13 +80,24 @@ func openCase(tb testing.TB, dir string, seed int64, items int) *engineCase {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return openCaseOn(tb, a, seed, items)
+}
+
+// caseOptions are data set seed's service options.
+func caseOptions(seed int64) service.Options {
 	opts := service.Options{}
 	if seed%5 == 0 {
 		// A scan budget for everyone: some plans are refused (154, a
 		// skip), and a budget must never change an answer.
 		opts.MaxScan, opts.ScanBudgetForMaster = 25, true
 	}
-	svc, err := service.Open(a, opts)
+	return opts
+}
+
+// openCaseOn is openCase on the store a.
+func openCaseOn(tb testing.TB, a store.Adapter, seed int64, items int) *engineCase {
+	tb.Helper()
+	svc, err := service.Open(a, caseOptions(seed))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -30,6 +30,9 @@ func Mutate(r *rand.Rand, w Changer, world *World) error {
 			body := map[string]any{}
 			for i := 1 + r.Intn(3); i > 0; i-- {
 				key, op := randomUpdate(r, world, o)
+				if clashes(body, key) {
+					continue
+				}
 				body[key] = op
 			}
 			updatedAt, err := w.Update(ItemClass, id, body)
@@ -45,6 +48,19 @@ func Mutate(r *rand.Rand, w Changer, world *World) error {
 	}
 	world.Objects[ItemClass] = kept
 	return nil
+}
+
+// clashes reports whether body already changes key's top-level field
+// under another path ("o" and "o.x"): the two would apply in map order,
+// which the reference cannot follow.
+func clashes(body map[string]any, key string) bool {
+	root, _, _ := strings.Cut(key, ".")
+	for k := range body {
+		if r, _, _ := strings.Cut(k, "."); r == root && k != key {
+			return true
+		}
+	}
+	return false
 }
 
 // randomUpdate draws one key's change: a new value, or an operator.

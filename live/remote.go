@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quarrydata/quarry/access"
+	"github.com/quarrydata/quarry/cache"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -30,6 +31,9 @@ type RemoteOptions struct {
 	SchemaTTL time.Duration
 	// Logger receives failures to reach the REST server (nil: none).
 	Logger *slog.Logger
+	// Cache is the shared cache (cacheAdapter), asked before the REST
+	// server and given its answers for the other processes (nil: none).
+	Cache *cache.Cache
 }
 
 // Limits of RemoteAuthority's role walk (as the service's).
@@ -125,6 +129,18 @@ func (a *remoteAuthority) get(ctx context.Context, path string, query url.Values
 }
 
 func (a *remoteAuthority) Authenticate(ctx context.Context, token string) (Identity, error) {
+	id, err := a.session(ctx, token)
+	if err != nil {
+		return Identity{}, err
+	}
+	if id.Roles, err = a.userRoles(ctx, id.UserID); err != nil {
+		return Identity{}, err
+	}
+	return id, nil
+}
+
+// askSession resolves a session token with the REST server.
+func (a *remoteAuthority) askSession(ctx context.Context, token string) (Identity, error) {
 	var sess struct {
 		User struct {
 			ObjectID string `json:"objectId"`
@@ -148,11 +164,6 @@ func (a *remoteAuthority) Authenticate(ctx context.Context, token string) (Ident
 			id.Expires = t
 		}
 	}
-	roles, err := a.roles(ctx, id.UserID)
-	if err != nil {
-		return Identity{}, err
-	}
-	id.Roles = roles
 	return id, nil
 }
 
@@ -228,20 +239,14 @@ func (a *remoteAuthority) FieldType(class, field string) (schema.Type, bool) {
 	a.mu.Unlock()
 	if !ok || time.Since(sc.fetched) > a.opts.SchemaTTL {
 		sc = remoteSchema{fields: map[string]schema.Type{}, fetched: time.Now()}
-		var reply struct {
-			Fields map[string]struct {
-				Type schema.Type `json:"type"`
-			} `json:"fields"`
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := a.get(ctx, "/schemas/"+url.PathEscape(class), nil, "", &reply)
+		fields, fetched, err := a.fields(ctx, class)
 		cancel()
 		var pe *schema.Error
 		switch {
 		case err == nil:
-			for k, f := range reply.Fields {
-				sc.fields[k] = f.Type
-			}
+			// From the cache: as old as its first read, not younger.
+			sc.fields, sc.fetched = fields, fetched
 		case errors.As(err, &pe) && pe.Code == schema.CodeInvalidClassName:
 			// The class does not exist yet: no fields, remembered.
 		default:

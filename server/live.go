@@ -132,6 +132,7 @@ type LiveQueryServer struct {
 	redis *live.Redis
 	ln    net.Listener
 	log   *slog.Logger
+	cache *sharedCache // cacheAdapter; nil without
 }
 
 // OpenLiveQuery builds a standalone LiveQuery server. It needs a Redis URL
@@ -158,16 +159,28 @@ func OpenLiveQuery(opts *config.Options, log *slog.Logger) (*LiveQueryServer, er
 	if len(missing) > 0 {
 		return nil, errors.New("a standalone LiveQuery server needs\n  " + strings.Join(missing, "\n  "))
 	}
-	auth := live.RemoteAuthority(live.RemoteOptions{ServerURL: serverURL, AppID: firstOf(lq.AppID, opts.AppID), MasterKey: masterKey, Logger: log})
+	appID := firstOf(lq.AppID, opts.AppID)
+	shared, err := openCache(opts, appID, log)
+	if err != nil {
+		return nil, err
+	}
+	auth := live.RemoteAuthority(live.RemoteOptions{ServerURL: serverURL, AppID: appID, MasterKey: masterKey, Logger: log, Cache: shared.cache()})
 	o := liveOptions(opts, auth, log)
 	o.MasterKey = masterKey
 	srv, err := live.New(o)
 	if err != nil {
+		shared.close()
+		return nil, err
+	}
+	if err := shared.forgetInto(srv); err != nil {
+		srv.Close()
+		shared.close()
 		return nil, err
 	}
 	r, err := live.OpenRedis(live.RedisOptions{URL: redisURL, Prefix: o.AppID, Logger: log})
 	if err != nil {
 		srv.Close()
+		shared.close()
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -175,9 +188,10 @@ func OpenLiveQuery(opts *config.Options, log *slog.Logger) (*LiveQueryServer, er
 	if err := r.Subscribe(ctx, srv); err != nil {
 		r.Close()
 		srv.Close()
+		shared.close()
 		return nil, err
 	}
-	return &LiveQueryServer{Opts: opts, Live: srv, redis: r, log: log}, nil
+	return &LiveQueryServer{Opts: opts, Live: srv, redis: r, log: log, cache: shared}, nil
 }
 
 // Listen binds host and liveQueryServerOptions.port (else port).
@@ -228,6 +242,7 @@ func (l *LiveQueryServer) Serve(ctx context.Context) error {
 func (l *LiveQueryServer) close() {
 	l.Live.Close()
 	l.redis.Close()
+	l.cache.close()
 }
 
 // Close releases a server that never served.
@@ -253,6 +268,9 @@ func (l *LiveQueryServer) Banner(addr net.Addr) string {
 	fmt.Fprintf(&b, "  appId:              %s\n", firstOf(lq.AppID, l.Opts.AppID))
 	fmt.Fprintf(&b, "  serverURL:          %s\n", firstOf(lq.ServerURL, l.Opts.ServerURL))
 	fmt.Fprintf(&b, "  redis:              %s\n", redacted(firstOf(lq.RedisURL, l.Opts.LiveQuery.RedisURL)))
+	if l.cache != nil {
+		fmt.Fprintf(&b, "  cache:              %s (cacheAdapter)\n", redactURI(l.Opts.CacheAdapter.URL))
+	}
 	return b.String()
 }
 

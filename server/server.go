@@ -59,6 +59,7 @@ type Server struct {
 	files        *fileStore     // file URLs' base; a temporary files directory
 	links        *linkBase      // the base of links in emails (email.go)
 	limiter      *ratelimit.Limiter
+	cache        *sharedCache // cacheAdapter; nil without
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -124,6 +125,11 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	reg.SetWebhookKey(opts.WebhookKey)
 	var hooks service.Hooks = reg
 	observeCloud(m, reg)
+	shared, err := openCache(opts, opts.AppID, log)
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, shared.close)
 	svc, err := service.Open(adapter, service.Options{
 		Hooks:                    hooks,
 		DefaultLimit:             opts.DefaultLimit,
@@ -144,6 +150,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		Accounts:                 accountOptions(opts, mailer, links, log),
 		Warn:                     func(msg string) { log.Warn(msg) },
 		OnChange: func(c service.Change) {
+			shared.invalidate(c)
 			if publish != nil {
 				publish(c)
 			}
@@ -178,6 +185,9 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		undo = append(undo, lq.close)
 		publish, upgrade = lq.publisher.OnChange, lq.server.Handler
 		observeLive(m, lq.server, lq.pub)
+		if err := shared.forgetInto(lq.server); err != nil {
+			return nil, err
+		}
 	}
 	observeStore(m, adapter)
 	sender, err := openPush(opts, svc, log)
@@ -235,6 +245,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if lq != nil {
 		srv.Live = lq.server
 	}
+	srv.cache = shared
 	return srv, nil
 }
 
@@ -365,6 +376,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.scripts.Close()
 	s.files.close()
 	s.limiter.Close()
+	s.cache.close()
 	if err := s.store.Close(); err != nil {
 		serveErr = errors.Join(serveErr, err)
 	}
@@ -388,6 +400,7 @@ func (s *Server) Close() error {
 	s.scripts.Close()
 	s.files.close()
 	s.limiter.Close()
+	s.cache.close()
 	return s.store.Close()
 }
 
@@ -424,6 +437,9 @@ func (s *Server) Banner(addr net.Addr) string {
 			classes = "every class"
 		}
 		fmt.Fprintf(&b, "  liveQuery:  %s (%s)\n", "ws"+strings.TrimPrefix(url, "http"), classes)
+	}
+	if s.cache != nil {
+		fmt.Fprintf(&b, "  cache:      %s (cacheAdapter)\n", redactURI(s.Opts.CacheAdapter.URL))
 	}
 	fmt.Fprintf(&b, "Try: curl -H 'X-Parse-Application-Id: %s' %s/classes/GameScore\n", s.Opts.AppID, url)
 	return b.String()

@@ -10,7 +10,10 @@
 # Settings (environment): DURATION (5s), WARMUP (1s), CONCURRENCY (16),
 # SIZE (10000), WORKLOADS (all), QUARRY_PORT (18337), PARSE_PORT (18338),
 # PGHOST (127.0.0.1), PGPORT (5432), PGUSER (postgres), OUT (bench/RESULTS.md),
-# QUARRY_BIN (a prebuilt quarry to measure instead of building this tree).
+# QUARRY_BIN (a prebuilt quarry to measure instead of building this tree),
+# STORE (embedded, the default: buntdb in a temporary directory; or postgres:
+# Quarry on a fresh database of the same PostgreSQL server Parse Server uses,
+# created for the run and dropped at its end).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -25,7 +28,10 @@ QUARRY_PORT=${QUARRY_PORT:-18337}
 PARSE_PORT=${PARSE_PORT:-18338}
 OUT=${OUT:-bench/RESULTS.md}
 export PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432} PGUSER=${PGUSER:-postgres}
+STORE=${STORE:-embedded}
+case "$STORE" in embedded|postgres) ;; *) echo "STORE must be embedded or postgres, not $STORE" >&2; exit 2;; esac
 PARSE_DB=quarry_bench_parse
+QUARRY_DB=quarry_bench_quarry_$$ # with STORE=postgres; per run, so runs never share one
 APP_ID=quarry-bench
 MASTER_KEY=quarry-bench-master
 PARSE_DIR=$ROOT/bench/compare/parse-server
@@ -35,6 +41,7 @@ chmod 755 "$WORK"
 PIDS=()    # every process started here, stopped by PID on exit
 PG_PID=    # a private PostgreSQL, when none was running
 DB_MADE=
+QUARRY_DB_MADE=
 
 log() { printf '\n== %s (%ss)\n' "$*" "$(($(date +%s) - START))" >&2; }
 
@@ -55,6 +62,7 @@ cleanup() {
   set +e
   for pid in "${PIDS[@]+"${PIDS[@]}"}"; do stop_pid "$pid"; done
   if [ -n "$DB_MADE" ]; then psql_admin -c "DROP DATABASE IF EXISTS $PARSE_DB" >/dev/null 2>&1; fi
+  if [ -n "$QUARRY_DB_MADE" ]; then psql_admin -c "DROP DATABASE IF EXISTS $QUARRY_DB WITH (FORCE)" >/dev/null 2>&1; fi
   if [ -n "$PG_PID" ]; then
     kill -INT "$PG_PID" 2>/dev/null
     for _ in $(seq 100); do kill -0 "$PG_PID" 2>/dev/null || break; sleep 0.1; done
@@ -155,15 +163,27 @@ CHANGED=$(git status --porcelain 2>/dev/null | wc -l)
 COMMIT_LINE="\`$COMMIT\` ($SUBJECT)"
 [ "$CHANGED" -eq 0 ] || COMMIT_LINE="$COMMIT_LINE plus uncommitted changes in $CHANGED files"
 [ -z "${QUARRY_BIN:-}" ] || COMMIT_LINE="the prebuilt binary $QUARRY_BIN (the work tree was at $COMMIT_LINE)"
-log "Quarry $COMMIT"
+log "Quarry $COMMIT on the $STORE store"
+QUARRY_URI=$WORK/quarry-data/quarry.db
+QUARRY_STORE_INFO="embedded buntdb store (every write fsynced, group commit)"
+if [ "$STORE" = postgres ]; then
+  psql_admin -c "CREATE DATABASE $QUARRY_DB" >/dev/null
+  QUARRY_DB_MADE=1
+  QUARRY_URI="postgres://$PGUSER@$PGHOST:$PGPORT/$QUARRY_DB?sslmode=disable"
+  QUARRY_STORE_INFO="PostgreSQL store (database $QUARRY_DB on the same server as Parse Server's, made for the run and dropped after it; every object also in memory; files as large objects)"
+fi
 "$QUARRY" --appId "$APP_ID" --masterKey "$MASTER_KEY" --host 127.0.0.1 --port "$QUARRY_PORT" \
-  --databaseURI "$WORK/quarry-data/quarry.db" --indexes "$INDEXES" --liveQuery "$LIVEQUERY" \
+  --databaseURI "$QUARRY_URI" --indexes "$INDEXES" --liveQuery "$LIVEQUERY" \
   --logLevel error >"$WORK/quarry.log" 2>&1 &
 QUARRY_PID=$!
 PIDS+=("$QUARRY_PID")
 "$LOAD" wait -url "http://127.0.0.1:$QUARRY_PORT/parse" -timeout 60s -pid "$QUARRY_PID"
-run_load quarry -url "http://127.0.0.1:$QUARRY_PORT/parse" -workloads "$WORKLOADS" -label "Quarry $COMMIT"
+run_load quarry -url "http://127.0.0.1:$QUARRY_PORT/parse" -workloads "$WORKLOADS" -label "Quarry $COMMIT ($STORE)"
 stop_pid "$QUARRY_PID"
+if [ -n "$QUARRY_DB_MADE" ]; then
+  psql_admin -c "DROP DATABASE IF EXISTS $QUARRY_DB WITH (FORCE)" >/dev/null
+  QUARRY_DB_MADE=
+fi
 
 # --- Parse Server --------------------------------------------------------------
 log "Parse Server"
@@ -196,7 +216,7 @@ log "report"
 PARSE_VERSION=$(node -p "require('$PARSE_DIR/node_modules/parse-server/package.json').version")
 "$LOAD" compare -out "$OUT" -ceiling "$WORK/ceiling.json" -since "$START" \
   -commit "$COMMIT_LINE" \
-  -info "Quarry: built from that commit, embedded buntdb store (every write fsynced, group commit), started with \`--indexes $INDEXES --liveQuery '$LIVEQUERY'\`" \
+  -info "Quarry: built from that commit, $QUARRY_STORE_INFO, started with \`--indexes $INDEXES --liveQuery '$LIVEQUERY'\`" \
   -info "Parse Server $PARSE_VERSION (npm, pinned in bench/compare/parse-server) on Node $(node --version), PostgreSQL $PG_VERSION with PostGIS $POSTGIS_VERSION (synchronous_commit $(psql_admin -tAc 'show synchronous_commit')); the same indexes made through its schema API" \
   "$WORK/quarry.json" "$WORK/parse.json"
 log "done: $OUT"

@@ -41,7 +41,8 @@ const (
 	kindStamp                  // createdAt, updatedAt: a bare timestamp string
 	kindPointer                // Pointer: the target's objectId
 	kindGeo                    // GeoPoint as geography(Point), with PostGIS
-	kindJSON                   // Object, Array, ACL, File, Polygon, Bytes, and GeoPoint without PostGIS
+	kindJSON                   // Object, Array, ACL, File, Bytes, and GeoPoint or Polygon without PostGIS
+	kindPolygon                // Polygon as geometry(Polygon), with PostGIS (polygon.go)
 )
 
 func (k colKind) sqlType() string {
@@ -56,6 +57,8 @@ func (k colKind) sqlType() string {
 		return "timestamptz"
 	case kindGeo:
 		return "geography(Point,4326)"
+	case kindPolygon:
+		return polygonSQLType
 	default:
 		return "jsonb"
 	}
@@ -105,6 +108,8 @@ func layoutOf(class string, c *schema.Class, geo bool) *layout {
 			col.kind, col.target = kindPointer, f.TargetClass
 		case f.Type == schema.TypeGeoPoint && geo:
 			col.kind = kindGeo
+		case f.Type == schema.TypePolygon && geo:
+			col.kind = kindPolygon
 		}
 		l.cols = append(l.cols, col)
 	}
@@ -155,6 +160,8 @@ func (l *layout) selectList() string {
 		switch c.kind {
 		case kindGeo:
 			fmt.Fprintf(&b, "ST_X(%s::geometry), ST_Y(%[1]s::geometry)", q)
+		case kindPolygon:
+			b.WriteString(polygonSelect(q))
 		default:
 			b.WriteString(q)
 		}
@@ -172,6 +179,8 @@ func (l *layout) upsert() string {
 		p := "$" + strconv.Itoa(len(params)+1)
 		if c.kind == kindGeo {
 			p += "::geography"
+		} else if c.kind == kindPolygon {
+			p += "::geometry"
 		}
 		params = append(params, p)
 	}
@@ -257,6 +266,8 @@ func (c *column) arg(v any) (any, bool) {
 		}
 		id, ok := m["objectId"].(string)
 		return id, ok
+	case kindPolygon:
+		return polygonArg(v)
 	case kindGeo:
 		m, ok := special(v, "GeoPoint", 3)
 		if !ok {
@@ -305,8 +316,8 @@ func (l *layout) decoder() *decoder {
 	d.dest = append(d.dest, &d.id)
 	n := 2
 	for _, c := range l.cols {
-		if c.kind == kindGeo {
-			n++
+		if c.kind == kindGeo || c.kind == kindPolygon {
+			n++ // two values: longitude and latitude, or their arrays
 		}
 		n++
 	}
@@ -345,6 +356,18 @@ func (d *decoder) object() ([]byte, error) {
 			i++
 			if v != nil && lat != nil {
 				obj[c.key] = map[string]any{"__type": "GeoPoint", "longitude": v, "latitude": lat}
+			}
+			continue
+		}
+		if c.kind == kindPolygon {
+			lngs := d.vals[i]
+			i++
+			if v != nil {
+				coords, err := polygonCoordinates(v, lngs)
+				if err != nil {
+					return nil, fmt.Errorf("object %s/%s: %s: %w", d.l.class, d.id, c.key, err)
+				}
+				obj[c.key] = map[string]any{"__type": "Polygon", "coordinates": coords}
 			}
 			continue
 		}

@@ -214,7 +214,7 @@ func (a *Adapter) prepare(ctx context.Context) error {
 				return err
 			}
 		}
-		return nil
+		return migratePolygonColumns(ctx, tx)
 	})
 }
 

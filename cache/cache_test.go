@@ -1,0 +1,203 @@
+package cache_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quarrydata/quarry/cache"
+	"github.com/quarrydata/quarry/live/redistest"
+)
+
+// open connects two processes' caches to the local Redis under a prefix
+// of this test's own.
+func open(t *testing.T, ttl time.Duration) (*cache.Cache, *cache.Cache) {
+	t.Helper()
+	redistest.Require(t, "the cacheAdapter tests")
+	prefix := "quarry-test-cache-" + strconv.FormatUint(rand.Uint64(), 36) + ":"
+	t.Cleanup(func() { dropKeys(t, prefix) })
+	var out [2]*cache.Cache
+	for i := range out {
+		c, err := cache.Open(cache.Options{URL: redistest.URL, Prefix: prefix, TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		out[i] = c
+	}
+	return out[0], out[1]
+}
+
+// dropKeys deletes the test's keys (the role generation has no expiry).
+func dropKeys(t *testing.T, prefix string) {
+	opts, _ := redis.ParseURL(redistest.URL)
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, prefix+"*").Result()
+	if err == nil && len(keys) > 0 {
+		err = rdb.Del(ctx, keys...).Err()
+	}
+	if err != nil {
+		t.Errorf("dropping the test's keys: %v", err)
+	}
+}
+
+func TestSessions(t *testing.T) {
+	ctx := context.Background()
+	a, b := open(t, time.Minute)
+	future := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
+	cases := []struct {
+		name    string
+		token   string
+		put     *cache.Session
+		revoke  bool // SessionsWritten before the lookup
+		wantHit bool
+	}{
+		{"a cached session is shared", "r:1", &cache.Session{UserID: "u1", Expires: future}, false, true},
+		{"one that never expires", "r:2", &cache.Session{UserID: "u2"}, false, true},
+		{"an expired one is a miss", "r:3", &cache.Session{UserID: "u3", Expires: time.Now().Add(-time.Second)}, false, false},
+		{"nothing cached", "r:4", nil, false, false},
+		{"a written session is a miss", "r:5", &cache.Session{UserID: "u5"}, true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.put != nil {
+				if err := a.PutSession(ctx, c.token, *c.put); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.revoke {
+				if err := a.SessionsWritten(ctx, "u5", c.token); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, hit, err := b.Session(ctx, c.token)
+			if err != nil || hit != c.wantHit || (hit && (got.UserID != c.put.UserID || !got.Expires.Equal(c.put.Expires))) {
+				t.Errorf("Session = %+v, %v, %v; want hit %v of %+v", got, hit, err, c.wantHit, c.put)
+			}
+		})
+	}
+}
+
+// A lookup that began before a session was written must not cache its
+// older answer after the write: the revocation mark stays.
+func TestSessionWrittenDuringALookup(t *testing.T) {
+	ctx := context.Background()
+	a, b := open(t, time.Minute)
+	if _, hit, _ := b.Session(ctx, "r:t"); hit {
+		t.Fatal("hit before anything was cached")
+	}
+	// b now asks the REST server; meanwhile a logs the session out.
+	if err := a.SessionsWritten(ctx, "u", "r:t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PutSession(ctx, "r:t", cache.Session{UserID: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	if s, hit, err := a.Session(ctx, "r:t"); hit || err != nil {
+		t.Errorf("the logged-out session is cached: %+v %v", s, err)
+	}
+}
+
+func TestRoles(t *testing.T) {
+	ctx := context.Background()
+	a, b := open(t, time.Minute)
+	_, gen, hit, err := b.Roles(ctx, "u1")
+	if hit || err != nil {
+		t.Fatalf("hit %v err %v before anything was cached", hit, err)
+	}
+	if err := b.PutRoles(ctx, "u1", gen, []string{"role:a", "role:b"}); err != nil {
+		t.Fatal(err)
+	}
+	if roles, _, hit, err := a.Roles(ctx, "u1"); !hit || err != nil || !slices.Equal(roles, []string{"role:a", "role:b"}) {
+		t.Fatalf("Roles = %v %v %v", roles, hit, err)
+	}
+	// An answer fetched before a role change, stored after it, is stale.
+	_, before, _, _ := b.Roles(ctx, "u2")
+	if err := a.RolesChanged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, hit, _ := a.Roles(ctx, "u1"); hit {
+		t.Error("u1's roles still cached after a role change")
+	}
+	if err := b.PutRoles(ctx, "u2", before, []string{"role:old"}); err != nil {
+		t.Fatal(err)
+	}
+	if roles, _, hit, _ := a.Roles(ctx, "u2"); hit {
+		t.Errorf("an answer from before the role change is used: %v", roles)
+	}
+	// No roles is an answer too.
+	_, now, _, _ := b.Roles(ctx, "u3")
+	if err := b.PutRoles(ctx, "u3", now, nil); err != nil {
+		t.Fatal(err)
+	}
+	if roles, _, hit, _ := a.Roles(ctx, "u3"); !hit || len(roles) != 0 {
+		t.Errorf("Roles(u3) = %v, %v; want a hit with none", roles, hit)
+	}
+}
+
+func TestSchema(t *testing.T) {
+	ctx := context.Background()
+	a, b := open(t, time.Minute)
+	if _, hit, _ := b.Schema(ctx, "Message"); hit {
+		t.Fatal("hit before anything was cached")
+	}
+	want := map[string]string{"text": "String", "n": "Number"}
+	fetched := time.Now().Add(-time.Second).UTC()
+	if err := a.PutSchema(ctx, "Message", want, fetched); err != nil {
+		t.Fatal(err)
+	}
+	if got, hit, err := b.Schema(ctx, "Message"); !hit || err != nil || len(got.Fields) != 2 || got.Fields["n"] != "Number" || !got.Fetched.Equal(fetched) {
+		t.Errorf("Schema = %v %v %v", got, hit, err)
+	}
+	// An answer already older than the schema TTL is not stored.
+	if err := a.PutSchema(ctx, "Old", want, time.Now().Add(-2*cache.DefaultSchemaTTL)); err != nil {
+		t.Fatal(err)
+	}
+	if got, hit, _ := b.Schema(ctx, "Old"); hit {
+		t.Errorf("a stale schema was stored: %v", got)
+	}
+}
+
+// Invalidations reach every subscribed process, in order.
+func TestInvalidationsReachEveryProcess(t *testing.T) {
+	ctx := context.Background()
+	a, b := open(t, time.Minute)
+	got := make(chan cache.Invalidation, 8)
+	for _, c := range []*cache.Cache{a, b} {
+		if err := c.Subscribe(ctx, func(inv cache.Invalidation) { got <- inv }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.SessionsWritten(ctx, "u1", "r:1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RolesChanged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var users, roles int
+	for range 4 {
+		select {
+		case inv := <-got:
+			switch {
+			case inv.UserID == "u1" && !inv.AllRoles:
+				users++
+			case inv.AllRoles && inv.UserID == "":
+				roles++
+			default:
+				t.Errorf("unexpected %+v", inv)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("after 5 s: %d user and %d role invalidations of 2 each", users, roles)
+		}
+	}
+	if users != 2 || roles != 2 {
+		t.Errorf("%d user and %d role invalidations, want 2 each", users, roles)
+	}
+}
