@@ -1,8 +1,8 @@
 // Package auth owns third-party sign-in: the provider adapters that check
 // a user's authData (anonymous, OpenID Connect id tokens verified against a
 // JWKS, OAuth access tokens checked at the provider, a generic OAuth2
-// adapter), the registry built from the auth option, and the TOTP
-// multi-factor helpers. It speaks HTTP only to the providers; it never
+// adapter, an LDAP bind), the registry built from the auth option, and the TOTP
+// multi-factor helpers. It speaks only to the providers (HTTP, LDAP); it never
 // reads or writes users (service does) and imports nothing of Quarry's but
 // schema.
 package auth
@@ -216,6 +216,8 @@ func builtin(name string, raw map[string]any) Adapter {
 		return twitterAdapter{}
 	case MFA:
 		return mfaAdapter{}
+	case LDAP:
+		return ldapAdapter{}
 	}
 	return nil
 }
