@@ -33,7 +33,7 @@ func TestScenarioAuthDataLDAP(t *testing.T) {
 		{name: "sign up with a directory bind", method: "POST", path: "/users", headers: app,
 			body:           authBody("ldap", map[string]any{"id": "alice", "password": "alice-pw"}),
 			expectedStatus: 201, expectedContains: []string{`"sessionToken":"r:`},
-			check:          checkAll(capture("objectId", &userID), capture("sessionToken", &token))},
+			check: checkAll(capture("objectId", &userID), capture("sessionToken", &token))},
 		{name: "the same id and password log the same user in", method: "POST", path: "/users", headers: app,
 			body:           authBody("ldap", map[string]any{"id": "alice", "password": "alice-pw"}),
 			expectedStatus: 200, expectedContains: []string{`"authData":{"ldap":{"id":"alice"}}`, `"sessionToken":"r:`},
@@ -42,7 +42,7 @@ func TestScenarioAuthDataLDAP(t *testing.T) {
 			body:           authBody("ldap", map[string]any{"id": "alice", "password": "wrong"}),
 			expectedStatus: 404, check: msgIs(101, "LDAP: Wrong username or password")},
 		{name: "user not in the required group", method: "POST", path: "/users", headers: app,
-			body:           authBody("ldap", map[string]any{"id": "bob", "password": "bob-pw"}),
+			body: authBody("ldap", map[string]any{"id": "bob", "password": "bob-pw"}),
 			// Code 1 and so status 500, as Parse Server answers it.
 			expectedStatus: 500, check: msgIs(1, "LDAP: User not in group")},
 		{name: "no id", method: "POST", path: "/users", headers: app,
