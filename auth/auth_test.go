@@ -38,6 +38,11 @@ func TestNewRegistry(t *testing.T) {
 		{name: "mfa with SMS needs its function", providers: map[string]map[string]any{"mfa": {"options": []any{"SMS"}}}, err: "smsFunction"},
 		{name: "mfa with SMS", providers: map[string]map[string]any{"mfa": {"options": []any{"SMS", "TOTP"}, "smsFunction": "send"}}, enabled: []string{"anonymous", "mfa"}},
 		{name: "mfa with e-mail", providers: map[string]map[string]any{"mfa": {"options": []any{"EMAIL"}}}, err: "neither"},
+		{name: "mfa attempt limit", providers: map[string]map[string]any{"mfa": {"maxAttempts": 3.0, "attemptWindow": 60.0, "lockoutDuration": 600.0}}, enabled: []string{"anonymous", "mfa"}},
+		{name: "mfa negative maxAttempts", providers: map[string]map[string]any{"mfa": {"maxAttempts": -1.0}}, err: "mfa.maxAttempts"},
+		{name: "mfa fractional window", providers: map[string]map[string]any{"mfa": {"attemptWindow": 1.5}}, err: "mfa.attemptWindow"},
+		{name: "mfa limit without a lockout", providers: map[string]map[string]any{"mfa": {"lockoutDuration": 0.0}}, err: "at least 1 second"},
+		{name: "mfa limit off", providers: map[string]map[string]any{"mfa": {"maxAttempts": 0.0, "lockoutDuration": 0.0}}, enabled: []string{"anonymous", "mfa"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := auth.New(auth.Config{Providers: tc.providers, EnableAnonymousUsers: true, EnableInsecureAuthAdapters: tc.insecure})
