@@ -99,6 +99,9 @@ type PasswordPolicy struct {
 	// ValidatorPattern is a regular expression (Go syntax) a new password
 	// must match.
 	ValidatorPattern string
+	// ValidatorCallback names a cloud function that judges a new password
+	// (params {password, username}); it must return true to accept it.
+	ValidatorCallback string
 	// ValidationError replaces the message of a refused password.
 	ValidationError string
 	// DoNotAllowUsername refuses passwords that contain the username.
@@ -208,6 +211,9 @@ var accountOptions = []*option{
 	{name: "passwordPolicy.validatorPattern", group: groupAccounts,
 		usage: "regular expression (Go syntax) a new password must match",
 		field: func(o *Options) any { return &o.Accounts.PasswordPolicy.ValidatorPattern }},
+	{name: "passwordPolicy.validatorCallback", group: groupAccounts,
+		usage: "name of a cloud function judging a new password ({password, username}; true accepts)",
+		field: func(o *Options) any { return &o.Accounts.PasswordPolicy.ValidatorCallback }},
 	{name: "passwordPolicy.validationError", group: groupAccounts,
 		usage: "message of error 142 for a password the policy refuses",
 		field: func(o *Options) any { return &o.Accounts.PasswordPolicy.ValidationError }},

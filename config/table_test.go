@@ -40,6 +40,7 @@ func TestEnvNames(t *testing.T) {
 		"passwordPolicy":                                  "QUARRY_PASSWORD_POLICY PARSE_SERVER_PASSWORD_POLICY",
 		"passwordPolicy.validatorPattern":                 "QUARRY_PASSWORD_POLICY_VALIDATOR_PATTERN",
 		"passwordPolicy.validationError":                  "QUARRY_PASSWORD_POLICY_VALIDATION_ERROR",
+		"passwordPolicy.validatorCallback":                "QUARRY_PASSWORD_POLICY_VALIDATOR_CALLBACK",
 		"passwordPolicy.doNotAllowUsername":               "QUARRY_PASSWORD_POLICY_DO_NOT_ALLOW_USERNAME",
 		"passwordPolicy.maxPasswordAge":                   "QUARRY_PASSWORD_POLICY_MAX_PASSWORD_AGE",
 		"passwordPolicy.maxPasswordHistory":               "QUARRY_PASSWORD_POLICY_MAX_PASSWORD_HISTORY",
