@@ -29,6 +29,8 @@ func TestEnvNames(t *testing.T) {
 		"emailAdapter.options.secure":                     "QUARRY_EMAIL_ADAPTER_OPTIONS_SECURE",
 		"emailAdapter.options.verificationEmailTemplate":  "QUARRY_EMAIL_ADAPTER_OPTIONS_VERIFICATION_EMAIL_TEMPLATE",
 		"emailAdapter.options.passwordResetEmailTemplate": "QUARRY_EMAIL_ADAPTER_OPTIONS_PASSWORD_RESET_EMAIL_TEMPLATE",
+		"emailAdapter.options.queueSize":                  "QUARRY_EMAIL_ADAPTER_OPTIONS_QUEUE_SIZE",
+		"emailAdapter.options.maxAttempts":                "QUARRY_EMAIL_ADAPTER_OPTIONS_MAX_ATTEMPTS",
 		"customPages":                                     "QUARRY_CUSTOM_PAGES PARSE_SERVER_CUSTOM_PAGES",
 		"customPages.invalidLink":                         "QUARRY_CUSTOM_PAGES_INVALID_LINK",
 		"customPages.invalidVerificationLink":             "QUARRY_CUSTOM_PAGES_INVALID_VERIFICATION_LINK",

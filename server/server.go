@@ -21,6 +21,7 @@ import (
 
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/email"
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/graphql"
 	"github.com/quarrydata/quarry/live"
@@ -59,6 +60,7 @@ type Server struct {
 	files        *fileStore     // file URLs' base; a temporary files directory
 	links        *linkBase      // the base of links in emails (email.go)
 	limiter      *ratelimit.Limiter
+	mailQueue    *email.Queue // retries emails; nil without emailAdapter (email.go)
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -100,6 +102,11 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	mailer, err := openMailer(opts) // email.go
 	if err != nil {
 		return nil, err
+	}
+	mailQueue := queueMail(mailer, opts, log, m) // email.go
+	if mailQueue != nil {
+		mailer = mailQueue
+		undo = append(undo, func() { mailQueue.Close(context.Background()) })
 	}
 	authProviders, err := openAuth(opts) // auth.go
 	if err != nil {
@@ -232,6 +239,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	}
 	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
 		scripts: scripts, files: fileStore, Push: sender, links: links, limiter: limiter}
+	srv.mailQueue = mailQueue
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -353,6 +361,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	waitJobs := startJobScheduler(jobsCtx, s.Service, s.Opts.Now)
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
 	s.Service.WaitMail() // emails under way are delivered (or time out)
+	s.closeMailQueue()   // email.go
 	stopJobs()
 	waitJobs()
 	// Pushes under way stop at their next batch; the scheduler stops.
@@ -388,6 +397,7 @@ func (s *Server) Close() error {
 	s.scripts.Close()
 	s.files.close()
 	s.limiter.Close()
+	s.closeMailQueue() // email.go
 	return s.store.Close()
 }
 
