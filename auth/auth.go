@@ -132,6 +132,9 @@ type Config struct {
 	Client *http.Client
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// RunFunction calls cloud functions for providers written as cloud
+	// code (a cloudFunction option); nil: such providers are refused.
+	RunFunction FunctionRunner
 }
 
 type provider struct {
@@ -176,13 +179,16 @@ func New(cfg Config) (*Registry, error) {
 			continue
 		}
 		a := cfg.Adapters[name]
+		if _, isFunction := raw["cloudFunction"]; a == nil && isFunction {
+			a = functionAdapter{run: cfg.RunFunction}
+		}
 		if a == nil {
 			a = builtin(name, raw)
 		}
 		if a == nil {
 			if _, ok := raw["module"]; ok {
 				return nil, fmt.Errorf("auth.%s: a JavaScript adapter module cannot run in Quarry; "+
-					"write the adapter in Go (auth.Adapter) or use oauth2: true", name)
+					"write it as a cloud function (cloudFunction), in Go (auth.Adapter), or use oauth2: true", name)
 			}
 			return nil, fmt.Errorf("auth.%s: no adapter of that name (set oauth2: true for a generic OAuth2/OIDC provider)", name)
 		}

@@ -32,6 +32,7 @@ func TestNewRegistry(t *testing.T) {
 		{name: "twitter without consumer key", providers: map[string]map[string]any{"twitter": {}}, err: "consumer_key"},
 		{name: "unknown provider", providers: map[string]map[string]any{"myspace": {}}, err: "no adapter"},
 		{name: "JavaScript module", providers: map[string]map[string]any{"custom": {"module": "./adapter.js"}}, err: "JavaScript"},
+		{name: "cloud function adapter without a runner", providers: map[string]map[string]any{"custom": {"cloudFunction": "check"}}, err: "no runner"},
 		{name: "oauth2 without endpoint", providers: map[string]map[string]any{"corp": {"oauth2": true}}, err: "tokenIntrospectionEndpointUrl or jwksUri"},
 		{name: "oauth2 appidField without appIds", providers: map[string]map[string]any{"corp": {"oauth2": true,
 			"tokenIntrospectionEndpointUrl": "http://127.0.0.1:1/x", "appidField": "aud"}}, err: "appIds"},

@@ -1,14 +1,33 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/service"
 )
 
+// authFunctions lets providers written as cloud code (auth.<name>.
+// cloudFunction) call the service's cloud functions: the providers are
+// built before the service, which is set once it exists.
+type authFunctions struct {
+	svc atomic.Pointer[service.Service]
+}
+
+func (f *authFunctions) run(_ context.Context, name string, params map[string]any) (any, error) {
+	svc := f.svc.Load()
+	if svc == nil {
+		return nil, errors.New("auth: the service is not started")
+	}
+	return svc.RunFunction(service.Auth{Master: true}, name, params)
+}
+
 // openAuth builds the third-party sign-in providers from the auth option.
-func openAuth(opts *config.Options) (*auth.Registry, error) {
+func openAuth(opts *config.Options, functions *authFunctions) (*auth.Registry, error) {
 	providers := make(map[string]map[string]any, len(opts.Auth.Providers))
 	for name, v := range opts.Auth.Providers {
 		if v == nil {
@@ -29,5 +48,6 @@ func openAuth(opts *config.Options) (*auth.Registry, error) {
 		EnableAnonymousUsers:       opts.Auth.EnableAnonymousUsers,
 		EnableInsecureAuthAdapters: opts.Auth.EnableInsecureAuthAdapters,
 		Now:                        opts.Now,
+		RunFunction:                functions.run,
 	})
 }

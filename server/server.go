@@ -108,7 +108,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		mailer = mailQueue
 		undo = append(undo, func() { mailQueue.Close(context.Background()) })
 	}
-	authProviders, err := openAuth(opts) // auth.go
+	authFunctions := &authFunctions{}
+	authProviders, err := openAuth(opts, authFunctions) // auth.go
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +164,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		}
 		return nil, err
 	}
+	authFunctions.svc.Store(svc)
 	scripts, err := startCloud(reg, svc, opts, log)
 	if err != nil {
 		return nil, err
