@@ -81,4 +81,6 @@ func (f functionAdapter) ValidateAuthData(ctx context.Context, data map[string]a
 }
 
 // ValidateAppID is part of the function's one call.
-func (functionAdapter) ValidateAppID(context.Context, []string, map[string]any, Options) error { return nil }
+func (functionAdapter) ValidateAppID(context.Context, []string, map[string]any, Options) error {
+	return nil
+}

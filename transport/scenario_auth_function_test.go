@@ -43,7 +43,7 @@ func TestScenarioAuthDataCloudFunctionAdapter(t *testing.T) {
 		{name: "accepted, with the function's response", method: "POST", path: "/users", headers: app,
 			body:           authBody("acme", map[string]any{"id": "a-1", "token": "swordfish:a-1", "app": "app-1"}),
 			expectedStatus: 201, expectedContains: []string{`"authDataResponse":{"acme":{"welcome":"acme"}}`},
-			check:          capture("sessionToken", &token)},
+			check: capture("sessionToken", &token)},
 		{name: "the same authData logs in", method: "POST", path: "/users", headers: app,
 			body:           authBody("acme", map[string]any{"id": "a-1", "token": "swordfish:a-1"}),
 			expectedStatus: 200, expectedContains: []string{`"authData":{"acme":{"id":"a-1"}}`}, notExpectedContains: []string{"swordfish"}},
