@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"sync/atomic"
 
 	"github.com/quarrydata/quarry/auth"
@@ -50,4 +52,28 @@ func openAuth(opts *config.Options, functions *authFunctions) (*auth.Registry, e
 		Now:                        opts.Now,
 		RunFunction:                functions.run,
 	})
+}
+
+// warnMissingFunctions warns at start-up about options naming cloud
+// functions that are not defined: passwordPolicy.validatorCallback (every
+// new password would be refused), auth.<provider>.cloudFunction and
+// auth.mfa.smsFunction.
+func warnMissingFunctions(opts *config.Options, defined []string, log *slog.Logger) {
+	named := map[string]string{}
+	if f := opts.Accounts.PasswordPolicy.ValidatorCallback; f != "" {
+		named["passwordPolicy.validatorCallback"] = f
+	}
+	for provider, v := range opts.Auth.Providers {
+		m, _ := v.(map[string]any)
+		for _, key := range []string{"cloudFunction", "smsFunction"} {
+			if f, ok := m[key].(string); ok && f != "" {
+				named["auth."+provider+"."+key] = f
+			}
+		}
+	}
+	for option, f := range named {
+		if !slices.Contains(defined, f) {
+			log.Warn("a cloud function named by an option is not defined", "option", option, "function", f)
+		}
+	}
 }

@@ -169,6 +169,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if err != nil {
 		return nil, err
 	}
+	warnMissingFunctions(opts, reg.FunctionNames(), log) // auth.go
 	undo = append(undo, scripts.Close)
 	keyGenerated := opts.MasterKey == ""
 	if keyGenerated {

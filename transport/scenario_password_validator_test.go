@@ -1,10 +1,12 @@
 package transport_test
 
 import (
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/quarrydata/quarry/config"
@@ -75,3 +77,39 @@ func TestScenarioPasswordValidatorCallback(t *testing.T) {
 			body: loginBody("kim", "Reset-Passw0rd"), expectedStatus: 200},
 	})
 }
+
+// Options naming cloud functions that do not exist are warned about at
+// start-up; a password is then refused (the validator fails closed).
+func TestMissingValidatorFunctionWarned(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	srv := servertest.StartLogged(t, log, func(o *config.Options) {
+		o.Accounts.PasswordPolicy.ValidatorCallback = "noSuchFunction"
+		o.Auth.Providers = map[string]any{"acme": map[string]any{"cloudFunction": "noSuchAdapter"}}
+	})
+	runScenarios(t, srv, []scenario{
+		{name: "fails closed", method: "POST", path: "/users", headers: servertest.App(),
+			body: map[string]any{"username": "max", "password": "Any-Passw0rd"}, expectedStatus: 400, check: codeIs(142)},
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, want := range []string{"option=passwordPolicy.validatorCallback function=noSuchFunction",
+		"option=auth.acme.cloudFunction function=noSuchAdapter",
+		"passwordPolicy.validatorCallback noSuchFunction refused a password with an error"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), "Any-Passw0rd") {
+		t.Error("the log holds the password")
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
