@@ -18,12 +18,14 @@ import (
 // LDAP is the provider name of the directory adapter.
 const LDAP = "ldap"
 
-// Parse error codes of the LDAP adapter, as Parse Server answers them: a
-// refused bind (and an unreachable directory) is 101, a failed group
-// check 1.
+// Parse error codes of the LDAP adapter: a refused bind (and an
+// unreachable directory) is 101, as in Parse Server, and so is a user
+// outside the group, where Parse Server answers 1: that would be status
+// 500, which the JS SDK retries, for what is a refused credential. A
+// group search the directory fails is 1.
 const (
-	codeLDAPLogin = schema.CodeObjectNotFound
-	codeLDAPGroup = 1
+	codeLDAPLogin        = schema.CodeObjectNotFound
+	codeLDAPSearchFailed = schema.CodeInternalServerError
 )
 
 // ldapAdapter signs users in with a directory: authData.ldap = {id,
@@ -97,7 +99,7 @@ func checkLDAPGroup(conn *ldap.Conn, opts Options, id, groupCn string) error {
 	res, err := conn.Search(ldap.NewSearchRequest(opts.String("suffix", ""), ldap.ScopeWholeSubtree,
 		ldap.NeverDerefAliases, 0, int(DefaultTimeout/time.Second), false, filter, []string{"cn"}, nil))
 	if err != nil && !ldap.IsErrorWithCode(err, ldap.LDAPResultNoSuchObject) {
-		return schema.Errorf(codeLDAPGroup, "LDAP group search failed")
+		return schema.Errorf(codeLDAPSearchFailed, "LDAP group search failed")
 	}
 	if res != nil {
 		for _, e := range res.Entries {
@@ -108,7 +110,7 @@ func checkLDAPGroup(conn *ldap.Conn, opts Options, id, groupCn string) error {
 			}
 		}
 	}
-	return schema.Errorf(codeLDAPGroup, "LDAP: User not in group")
+	return schema.Errorf(codeLDAPLogin, "LDAP: User not in group")
 }
 
 // dialLDAP connects to url, within the context's deadline (or
