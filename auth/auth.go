@@ -71,8 +71,8 @@ type Options struct {
 	// Raw is auth.<provider> as configured.
 	Raw map[string]any
 	// AllowInsecure accepts the deprecated payloads (an access token where
-	// the provider offers an authorization code or an id token):
-	// enableInsecureAuthAdapters or the provider's enableInsecureAuth.
+	// the provider offers an authorization code or an id token): the
+	// provider's enableInsecureAuth when set, else enableInsecureAuthAdapters.
 	AllowInsecure bool
 	// Client reaches the provider.
 	Client *http.Client
@@ -192,8 +192,14 @@ func New(cfg Config) (*Registry, error) {
 			}
 			return nil, fmt.Errorf("auth.%s: no adapter of that name (set oauth2: true for a generic OAuth2/OIDC provider)", name)
 		}
-		insecure, _ := raw["enableInsecureAuth"].(bool)
-		opts := Options{Provider: name, Raw: raw, AllowInsecure: insecure || cfg.EnableInsecureAuthAdapters, Client: client, Now: now}
+		// A provider's own enableInsecureAuth, when given, wins over the
+		// general switch: the specification's migration turns providers
+		// off one by one while enableInsecureAuthAdapters is still true.
+		insecure := cfg.EnableInsecureAuthAdapters
+		if b, set := raw["enableInsecureAuth"].(bool); set {
+			insecure = b
+		}
+		opts := Options{Provider: name, Raw: raw, AllowInsecure: insecure, Client: client, Now: now}
 		if err := a.ValidateOptions(opts); err != nil {
 			return nil, fmt.Errorf("auth.%s: %w", name, err)
 		}

@@ -29,6 +29,7 @@ func TestNewRegistry(t *testing.T) {
 		{name: "github without secret", providers: map[string]map[string]any{"github": {"clientId": "c"}}, err: "clientSecret"},
 		{name: "github insecure needs no secret", providers: map[string]map[string]any{"github": {"enableInsecureAuth": true}}, enabled: []string{"anonymous", "github"}},
 		{name: "github under the general switch", providers: map[string]map[string]any{"github": {}}, insecure: true, enabled: []string{"anonymous", "github"}},
+		{name: "github turned secure under the general switch", providers: map[string]map[string]any{"github": {"enableInsecureAuth": false}}, insecure: true, err: "clientSecret"},
 		{name: "twitter without consumer key", providers: map[string]map[string]any{"twitter": {}}, err: "consumer_key"},
 		{name: "unknown provider", providers: map[string]map[string]any{"myspace": {}}, err: "no adapter"},
 		{name: "JavaScript module", providers: map[string]map[string]any{"custom": {"module": "./adapter.js"}}, err: "JavaScript"},
