@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/auth/authtest"
+	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 )
@@ -147,4 +149,56 @@ func TestScenarioMFAAttemptLimitOff(t *testing.T) {
 		{name: "with maxAttempts 0 nothing locks", method: "POST", path: "/login", headers: servertest.App(),
 			body: ivyLogin(totpAt(t, clock.Now())), expectedStatus: 200},
 	})
+}
+
+// SMS codes count too, and a locked account's challenge sends no SMS.
+func TestScenarioMFAAttemptLimitSMS(t *testing.T) {
+	var mu sync.Mutex
+	sent := []string{}
+	reg := cloud.New(nil, 0)
+	reg.Define("sendMFASMS", func(_ context.Context, req *cloud.FunctionRequest) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		sent = append(sent, req.Params["code"].(string))
+		return nil, nil
+	})
+	last := func() (string, int) { mu.Lock(); defer mu.Unlock(); return sent[len(sent)-1], len(sent) }
+	srv := servertest.StartCloud(t, nil, reg, func(o *config.Options) {
+		o.Auth.Providers = map[string]any{"mfa": map[string]any{"enabled": true, "options": []any{"SMS"},
+			"smsFunction": "sendMFASMS", "maxAttempts": 2}}
+	})
+	app := servertest.App()
+	id, _ := signUp(t, srv, "nia", "")
+	nia := asUser(loginOf(t, srv, "nia"))
+	const mobile = "+15550111"
+	for _, body := range []func() map[string]any{
+		func() map[string]any { return authBody("mfa", map[string]any{"mobile": mobile}) },
+		func() map[string]any {
+			code, _ := last()
+			return authBody("mfa", map[string]any{"mobile": mobile, "token": code})
+		},
+	} {
+		if res := srv.Do(t, "PUT", "/users/"+id, body(), nia); res.Status != 200 {
+			t.Fatalf("enrolment: %d %s", res.Status, clip(string(res.Body)))
+		}
+	}
+	challenge := map[string]any{"username": "nia", "password": "pw-nia", "challengeData": map[string]any{"mfa": map[string]any{}}}
+	login := func(code string) map[string]any {
+		return map[string]any{"username": "nia", "password": "pw-nia", "authData": map[string]any{"mfa": map[string]any{"token": code}}}
+	}
+	runScenarios(t, srv, []scenario{
+		{name: "challenge sends a code", method: "POST", path: "/challenge", headers: app, body: challenge, expectedStatus: 200},
+	})
+	code, sends := last()
+	runScenarios(t, srv, []scenario{
+		{name: "wrong code 1", method: "POST", path: "/login", headers: app, body: login("000000"), expectedStatus: 400, check: msgIs(210, "Invalid MFA token")},
+		{name: "wrong code 2 locks", method: "POST", path: "/login", headers: app, body: login("000001"), expectedStatus: 400, check: msgIs(210, "Invalid MFA token")},
+		{name: "the code sent is refused while locked", method: "POST", path: "/login", headers: app, body: login(code),
+			expectedStatus: 400, check: msgIs(210, "Too many failed MFA attempts. Please try again after 15 minute(s).")},
+		{name: "a challenge is refused while locked", method: "POST", path: "/challenge", headers: app, body: challenge,
+			expectedStatus: 400, check: codeIs(210)},
+	})
+	if _, n := last(); n != sends {
+		t.Errorf("%d SMS sent while locked", n-sends)
+	}
 }
