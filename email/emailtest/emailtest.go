@@ -1,6 +1,8 @@
 // Package emailtest runs a real SMTP server on 127.0.0.1 for tests: it
 // accepts every message (optionally only after AUTH PLAIN, optionally
-// over TLS) and hands each one to the test, decoded.
+// over TLS) and hands each one to the test, decoded. A test can stop and
+// restart it on its port (a relay that is down) and have it refuse a
+// recipient with a given reply code (4xx or 5xx).
 package emailtest
 
 import (
