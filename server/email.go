@@ -55,11 +55,13 @@ func queueMail(mailer email.Adapter, opts *config.Options, log *slog.Logger, m *
 	return q
 }
 
-// closeMailQueue tries the waiting emails once more, for MailQueueDrain.
+// closeMailQueue tries the waiting emails once more, for MailQueueDrain,
+// once the service has handed over the emails it was queueing.
 func (s *Server) closeMailQueue() {
 	if s.mailQueue == nil {
 		return
 	}
+	s.Service.WaitMail()
 	ctx, cancel := context.WithTimeout(context.Background(), MailQueueDrain)
 	defer cancel()
 	s.mailQueue.Close(ctx)

@@ -364,9 +364,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	waitJobs := startJobScheduler(jobsCtx, s.Service, s.Opts.Now)
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
 	s.Service.WaitMail() // emails under way are delivered (or time out)
-	s.closeMailQueue()   // email.go
 	stopJobs()
 	waitJobs()
+	s.closeMailQueue() // email.go: after the jobs, which may send emails too
 	// Pushes under way stop at their next batch; the scheduler stops.
 	s.closePush()
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
