@@ -1,8 +1,8 @@
 // Package auth owns third-party sign-in: the provider adapters that check
 // a user's authData (anonymous, OpenID Connect id tokens verified against a
 // JWKS, OAuth access tokens checked at the provider, a generic OAuth2
-// adapter), the registry built from the auth option, and the TOTP
-// multi-factor helpers. It speaks HTTP only to the providers; it never
+// adapter, an LDAP bind), the registry built from the auth option, and the TOTP
+// multi-factor helpers. It speaks only to the providers (HTTP, LDAP); it never
 // reads or writes users (service does) and imports nothing of Quarry's but
 // schema.
 package auth
@@ -71,8 +71,8 @@ type Options struct {
 	// Raw is auth.<provider> as configured.
 	Raw map[string]any
 	// AllowInsecure accepts the deprecated payloads (an access token where
-	// the provider offers an authorization code or an id token):
-	// enableInsecureAuthAdapters or the provider's enableInsecureAuth.
+	// the provider offers an authorization code or an id token): the
+	// provider's enableInsecureAuth when set, else enableInsecureAuthAdapters.
 	AllowInsecure bool
 	// Client reaches the provider.
 	Client *http.Client
@@ -132,6 +132,9 @@ type Config struct {
 	Client *http.Client
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// RunFunction calls cloud functions for providers written as cloud
+	// code (a cloudFunction option); nil: such providers are refused.
+	RunFunction FunctionRunner
 }
 
 type provider struct {
@@ -176,18 +179,27 @@ func New(cfg Config) (*Registry, error) {
 			continue
 		}
 		a := cfg.Adapters[name]
+		if _, isFunction := raw["cloudFunction"]; a == nil && isFunction {
+			a = functionAdapter{run: cfg.RunFunction}
+		}
 		if a == nil {
 			a = builtin(name, raw)
 		}
 		if a == nil {
 			if _, ok := raw["module"]; ok {
 				return nil, fmt.Errorf("auth.%s: a JavaScript adapter module cannot run in Quarry; "+
-					"write the adapter in Go (auth.Adapter) or use oauth2: true", name)
+					"write it as a cloud function (cloudFunction), in Go (auth.Adapter), or use oauth2: true", name)
 			}
 			return nil, fmt.Errorf("auth.%s: no adapter of that name (set oauth2: true for a generic OAuth2/OIDC provider)", name)
 		}
-		insecure, _ := raw["enableInsecureAuth"].(bool)
-		opts := Options{Provider: name, Raw: raw, AllowInsecure: insecure || cfg.EnableInsecureAuthAdapters, Client: client, Now: now}
+		// A provider's own enableInsecureAuth, when given, wins over the
+		// general switch: the specification's migration turns providers
+		// off one by one while enableInsecureAuthAdapters is still true.
+		insecure := cfg.EnableInsecureAuthAdapters
+		if b, set := raw["enableInsecureAuth"].(bool); set {
+			insecure = b
+		}
+		opts := Options{Provider: name, Raw: raw, AllowInsecure: insecure, Client: client, Now: now}
 		if err := a.ValidateOptions(opts); err != nil {
 			return nil, fmt.Errorf("auth.%s: %w", name, err)
 		}
@@ -216,6 +228,8 @@ func builtin(name string, raw map[string]any) Adapter {
 		return twitterAdapter{}
 	case MFA:
 		return mfaAdapter{}
+	case LDAP:
+		return ldapAdapter{}
 	}
 	return nil
 }

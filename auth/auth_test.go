@@ -29,15 +29,22 @@ func TestNewRegistry(t *testing.T) {
 		{name: "github without secret", providers: map[string]map[string]any{"github": {"clientId": "c"}}, err: "clientSecret"},
 		{name: "github insecure needs no secret", providers: map[string]map[string]any{"github": {"enableInsecureAuth": true}}, enabled: []string{"anonymous", "github"}},
 		{name: "github under the general switch", providers: map[string]map[string]any{"github": {}}, insecure: true, enabled: []string{"anonymous", "github"}},
+		{name: "github turned secure under the general switch", providers: map[string]map[string]any{"github": {"enableInsecureAuth": false}}, insecure: true, err: "clientSecret"},
 		{name: "twitter without consumer key", providers: map[string]map[string]any{"twitter": {}}, err: "consumer_key"},
 		{name: "unknown provider", providers: map[string]map[string]any{"myspace": {}}, err: "no adapter"},
 		{name: "JavaScript module", providers: map[string]map[string]any{"custom": {"module": "./adapter.js"}}, err: "JavaScript"},
+		{name: "cloud function adapter without a runner", providers: map[string]map[string]any{"custom": {"cloudFunction": "check"}}, err: "no runner"},
 		{name: "oauth2 without endpoint", providers: map[string]map[string]any{"corp": {"oauth2": true}}, err: "tokenIntrospectionEndpointUrl or jwksUri"},
 		{name: "oauth2 appidField without appIds", providers: map[string]map[string]any{"corp": {"oauth2": true,
 			"tokenIntrospectionEndpointUrl": "http://127.0.0.1:1/x", "appidField": "aud"}}, err: "appIds"},
 		{name: "mfa with SMS needs its function", providers: map[string]map[string]any{"mfa": {"options": []any{"SMS"}}}, err: "smsFunction"},
 		{name: "mfa with SMS", providers: map[string]map[string]any{"mfa": {"options": []any{"SMS", "TOTP"}, "smsFunction": "send"}}, enabled: []string{"anonymous", "mfa"}},
 		{name: "mfa with e-mail", providers: map[string]map[string]any{"mfa": {"options": []any{"EMAIL"}}}, err: "neither"},
+		{name: "mfa attempt limit", providers: map[string]map[string]any{"mfa": {"maxAttempts": 3.0, "attemptWindow": 60.0, "lockoutDuration": 600.0}}, enabled: []string{"anonymous", "mfa"}},
+		{name: "mfa negative maxAttempts", providers: map[string]map[string]any{"mfa": {"maxAttempts": -1.0}}, err: "mfa.maxAttempts"},
+		{name: "mfa fractional window", providers: map[string]map[string]any{"mfa": {"attemptWindow": 1.5}}, err: "mfa.attemptWindow"},
+		{name: "mfa limit without a lockout", providers: map[string]map[string]any{"mfa": {"lockoutDuration": 0.0}}, err: "at least 1 second"},
+		{name: "mfa limit off", providers: map[string]map[string]any{"mfa": {"maxAttempts": 0.0, "lockoutDuration": 0.0}}, enabled: []string{"anonymous", "mfa"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := auth.New(auth.Config{Providers: tc.providers, EnableAnonymousUsers: true, EnableInsecureAuthAdapters: tc.insecure})

@@ -80,6 +80,14 @@ type SMTPOptions struct {
 	// of text/template files that replace the built-in texts.
 	VerificationEmailTemplate  string
 	PasswordResetEmailTemplate string
+	// QueueSize bounds the emails waiting for the relay in the retry
+	// queue (0: email.DefaultQueueSize).
+	QueueSize int
+	// MaxAttempts bounds the tries of one email (0: email.DefaultMaxAttempts).
+	MaxAttempts int
+	// FirstRetry is the wait before an email's second try (0:
+	// email.DefaultFirstRetry); for tests and embedders, no option sets it.
+	FirstRetry time.Duration
 }
 
 // CustomPages is customPages: when a URL is set, the flow redirects there
@@ -99,6 +107,9 @@ type PasswordPolicy struct {
 	// ValidatorPattern is a regular expression (Go syntax) a new password
 	// must match.
 	ValidatorPattern string
+	// ValidatorCallback names a cloud function that judges a new password
+	// (params {password, username}); it must return true to accept it.
+	ValidatorCallback string
 	// ValidationError replaces the message of a refused password.
 	ValidationError string
 	// DoNotAllowUsername refuses passwords that contain the username.
@@ -187,6 +198,12 @@ var accountOptions = []*option{
 	{name: "emailAdapter.options.passwordResetEmailTemplate", group: groupAccounts, def: "built in",
 		usage: "text/template file of the password reset email",
 		field: func(o *Options) any { return &o.Accounts.EmailAdapter.Options.PasswordResetEmailTemplate }},
+	{name: "emailAdapter.options.queueSize", group: groupAccounts, def: "1000",
+		usage: "emails that may wait for the relay in the retry queue; more are dropped",
+		field: func(o *Options) any { return &o.Accounts.EmailAdapter.Options.QueueSize }},
+	{name: "emailAdapter.options.maxAttempts", group: groupAccounts, def: "12 (about an hour)",
+		usage: "tries of one email while the relay is down or answers 4xx",
+		field: func(o *Options) any { return &o.Accounts.EmailAdapter.Options.MaxAttempts }},
 	{name: "customPages", group: groupAccounts, env: []string{"PARSE_SERVER_CUSTOM_PAGES"}, def: "Quarry's pages",
 		usage: "object: URLs of your own pages for the email links (the keys below)"},
 	{name: "customPages.invalidLink", group: groupAccounts, usage: "an invalid or expired password reset link",
@@ -208,6 +225,9 @@ var accountOptions = []*option{
 	{name: "passwordPolicy.validatorPattern", group: groupAccounts,
 		usage: "regular expression (Go syntax) a new password must match",
 		field: func(o *Options) any { return &o.Accounts.PasswordPolicy.ValidatorPattern }},
+	{name: "passwordPolicy.validatorCallback", group: groupAccounts,
+		usage: "name of a cloud function judging a new password ({password, username}; true accepts)",
+		field: func(o *Options) any { return &o.Accounts.PasswordPolicy.ValidatorCallback }},
 	{name: "passwordPolicy.validationError", group: groupAccounts,
 		usage: "message of error 142 for a password the policy refuses",
 		field: func(o *Options) any { return &o.Accounts.PasswordPolicy.ValidationError }},
@@ -260,6 +280,12 @@ func checkAccounts(o *Options, check func(string, error), warn func(string, ...a
 		}
 		if ad.Options.FromAddress == "" {
 			check("emailAdapter.options.fromAddress", errors.New(`is required with emailAdapter.module "smtp"`))
+		}
+		if ad.Options.QueueSize < 0 {
+			check("emailAdapter.options.queueSize", fmt.Errorf("must be 0 (the default) or more, got %d", ad.Options.QueueSize))
+		}
+		if ad.Options.MaxAttempts < 0 {
+			check("emailAdapter.options.maxAttempts", fmt.Errorf("must be 0 (the default) or more, got %d", ad.Options.MaxAttempts))
 		}
 		if ad.Options.Port < 0 || ad.Options.Port > 65535 {
 			check("emailAdapter.options.port", fmt.Errorf("must be between 1 and 65535 (0: the default), got %d", ad.Options.Port))

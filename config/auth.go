@@ -12,7 +12,7 @@ type AuthOptions struct {
 	EnableAnonymousUsers bool
 	// EnableInsecureAuthAdapters is enableInsecureAuthAdapters: accept the
 	// deprecated payloads (access tokens where the provider offers a code)
-	// of every provider, not only those with enableInsecureAuth.
+	// of every provider that does not set its own enableInsecureAuth.
 	EnableInsecureAuthAdapters bool
 	// Adapters are auth adapters written in Go, by provider name: set by a
 	// program that embeds Quarry, not an option. A provider named in

@@ -445,7 +445,7 @@ var unsupported = []string{
 	"requestKeywordDenylist", "scheduledPush", "schema", "schemaCacheTTL", "security",
 	"sendUserEmailVerification", "serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "trustProxy", "userSensitiveFields",
-	"passwordPolicy.validatorCallback", "passwordPolicy.resetPasswordSuccessOnInvalidEmail",
+	"passwordPolicy.resetPasswordSuccessOnInvalidEmail",
 	"push.adapterOptions", "push.android.apiKey",
 	"liveQuery.pubSubAdapter", "liveQuery.redisOptions", "liveQuery.wssAdapter",
 	"liveQueryServerOptions.pubSubAdapter", "liveQueryServerOptions.redisOptions", "liveQueryServerOptions.wssAdapter",

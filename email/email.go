@@ -1,7 +1,7 @@
 // Package email owns the messages the server sends by email: the Adapter
 // interface the service calls (verification and password reset links,
-// plain messages), the built-in SMTP adapter, and the text/template
-// templates operators may override.
+// plain messages), the built-in SMTP adapter, the retry queue in front of
+// it, and the text/template templates operators may override.
 //
 // email imports nothing of Quarry's; service calls it, never the reverse.
 package email
@@ -171,7 +171,7 @@ type linkSender struct {
 func (s linkSender) SendVerificationEmail(ctx context.Context, l Link) error {
 	m, err := s.templates.Verification.Render(l)
 	if err != nil {
-		return err
+		return Permanent(err)
 	}
 	return s.send(ctx, m)
 }
@@ -179,7 +179,7 @@ func (s linkSender) SendVerificationEmail(ctx context.Context, l Link) error {
 func (s linkSender) SendPasswordResetEmail(ctx context.Context, l Link) error {
 	m, err := s.templates.PasswordReset.Render(l)
 	if err != nil {
-		return err
+		return Permanent(err)
 	}
 	return s.send(ctx, m)
 }

@@ -1,14 +1,35 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
+	"sync/atomic"
 
 	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/service"
 )
 
+// authFunctions lets providers written as cloud code (auth.<name>.
+// cloudFunction) call the service's cloud functions: the providers are
+// built before the service, which is set once it exists.
+type authFunctions struct {
+	svc atomic.Pointer[service.Service]
+}
+
+func (f *authFunctions) run(_ context.Context, name string, params map[string]any) (any, error) {
+	svc := f.svc.Load()
+	if svc == nil {
+		return nil, errors.New("auth: the service is not started")
+	}
+	return svc.RunFunction(service.Auth{Master: true}, name, params)
+}
+
 // openAuth builds the third-party sign-in providers from the auth option.
-func openAuth(opts *config.Options) (*auth.Registry, error) {
+func openAuth(opts *config.Options, functions *authFunctions) (*auth.Registry, error) {
 	providers := make(map[string]map[string]any, len(opts.Auth.Providers))
 	for name, v := range opts.Auth.Providers {
 		if v == nil {
@@ -29,5 +50,30 @@ func openAuth(opts *config.Options) (*auth.Registry, error) {
 		EnableAnonymousUsers:       opts.Auth.EnableAnonymousUsers,
 		EnableInsecureAuthAdapters: opts.Auth.EnableInsecureAuthAdapters,
 		Now:                        opts.Now,
+		RunFunction:                functions.run,
 	})
+}
+
+// warnMissingFunctions warns at start-up about options naming cloud
+// functions that are not defined: passwordPolicy.validatorCallback (every
+// new password would be refused), auth.<provider>.cloudFunction and
+// auth.mfa.smsFunction.
+func warnMissingFunctions(opts *config.Options, defined []string, log *slog.Logger) {
+	named := map[string]string{}
+	if f := opts.Accounts.PasswordPolicy.ValidatorCallback; f != "" {
+		named["passwordPolicy.validatorCallback"] = f
+	}
+	for provider, v := range opts.Auth.Providers {
+		m, _ := v.(map[string]any)
+		for _, key := range []string{"cloudFunction", "smsFunction"} {
+			if f, ok := m[key].(string); ok && f != "" {
+				named["auth."+provider+"."+key] = f
+			}
+		}
+	}
+	for option, f := range named {
+		if !slices.Contains(defined, f) {
+			log.Warn("a cloud function named by an option is not defined", "option", option, "function", f)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/email"
+	"github.com/quarrydata/quarry/metrics"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/transport"
 )
@@ -27,6 +29,42 @@ func openMailer(opts *config.Options) (email.Adapter, error) {
 	}
 	return email.NewSMTP(email.SMTPOptions{Host: o.Host, Port: o.Port, Username: o.Username, Password: o.Password,
 		FromAddress: o.FromAddress, Secure: o.Secure}, tpl)
+}
+
+// MailQueueDrain bounds how long shutdown tries the emails still waiting
+// for the relay.
+const MailQueueDrain = 10 * time.Second
+
+// queueMail puts the retry queue in front of the mailer (nil without
+// one), its counts in the metrics.
+func queueMail(mailer email.Adapter, opts *config.Options, log *slog.Logger, m *metrics.Metrics) *email.Queue {
+	if mailer == nil {
+		return nil
+	}
+	o := opts.Accounts.EmailAdapter.Options
+	q := email.NewQueue(mailer, email.QueueOptions{Size: o.QueueSize, MaxAttempts: o.MaxAttempts, FirstRetry: o.FirstRetry,
+		Warn: func(msg string) { log.Warn(msg) }})
+	m.GaugeFunc("quarry_email_queue_depth", "Emails waiting for the SMTP relay or being sent.",
+		func() float64 { return float64(q.Stats().Depth) })
+	m.CounterFunc("quarry_email_sent_total", "Emails the SMTP relay accepted.",
+		func() float64 { return float64(q.Stats().Sent) })
+	m.CounterFunc("quarry_email_retries_total", "Email tries that failed temporarily (relay unreachable, 4xx, timeout) and were rescheduled.",
+		func() float64 { return float64(q.Stats().Retried) })
+	m.CounterFunc("quarry_email_dropped_total", "Emails given up: a permanent (5xx) failure, the tries used up, the queue full, or unsent at shutdown.",
+		func() float64 { return float64(q.Stats().Dropped) })
+	return q
+}
+
+// closeMailQueue tries the waiting emails once more, for MailQueueDrain,
+// once the service has handed over the emails it was queueing.
+func (s *Server) closeMailQueue() {
+	if s.mailQueue == nil {
+		return
+	}
+	s.Service.WaitMail()
+	ctx, cancel := context.WithTimeout(context.Background(), MailQueueDrain)
+	defer cancel()
+	s.mailQueue.Close(ctx)
 }
 
 // linkBase is the base of the links in emails: publicServerURL, else
@@ -66,6 +104,7 @@ func accountOptions(opts *config.Options, mailer email.Adapter, base *linkBase, 
 		ResetTokenValidity:               pp.ResetTokenValidityDuration,
 		ResetTokenReuse:                  pp.ResetTokenReuseIfValid,
 		PasswordPatternError:             pp.ValidationError,
+		PasswordValidator:                pp.ValidatorCallback,
 		DoNotAllowUsername:               pp.DoNotAllowUsername,
 		MaxPasswordAge:                   daysToDuration(pp.MaxPasswordAge),
 		MaxPasswordHistory:               pp.MaxPasswordHistory,

@@ -21,6 +21,7 @@ import (
 
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/email"
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/graphql"
 	"github.com/quarrydata/quarry/live"
@@ -60,6 +61,7 @@ type Server struct {
 	links        *linkBase      // the base of links in emails (email.go)
 	limiter      *ratelimit.Limiter
 	cache        *sharedCache // cacheAdapter; nil without
+	mailQueue    *email.Queue // retries emails; nil without emailAdapter (email.go)
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -102,7 +104,13 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if err != nil {
 		return nil, err
 	}
-	authProviders, err := openAuth(opts) // auth.go
+	mailQueue := queueMail(mailer, opts, log, m) // email.go
+	if mailQueue != nil {
+		mailer = mailQueue
+		undo = append(undo, func() { mailQueue.Close(context.Background()) })
+	}
+	authFunctions := &authFunctions{}
+	authProviders, err := openAuth(opts, authFunctions) // auth.go
 	if err != nil {
 		return nil, err
 	}
@@ -163,10 +171,12 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		}
 		return nil, err
 	}
+	authFunctions.svc.Store(svc)
 	scripts, err := startCloud(reg, svc, opts, log)
 	if err != nil {
 		return nil, err
 	}
+	warnMissingFunctions(opts, reg.FunctionNames(), log) // auth.go
 	undo = append(undo, scripts.Close)
 	keyGenerated := opts.MasterKey == ""
 	if keyGenerated {
@@ -242,6 +252,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	}
 	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
 		scripts: scripts, files: fileStore, Push: sender, links: links, limiter: limiter}
+	srv.mailQueue = mailQueue
 	if lq != nil {
 		srv.Live = lq.server
 	}
@@ -366,6 +377,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.Service.WaitMail() // emails under way are delivered (or time out)
 	stopJobs()
 	waitJobs()
+	s.closeMailQueue() // email.go: after the jobs, which may send emails too
 	// Pushes under way stop at their next batch; the scheduler stops.
 	s.closePush()
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
@@ -401,6 +413,7 @@ func (s *Server) Close() error {
 	s.files.close()
 	s.limiter.Close()
 	s.cache.close()
+	s.closeMailQueue() // email.go
 	return s.store.Close()
 }
 

@@ -48,6 +48,11 @@ type AccountOptions struct {
 	// PasswordPatternError replaces the message of a refusal.
 	PasswordPattern      *regexp.Regexp
 	PasswordPatternError string
+	// PasswordValidator names a cloud function that judges every new
+	// password (params {password, username}): anything but true, or an
+	// error, refuses it with PasswordPatternError (passwordPolicy's
+	// validatorCallback).
+	PasswordValidator string
 	// DoNotAllowUsername refuses passwords that contain the username.
 	DoNotAllowUsername bool
 	// MaxPasswordAge makes login fail once a password is older (0: never).

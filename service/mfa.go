@@ -117,6 +117,9 @@ func (s *Service) checkLoginMFA(user schema.Object, mfa any) error {
 	if !mfaEnrolled(user) || !on {
 		return nil
 	}
+	if err := s.checkMFALock(user); err != nil { // mfa_limit.go
+		return err
+	}
 	entry, _ := mfa.(map[string]any)
 	token, _ := entry["token"].(string)
 	if token == "" {
@@ -127,17 +130,19 @@ func (s *Service) checkLoginMFA(user schema.Object, mfa any) error {
 		return s.checkSMSLogin(user, token) // mfa_sms.go
 	}
 	if auth.TOTPOf(opts).Valid(token, secret, s.opts.Now()) {
-		return nil
+		return s.mfaPassed(user)
 	}
 	hash := auth.HashRecoveryCode(token)
 	recovery, _ := user[fieldMFARecovery].([]any)
 	if !slices.ContainsFunc(recovery, func(h any) bool { return auth.SameHash(str(h), hash) }) {
-		return mfaError("Invalid MFA token")
+		return s.mfaFailed(user)
 	}
 	// Spent under the user's lock: two logins with one code, one wins.
-	_, err := s.write(Auth{Master: true, internal: true}, []WriteOp{{Method: MethodUpdate, Class: classUser,
-		ID: user["objectId"].(string), Body: map[string]any{}, authPlan: &authPlan{spendRecovery: hash}}}, true)
-	return err
+	if _, err := s.write(Auth{Master: true, internal: true}, []WriteOp{{Method: MethodUpdate, Class: classUser,
+		ID: user["objectId"].(string), Body: map[string]any{}, authPlan: &authPlan{spendRecovery: hash}}}, true); err != nil {
+		return err
+	}
+	return s.mfaPassed(user)
 }
 
 // spendRecoveryCode removes a recovery code's hash from the user being
@@ -158,6 +163,7 @@ func clearMFA(d *draft) {
 	delete(d.obj, fieldMFARecovery)
 	delete(d.obj, fieldMFAMobile)
 	delete(d.obj, fieldMFASMS)
+	clearMFALimit(d.obj)
 }
 
 // loginFactors is LogIn's check of a second factor (the mfa token in the
@@ -196,6 +202,11 @@ func (s *Service) Challenge(a Auth, body map[string]any) (map[string]any, error)
 	for _, p := range slices.Sorted(maps.Keys(challenge)) {
 		if !s.opts.Auth.Enabled(p) {
 			return nil, auth.ErrUnsupported
+		}
+		if p == auth.MFA && mfaEnrolled(user) {
+			if err := s.checkMFALock(user); err != nil { // mfa_limit.go
+				return nil, err
+			}
 		}
 		if p == auth.MFA && user[fieldMFAMobile] != nil {
 			if err := s.challengeSMS(user); err != nil { // mfa_sms.go

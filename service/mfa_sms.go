@@ -69,11 +69,13 @@ func (s *Service) smsCodeValid(pending any, mobile, token string) bool {
 // sent, which is spent.
 func (s *Service) checkSMSLogin(user schema.Object, token string) error {
 	if !s.smsCodeValid(user[fieldMFASMS], str(user[fieldMFAMobile]), token) {
-		return mfaError("Invalid MFA token")
+		return s.mfaFailed(user) // mfa_limit.go
 	}
-	_, err := s.write(Auth{Master: true, internal: true}, []WriteOp{{Method: MethodUpdate, Class: classUser,
-		ID: user["objectId"].(string), Body: map[string]any{}, authPlan: &authPlan{spendSMS: auth.HashRecoveryCode(token)}}}, true)
-	return err
+	if _, err := s.write(Auth{Master: true, internal: true}, []WriteOp{{Method: MethodUpdate, Class: classUser,
+		ID: user["objectId"].(string), Body: map[string]any{}, authPlan: &authPlan{spendSMS: auth.HashRecoveryCode(token)}}}, true); err != nil {
+		return err
+	}
+	return s.mfaPassed(user)
 }
 
 // spendSMSCode removes the waiting code a login used; a code used

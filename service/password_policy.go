@@ -13,25 +13,24 @@ import (
 // write takes any lock, since the history compares bcrypt hashes.
 func (s *Service) checkNewPassword(op WriteOp, password string) error {
 	acc := &s.opts.Accounts
-	if acc.PasswordPattern == nil && !acc.DoNotAllowUsername && acc.MaxPasswordHistory == 0 {
+	if acc.PasswordPattern == nil && acc.PasswordValidator == "" && !acc.DoNotAllowUsername && acc.MaxPasswordHistory == 0 {
 		return nil
 	}
 	var current schema.Object
 	if op.Method == MethodUpdate {
 		current, _ = s.userByID(op.ID)
 	}
+	username, ok := op.Body["username"].(string)
+	if !ok {
+		username = str(current["username"])
+	}
 	if acc.PasswordPattern != nil && !acc.PasswordPattern.MatchString(password) {
-		msg := acc.PasswordPatternError
-		if msg == "" {
-			msg = "Password does not meet the Password Policy requirements."
-		}
-		return schema.Errorf(codeValidation, "%s", msg)
+		return s.policyRefusal()
+	}
+	if acc.PasswordValidator != "" && !s.passwordValidated(password, username) {
+		return s.policyRefusal()
 	}
 	if acc.DoNotAllowUsername {
-		username, ok := op.Body["username"].(string)
-		if !ok {
-			username = str(current["username"])
-		}
 		if username != "" && strings.Contains(password, username) {
 			return schema.Errorf(codeValidation, "Password cannot contain your username.")
 		}
@@ -44,6 +43,38 @@ func (s *Service) checkNewPassword(op WriteOp, password string) error {
 		}
 	}
 	return nil
+}
+
+// policyRefusal is the answer to a password the pattern or the validator
+// refuses.
+func (s *Service) policyRefusal() error {
+	msg := s.opts.Accounts.PasswordPatternError
+	if msg == "" {
+		msg = "Password does not meet the Password Policy requirements."
+	}
+	return schema.Errorf(codeValidation, "%s", msg)
+}
+
+// passwordValidated asks passwordPolicy's validator function, with the
+// master key, whether it accepts a password: only a true result does. An
+// error (a throw, or no such function) refuses it too, so that a
+// misconfigured validator never lets weak passwords through; it is
+// logged, without the password.
+func (s *Service) passwordValidated(password, username string) bool {
+	name := s.opts.Accounts.PasswordValidator
+	res, err := s.RunFunction(Auth{Master: true}, name, map[string]any{"password": password, "username": username})
+	if err != nil {
+		if warn := s.opts.Accounts.Warn; warn != nil {
+			msg := err.Error()
+			if pe, ok := schema.AsError(err); ok {
+				msg = pe.Message
+			}
+			warn("passwordPolicy.validatorCallback " + name + " refused a password with an error: " + strings.ReplaceAll(msg, password, "***"))
+		}
+		return false
+	}
+	ok, _ := res.(bool)
+	return ok
 }
 
 // recentHashes are the current password hash and the older ones kept, at

@@ -141,7 +141,9 @@ func audit(log []exchange) []string {
 				for _, prov := range ad {
 					pm, _ := prov.(map[string]any)
 					for k, v := range pm {
-						if s, ok := v.(string); ok && k != "id" && len(s) >= minSecretLen && authSecrets[s] == nil {
+						// A secret first sent in a refused request (no owner
+						// known) takes the owner of a later accepted one.
+						if s, ok := v.(string); ok && k != "id" && len(s) >= minSecretLen && (authSecrets[s] == nil || authSecrets[s].owner == "") {
 							authSecrets[s] = &secret{owner: ownerOfWrite(ex), issued: i}
 						}
 					}

@@ -361,3 +361,19 @@ func TestScenarioAuthDataGoAdapter(t *testing.T) {
 			expectedStatus: 400, check: msgIs(251, "acme says no.")},
 	})
 }
+
+// A provider's own enableInsecureAuth false wins over the general switch
+// (the specification's migration turns providers secure one at a time).
+func TestScenarioAuthDataInsecureTurnedOffPerProvider(t *testing.T) {
+	p := authtest.Start(t)
+	sfx := uniqueSuffix()
+	p.AddToken("gh-token-2"+sfx, "4244")
+	srv := authServer(t, p, func(o *config.Options) {
+		o.Auth.EnableInsecureAuthAdapters = true
+		o.Auth.Providers["github"].(map[string]any)["enableInsecureAuth"] = false
+	})
+	runScenarios(t, srv, []scenario{
+		{name: "github access token refused", method: "POST", path: "/users", headers: servertest.App(),
+			body: authBody("github", map[string]any{"id": "4244", "access_token": "gh-token-2" + sfx}), expectedStatus: 400, check: codeIs(252)},
+	})
+}

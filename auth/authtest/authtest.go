@@ -2,8 +2,9 @@
 // a JWKS endpoint with real RSA and EC keys and the id tokens they sign,
 // Facebook's Graph "me" and "app", GitHub's "user" and code exchange,
 // Microsoft Graph's "me", Twitter's OAuth 1.0a verify_credentials, and an
-// RFC 7662 token introspection endpoint. Tests point the auth option's
-// provider URLs at it. It is imported by tests only.
+// RFC 7662 token introspection endpoint; and an LDAP directory (ldap.go,
+// gldap speaking the real protocol). Tests point the auth option's
+// provider URLs at them. It is imported by tests only.
 package authtest
 
 import (

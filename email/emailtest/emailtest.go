@@ -1,6 +1,8 @@
 // Package emailtest runs a real SMTP server on 127.0.0.1 for tests: it
 // accepts every message (optionally only after AUTH PLAIN, optionally
-// over TLS) and hands each one to the test, decoded.
+// over TLS) and hands each one to the test, decoded. A test can stop and
+// restart it on its port (a relay that is down) and have it refuse a
+// recipient with a given reply code (4xx or 5xx).
 package emailtest
 
 import (
@@ -17,6 +19,7 @@ import (
 	"net"
 	"net/mail"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,36 +53,91 @@ type Server struct {
 	// ClientTLS trusts the server's certificate (nil without TLS).
 	ClientTLS *tls.Config
 	mails     chan Mail
+	opts      Options
+	tlsConfig *tls.Config
+
+	mu      sync.Mutex
+	srv     *smtp.Server // nil while stopped
+	ln      net.Listener
+	refusal map[string]refusal
+}
+
+// refusal is an SMTP reply given at RCPT to an address, times more times
+// (a negative count: always).
+type refusal struct {
+	code  int
+	times int
 }
 
 // Start serves until the test ends.
 func Start(tb testing.TB, opts Options) *Server {
 	tb.Helper()
-	s := &Server{Host: "127.0.0.1", mails: make(chan Mail, 64)}
+	s := &Server{Host: "127.0.0.1", mails: make(chan Mail, 64), opts: opts, refusal: map[string]refusal{}}
+	if opts.TLS {
+		cert, pool := selfSigned(tb)
+		s.tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+		s.ClientTLS = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.Port = ln.Addr().(*net.TCPAddr).Port
+	s.serve(ln)
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+func (s *Server) serve(ln net.Listener) {
 	be := smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
-		return &session{srv: s, opts: opts}, nil
+		return &session{srv: s, opts: s.opts}, nil
 	})
 	srv := smtp.NewServer(be)
 	srv.Domain = "localhost"
 	srv.ReadTimeout = 10 * time.Second
 	srv.WriteTimeout = 10 * time.Second
-	srv.AllowInsecureAuth = !opts.TLS
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv.AllowInsecureAuth = !s.opts.TLS
+	srv.TLSConfig = s.tlsConfig
+	if s.opts.TLS && s.opts.Implicit {
+		ln = tls.NewListener(ln, s.tlsConfig)
+	}
+	s.mu.Lock()
+	s.srv, s.ln = srv, ln
+	s.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
+}
+
+// Stop closes the server: connections to its port are refused (a relay
+// that is down) until Restart.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	srv, ln := s.srv, s.ln
+	s.srv, s.ln = nil, nil
+	s.mu.Unlock()
+	if srv != nil {
+		// The listener is closed here too: Serve may not have taken it yet.
+		_ = ln.Close()
+		_ = srv.Close()
+	}
+}
+
+// Restart serves again on the same port after Stop.
+func (s *Server) Restart(tb testing.TB) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", s.Addr())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if opts.TLS {
-		cert, pool := selfSigned(tb)
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
-		s.ClientTLS = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
-		if opts.Implicit {
-			ln = tls.NewListener(ln, srv.TLSConfig)
-		}
-	}
-	s.Port = ln.Addr().(*net.TCPAddr).Port
-	go func() { _ = srv.Serve(ln) }()
-	tb.Cleanup(func() { _ = srv.Close() })
-	return s
+	s.serve(ln)
+}
+
+// Refuse answers RCPT TO addr with code (e.g. 451, a temporary failure,
+// or 550, a permanent one) the next times times; a negative times refuses
+// always.
+func (s *Server) Refuse(addr string, code, times int) {
+	s.mu.Lock()
+	s.refusal[addr] = refusal{code: code, times: times}
+	s.mu.Unlock()
 }
 
 // Addr is host:port.
@@ -130,7 +188,21 @@ func (s *session) Mail(from string, _ *smtp.MailOptions) error {
 	return nil
 }
 
-func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error { s.to = to; return nil }
+func (s *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.srv.mu.Lock()
+	r, ok := s.srv.refusal[to]
+	refuse := ok && r.times != 0
+	if refuse && r.times > 0 {
+		r.times--
+		s.srv.refusal[to] = r
+	}
+	s.srv.mu.Unlock()
+	if refuse {
+		return &smtp.SMTPError{Code: r.code, EnhancedCode: smtp.EnhancedCodeNotSet, Message: "refused by the test"}
+	}
+	s.to = to
+	return nil
+}
 
 func (s *session) Data(r io.Reader) error {
 	msg, err := mail.ReadMessage(r)
