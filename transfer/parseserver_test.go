@@ -31,13 +31,22 @@ const parseServerProject = "../bench/compare/parse-server"
 func needParseServer(t *testing.T, why string) {
 	t.Helper()
 	msg := "\n\n*** SKIPPED: %s needs Node.js and npm (Parse Server runs on them): %v ***\n"
+	fail := func(err error) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf(msg, why, err)
+		}
+		t.Skipf(msg, why, err)
+	}
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf(msg, why, err)
-			}
-			t.Skipf(msg, why, err)
+			fail(err)
 		}
+	}
+	// Parse Server 8's engines field.
+	check := `const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || a === 20 && b >= 18 ? 0 : 1)`
+	if out, err := exec.Command("node", "-e", check).CombinedOutput(); err != nil {
+		v, _ := exec.Command("node", "--version").Output()
+		fail(fmt.Errorf("Parse Server 8 needs Node.js >= 20.18, found %s (%v %s)", strings.TrimSpace(string(v)), err, out))
 	}
 }
 
