@@ -32,12 +32,24 @@ const fileWorkers = 4
 // Content-Length may hold: such a file is read into memory first.
 const maxUnsizedFile = 256 << 20
 
-// errNoSourceFile is a file the source does not hold.
-var errNoSourceFile = errors.New("not in the source")
+// errNoSourceFile is a file the source does not hold; errIncompleteSourceFile
+// one it holds only in part.
+var (
+	errNoSourceFile         = errors.New("not in the source")
+	errIncompleteSourceFile = errors.New("incomplete in the source")
+)
 
 // fileSource reads files of the old server by name.
 type fileSource interface {
 	open(ctx context.Context, name string) (r io.ReadCloser, size int64, contentType string, err error)
+}
+
+// preparedSource is a fileSource that reads its source once, for the
+// files named, before the first open; close releases what that made.
+type preparedSource interface {
+	fileSource
+	prepare(ctx context.Context, names []string) error
+	close()
 }
 
 // dirSource is the directory of Parse Server's filesystem adapter
@@ -132,6 +144,13 @@ func fileSourceOf(opts ImportOptions) (fileSource, error) {
 		} else if !st.IsDir() {
 			return nil, fmt.Errorf("transfer: %s is not a directory", opts.FilesFrom)
 		}
+		files, chunks, isGridFS, err := gridFSCollections(opts.FilesFrom)
+		if err != nil {
+			return nil, err
+		}
+		if isGridFS {
+			return newGridFSSource(files, chunks)
+		}
 		return dirSource(opts.FilesFrom), nil
 	}
 	if opts.FilesFromURL != "" {
@@ -201,6 +220,11 @@ func (im *importer) copyFiles(src fileSource) error {
 	names, err := fileNames(im.st)
 	if err != nil {
 		return err
+	}
+	if p, ok := src.(preparedSource); ok {
+		if err := p.prepare(im.ctx, names); err != nil {
+			return err
+		}
 	}
 	var (
 		mu      sync.Mutex
@@ -281,8 +305,11 @@ func (im *importer) copyFile(src fileSource, name string) (copied bool, skipped 
 		return false, "", err
 	}
 	r, size, ct, err := src.open(im.ctx, name)
-	if errors.Is(err, errNoSourceFile) {
+	switch {
+	case errors.Is(err, errNoSourceFile):
 		return false, "not found in the old server's files", nil
+	case errors.Is(err, errIncompleteSourceFile):
+		return false, "incomplete in the old server's files", nil
 	}
 	if err != nil {
 		return false, "", err

@@ -2,7 +2,10 @@ package transfer_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/quarrydata/quarry/files"
 	"github.com/quarrydata/quarry/server/servertest"
@@ -46,8 +51,23 @@ func TestImportCopiesFiles(t *testing.T) {
 	}))
 	defer old.Close()
 
+	// Parse Server's default adapter on MongoDB keeps files in GridFS: the
+	// export's fs.files and fs.chunks, beside the classes (mongoexport
+	// JSON, and the same as mongodump BSON).
+	gridJSON, gridBSON := t.TempDir(), t.TempDir()
+	copyDir(t, "testdata/mongoexport", gridJSON)
+	filesDocs, chunkDocs := gridFS(fixtureFile, data, 8)
+	writeLines(t, filepath.Join(gridJSON, "fs.files.json"), filesDocs)
+	writeLines(t, filepath.Join(gridJSON, "fs.chunks.json"), chunkDocs)
+	writeBSON(t, filepath.Join(gridBSON, "fs.files.bson"), filesDocs)
+	writeBSON(t, filepath.Join(gridBSON, "fs.chunks.bson"), chunkDocs)
+	gridHoles := t.TempDir()
+	writeLines(t, filepath.Join(gridHoles, "fs.files.json"), filesDocs)
+	writeLines(t, filepath.Join(gridHoles, "fs.chunks.json"), chunkDocs[1:])
+
 	for _, tc := range []struct {
 		name    string
+		from    string // default testdata/mongoexport
 		opts    transfer.ImportOptions
 		present []byte // already in the target (an earlier, interrupted run)
 		copied  int64
@@ -59,6 +79,10 @@ func TestImportCopiesFiles(t *testing.T) {
 		{name: "missing from the source", opts: transfer.ImportOptions{FilesFrom: t.TempDir()},
 			skipped: "files: not found in the old server's files"},
 		{name: "already copied", opts: transfer.ImportOptions{FilesFrom: parseDir}, present: []byte("kept"), want: []byte("kept")},
+		{name: "GridFS in the mongoexport imported", from: gridJSON, opts: transfer.ImportOptions{FilesFrom: gridJSON}, copied: 1, want: data},
+		{name: "GridFS in a mongodump", opts: transfer.ImportOptions{FilesFrom: gridBSON}, copied: 1, want: data},
+		{name: "GridFS with a chunk missing", opts: transfer.ImportOptions{FilesFrom: gridHoles},
+			skipped: "files: incomplete in the old server's files"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "quarry.db")
@@ -75,7 +99,11 @@ func TestImportCopiesFiles(t *testing.T) {
 			var last transfer.Progress
 			tc.opts.Files = fa
 			tc.opts.Progress = func(p transfer.Progress) { last = p }
-			_, sum := importIntoFile(t, "testdata/mongoexport", db, tc.opts)
+			from := cmp.Or(tc.from, "testdata/mongoexport")
+			_, sum := importIntoFile(t, from, db, tc.opts)
+			if tc.skipped == "" && len(sum.Skipped) != 1 { // the fixture's Post without _id
+				t.Errorf("skipped %v", sum.Skipped)
+			}
 			if sum.Files != tc.copied {
 				t.Errorf("%d files copied, want %d", sum.Files, tc.copied)
 			}
@@ -153,4 +181,73 @@ func importOnce(db string, opts transfer.ImportOptions) (*transfer.Summary, erro
 	}
 	defer st.Close()
 	return transfer.Import(context.Background(), st, opts)
+}
+
+// gridFS is a GridFS bucket holding data under name in chunks of
+// chunkSize, as mongoexport writes fs.files and fs.chunks: the chunks out of
+// order, and an older upload of the same name that must not win.
+func gridFS(name string, data []byte, chunkSize int) (files, chunks []string) {
+	const current, older = "65a000000000000000000001", "65a000000000000000000002"
+	files = []string{
+		fmt.Sprintf(`{"_id":{"$oid":"%s"},"length":{"$numberLong":"%d"},"chunkSize":%d,"uploadDate":{"$date":"2024-01-02T00:00:00Z"},"filename":%q,"metadata":{}}`,
+			current, len(data), chunkSize, name),
+		fmt.Sprintf(`{"_id":{"$oid":"%s"},"length":3,"chunkSize":%d,"uploadDate":{"$date":"2023-01-01T00:00:00Z"},"filename":%q}`,
+			older, chunkSize, name),
+	}
+	chunk := func(id string, n int, b []byte) string {
+		return fmt.Sprintf(`{"_id":{"$oid":"66b0000000000000000000%02d"},"files_id":{"$oid":"%s"},"n":%d,"data":{"$binary":{"base64":"%s","subType":"00"}}}`,
+			len(chunks), id, n, base64.StdEncoding.EncodeToString(b))
+	}
+	var parts [][]byte
+	for rest := data; len(rest) > 0; rest = rest[min(chunkSize, len(rest)):] {
+		parts = append(parts, rest[:min(chunkSize, len(rest))])
+	}
+	for n := len(parts) - 1; n >= 0; n-- {
+		chunks = append(chunks, chunk(current, n, parts[n]))
+	}
+	chunks = append(chunks, chunk(older, 0, []byte("old")))
+	return files, chunks
+}
+
+func writeLines(t *testing.T, path string, lines []string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeBSON(t *testing.T, path string, docs []string) {
+	t.Helper()
+	var out bytes.Buffer
+	for _, d := range docs {
+		var doc bson.D
+		if err := bson.UnmarshalExtJSON([]byte(d), false, &doc); err != nil {
+			t.Fatal(err)
+		}
+		b, err := bson.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(b)
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -47,7 +47,9 @@ type ImportOptions struct {
 	// every file the imported objects name, under the same names.
 	Files files.Adapter
 	// FilesFrom is the directory of Parse Server's filesystem files
-	// adapter (files/<filesSubDirectory> beside where it ran).
+	// adapter (files/<filesSubDirectory> beside where it ran), or a
+	// MongoDB export holding GridFS's fs.files and fs.chunks (Parse
+	// Server's default files adapter on MongoDB).
 	FilesFrom string
 	// FilesFromURL is the old server's public files address,
 	// <serverURL>/files/<appId>.
@@ -142,6 +144,9 @@ func Import(ctx context.Context, st store.Adapter, opts ImportOptions) (*Summary
 	fsrc, err := fileSourceOf(opts)
 	if err != nil {
 		return nil, err
+	}
+	if p, ok := fsrc.(preparedSource); ok {
+		defer p.close()
 	}
 	var cols []Collection
 	var src string

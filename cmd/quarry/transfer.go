@@ -42,7 +42,8 @@ hashes (users keep their passwords) and sessions are kept.
 --filesFrom DIR
              also copy the bytes of every file the objects name, from the
              directory of Parse Server's filesystem adapter (files/, or
-             files/<filesSubDirectory>, where Parse Server ran)
+             files/<filesSubDirectory>, where Parse Server ran), or from
+             GridFS: a MongoDB export holding fs.files and fs.chunks
 --filesFromURL URL
              the same from the old server's public files address,
              <serverURL>/files/<appId>; files go into the configured files
