@@ -228,7 +228,11 @@ func newPostGISDatabase(t *testing.T) string {
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS postgis"); err != nil {
-		t.Fatalf("PostGIS (apt-get install postgresql-<major>-postgis-3): %v", err)
+		msg := fmt.Sprintf("\n\n*** SKIPPED: Parse Server on PostgreSQL needs PostGIS (apt-get install postgresql-<major>-postgis-3): %v ***\n", err)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
 	return uri
 }
