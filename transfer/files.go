@@ -226,21 +226,32 @@ func (im *importer) copyFiles(src fileSource) error {
 			return err
 		}
 	}
-	var (
-		mu      sync.Mutex
-		done    int64
-		first   error
-		work    = make(chan string)
-		wg      sync.WaitGroup
-		total   = int64(len(names))
-		summary = im.cp.Summary
-	)
-	report := func(last bool) {
-		if im.opts.Progress != nil {
-			im.opts.Progress(Progress{Collection: FilesPhase, Docs: done, Bytes: done, TotalBytes: total,
-				Imported: summary.Total(), Elapsed: time.Since(im.start), Done: last})
-		}
+	if err := im.copyAll(src, names); err != nil {
+		return err
 	}
+	im.cp.Complete[FilesPhase] = true
+	state, err := json.Marshal(im.cp)
+	if err != nil {
+		return err
+	}
+	if err := saveCheckpoint(im.opts.Checkpoint, state); err != nil {
+		return err
+	}
+	im.saved = state
+	im.fileProgress(int64(len(names)), int64(len(names)), true)
+	return nil
+}
+
+// copyAll copies names on fileWorkers goroutines, counting each in the
+// summary; it stops at the first error or when the import is cancelled.
+func (im *importer) copyAll(src fileSource, names []string) error {
+	var (
+		mu    sync.Mutex // guards done, first and the summary
+		done  int64
+		first error
+		wg    sync.WaitGroup
+		work  = make(chan string)
+	)
 	for range fileWorkers {
 		wg.Add(1)
 		go func() {
@@ -253,11 +264,11 @@ func (im *importer) copyFiles(src fileSource) error {
 				case err != nil && first == nil:
 					first = fmt.Errorf("file %s: %w", name, err)
 				case copied:
-					summary.Files++
+					im.cp.Summary.Files++
 				case reason != "":
-					summary.Skipped["files: "+reason]++
+					im.cp.Summary.Skipped["files: "+reason]++
 				}
-				report(false)
+				im.fileProgress(done, int64(len(names)), false)
 				mu.Unlock()
 			}
 		}()
@@ -276,20 +287,14 @@ func (im *importer) copyFiles(src fileSource) error {
 	if first != nil {
 		return first
 	}
-	if err := im.ctx.Err(); err != nil {
-		return err
+	return im.ctx.Err()
+}
+
+func (im *importer) fileProgress(done, total int64, last bool) {
+	if im.opts.Progress != nil {
+		im.opts.Progress(Progress{Collection: FilesPhase, Docs: done, Bytes: done, TotalBytes: total,
+			Imported: im.cp.Summary.Total(), Elapsed: time.Since(im.start), Done: last})
 	}
-	im.cp.Complete[FilesPhase] = true
-	state, err := json.Marshal(im.cp)
-	if err != nil {
-		return err
-	}
-	if err := saveCheckpoint(im.opts.Checkpoint, state); err != nil {
-		return err
-	}
-	im.saved = state
-	report(true)
-	return nil
 }
 
 // copyFile copies one file unless the target has it. It returns whether

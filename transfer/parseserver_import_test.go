@@ -39,26 +39,7 @@ func seedParseServer(t *testing.T, base string) seeded {
 	t.Helper()
 	m := servertest.Master()
 	s := seeded{users: map[string]string{}, sessions: map[string]string{}, files: map[string][]byte{}}
-	mustStatus(t, "schema Post", call(t, base, "POST", "/schemas/Post", map[string]any{
-		"className": "Post",
-		"fields": map[string]any{
-			"title": map[string]any{"type": "String"}, "views": map[string]any{"type": "Number"},
-			"draft": map[string]any{"type": "Boolean"}, "published": map[string]any{"type": "Date"},
-			"location": map[string]any{"type": "GeoPoint"}, "area": map[string]any{"type": "Polygon"},
-			"cover": map[string]any{"type": "File"}, "raw": map[string]any{"type": "Bytes"},
-			"tags": map[string]any{"type": "Array"}, "meta": map[string]any{"type": "Object"},
-			"author": map[string]any{"type": "Pointer", "targetClass": "_User"},
-			"likes":  map[string]any{"type": "Relation", "targetClass": "_User"},
-			"secret": map[string]any{"type": "String"},
-		},
-		"classLevelPermissions": map[string]any{
-			"find": map[string]any{"*": true}, "get": map[string]any{"*": true}, "count": map[string]any{"*": true},
-			"create": map[string]any{"role:Editors": true}, "update": map[string]any{"requiresAuthentication": true},
-			"delete": map[string]any{"role:Editors": true}, "addField": map[string]any{},
-			"protectedFields": map[string]any{"*": []any{"secret"}},
-		},
-		"indexes": map[string]any{"title_views": map[string]any{"title": 1, "views": -1}},
-	}, m), 200)
+	seedPostSchema(t, base)
 
 	for i, u := range seedUsers {
 		r := mustStatus(t, "sign up "+u.name, call(t, base, "POST", "/users", map[string]any{
@@ -127,6 +108,32 @@ func seedParseServer(t *testing.T, base string) seeded {
 	return s
 }
 
+// seedPostSchema makes class Post with a field of every type, CLPs,
+// protected fields and an index.
+func seedPostSchema(t *testing.T, base string) {
+	t.Helper()
+	mustStatus(t, "schema Post", call(t, base, "POST", "/schemas/Post", map[string]any{
+		"className": "Post",
+		"fields": map[string]any{
+			"title": map[string]any{"type": "String"}, "views": map[string]any{"type": "Number"},
+			"draft": map[string]any{"type": "Boolean"}, "published": map[string]any{"type": "Date"},
+			"location": map[string]any{"type": "GeoPoint"}, "area": map[string]any{"type": "Polygon"},
+			"cover": map[string]any{"type": "File"}, "raw": map[string]any{"type": "Bytes"},
+			"tags": map[string]any{"type": "Array"}, "meta": map[string]any{"type": "Object"},
+			"author": map[string]any{"type": "Pointer", "targetClass": "_User"},
+			"likes":  map[string]any{"type": "Relation", "targetClass": "_User"},
+			"secret": map[string]any{"type": "String"},
+		},
+		"classLevelPermissions": map[string]any{
+			"find": map[string]any{"*": true}, "get": map[string]any{"*": true}, "count": map[string]any{"*": true},
+			"create": map[string]any{"role:Editors": true}, "update": map[string]any{"requiresAuthentication": true},
+			"delete": map[string]any{"role:Editors": true}, "addField": map[string]any{},
+			"protectedFields": map[string]any{"*": []any{"secret"}},
+		},
+		"indexes": map[string]any{"title_views": map[string]any{"title": 1, "views": -1}},
+	}, servertest.Master()), 200)
+}
+
 // TestImportFromRealParseServer seeds a real Parse Server (the one
 // bench/compare pins) on a fresh PostgreSQL database, imports that
 // database with its files, and asks both servers the same questions.
@@ -143,18 +150,33 @@ func TestImportFromRealParseServer(t *testing.T) {
 		t.Errorf("%d files copied, want %d", sum.Files, len(seed.files))
 	}
 	q := serve(t, db)
-
 	for name, data := range seed.files {
 		r := call(t, q.URL, "GET", "/files/"+servertest.AppID+"/"+url.PathEscape(name), nil, nil)
 		if r.Status != 200 || string(r.Body) != string(data) {
 			t.Errorf("file %s on Quarry: %d %q, want %q", name, r.Status, r.Body, data)
 		}
 	}
+	sameAnswers(t, ps.URL, q.URL, seed)
+	sameSchemas(t, ps.URL, q.URL)
+	// Logins last: each one makes a session the comparisons would see.
+	oldPasswordsWork(t, q.URL, seed)
 
+	// The same files again, fetched from the old server's public address.
+	fromURL := filepath.Join(t.TempDir(), "quarry.db")
+	if sum := importWithFiles(t, ps.DB, fromURL, transfer.ImportOptions{FilesFromURL: ps.URL + "/files/" + servertest.AppID}); sum.Files != int64(len(seed.files)) {
+		t.Errorf("from the URL: %d files copied, want %d (skipped %v)", sum.Files, len(seed.files), sum.Skipped)
+	}
+}
+
+// sameAnswers sends the same queries, as the master key, the public and
+// two users, to both servers and compares the replies.
+func sameAnswers(t *testing.T, parseURL, quarryURL string, seed seeded) {
+	t.Helper()
 	alice := servertest.App()
 	alice["X-Parse-Session-Token"] = seed.sessions["alice"]
 	bob := servertest.App()
 	bob["X-Parse-Session-Token"] = seed.sessions["bob"]
+	m := servertest.Master()
 	where := func(w string) string { return "where=" + url.QueryEscape(w) }
 	pointer := func(class, id string) string {
 		return `{"__type":"Pointer","className":"` + class + `","objectId":"` + id + `"}`
@@ -163,31 +185,31 @@ func TestImportFromRealParseServer(t *testing.T) {
 		name, path string
 		headers    map[string]string
 	}{
-		{"all posts", "/classes/Post?order=title", servertest.Master()},
+		{"all posts", "/classes/Post?order=title", m},
 		{"public view", "/classes/Post?order=title", servertest.App()},
 		{"alice's view", "/classes/Post?order=title", alice},
 		{"bob's view", "/classes/Post?order=title", bob},
-		{"range", "/classes/Post?order=-views&" + where(`{"views":{"$gt":7,"$lte":100}}`), servertest.Master()},
-		{"array contains", "/classes/Post?order=title&" + where(`{"tags":{"$all":["go"]}}`), servertest.Master()},
-		{"date", "/classes/Post?order=title&" + where(`{"published":{"$lt":{"__type":"Date","iso":"2020-06-01T00:00:00.000Z"}}}`), servertest.Master()},
-		{"dot notation", "/classes/Post?" + where(`{"meta.level":2}`), servertest.Master()},
-		{"near", "/classes/Post?limit=1&" + where(`{"location":{"$nearSphere":{"__type":"GeoPoint","latitude":48,"longitude":2}}}`), servertest.Master()},
-		{"polygon contains", "/classes/Post?" + where(`{"area":{"$geoIntersects":{"$point":{"__type":"GeoPoint","latitude":52.5,"longitude":13.5}}}}`), servertest.Master()},
-		{"pointer", "/classes/Post?order=title&include=author&keys=title,author.username&" + where(`{"author":`+pointer("_User", seed.users["alice"])+`}`), servertest.Master()},
-		{"relation", "/users?order=username&keys=username&" + where(`{"$relatedTo":{"object":`+pointer("Post", postID(t, ps.URL, "Hello"))+`,"key":"likes"}}`), servertest.Master()},
+		{"range", "/classes/Post?order=-views&" + where(`{"views":{"$gt":7,"$lte":100}}`), m},
+		{"array contains", "/classes/Post?order=title&" + where(`{"tags":{"$all":["go"]}}`), m},
+		{"date", "/classes/Post?order=title&" + where(`{"published":{"$lt":{"__type":"Date","iso":"2020-06-01T00:00:00.000Z"}}}`), m},
+		{"dot notation", "/classes/Post?" + where(`{"meta.level":2}`), m},
+		{"near", "/classes/Post?limit=1&" + where(`{"location":{"$nearSphere":{"__type":"GeoPoint","latitude":48,"longitude":2}}}`), m},
+		{"polygon contains", "/classes/Post?" + where(`{"area":{"$geoIntersects":{"$point":{"__type":"GeoPoint","latitude":52.5,"longitude":13.5}}}}`), m},
+		{"pointer", "/classes/Post?order=title&include=author&keys=title,author.username&" + where(`{"author":`+pointer("_User", seed.users["alice"])+`}`), m},
+		{"relation", "/users?order=username&keys=username&" + where(`{"$relatedTo":{"object":`+pointer("Post", postID(t, parseURL, "Hello"))+`,"key":"likes"}}`), m},
 		// Without a where Parse Server on PostgreSQL answers an estimate.
-		{"count", "/classes/Post?count=1&limit=0&" + where(`{"title":{"$exists":true}}`), servertest.Master()},
-		{"exists", "/classes/Post?order=title&keys=title&" + where(`{"cover":{"$exists":false}}`), servertest.Master()},
-		{"users", "/users?order=username", servertest.Master()},
-		{"roles", "/roles", servertest.Master()},
-		{"role members", "/users?keys=username&" + where(`{"$relatedTo":{"object":`+pointer("_Role", roleID(t, ps.URL))+`,"key":"users"}}`), servertest.Master()},
-		{"installations", "/installations?order=badge&" + where(`{"deviceType":"ios"}`), servertest.Master()},
-		{"sessions", "/sessions?keys=sessionToken,user&order=sessionToken", servertest.Master()},
-		{"config", "/config", servertest.Master()},
+		{"count", "/classes/Post?count=1&limit=0&" + where(`{"title":{"$exists":true}}`), m},
+		{"exists", "/classes/Post?order=title&keys=title&" + where(`{"cover":{"$exists":false}}`), m},
+		{"users", "/users?order=username", m},
+		{"roles", "/roles", m},
+		{"role members", "/users?keys=username&" + where(`{"$relatedTo":{"object":`+pointer("_Role", roleID(t, parseURL))+`,"key":"users"}}`), m},
+		{"installations", "/installations?order=badge&" + where(`{"deviceType":"ios"}`), m},
+		{"sessions", "/sessions?keys=sessionToken,user&order=sessionToken", m},
+		{"config", "/config", m},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want := call(t, ps.URL, "GET", tc.path, nil, tc.headers)
-			got := call(t, q.URL, "GET", tc.path, nil, tc.headers)
+			want := call(t, parseURL, "GET", tc.path, nil, tc.headers)
+			got := call(t, quarryURL, "GET", tc.path, nil, tc.headers)
 			if want.Status != got.Status {
 				t.Fatalf("status %d, Parse Server %d\nQuarry: %s\nParse Server: %s", got.Status, want.Status, got.Body, want.Body)
 			}
@@ -207,27 +229,15 @@ func TestImportFromRealParseServer(t *testing.T) {
 			}
 		})
 	}
+}
 
-	// Logins last: each one makes a session the comparisons above would see.
-	for _, u := range seedUsers {
-		r := call(t, q.URL, "POST", "/login", map[string]any{"username": u.name, "password": u.password}, servertest.App())
-		if r.Status != 200 {
-			t.Errorf("login %s with the password set on Parse Server: %d %s", u.name, r.Status, r.Body)
-		}
-		if r := call(t, q.URL, "POST", "/login", map[string]any{"username": u.name, "password": u.password + "x"}, servertest.App()); r.Status == 200 {
-			t.Errorf("login %s with a wrong password succeeded", u.name)
-		}
-		h := servertest.App()
-		h["X-Parse-Session-Token"] = seed.sessions[u.name]
-		if me := call(t, q.URL, "GET", "/users/me", nil, h); me.Status != 200 || me.Map(t)["username"] != u.name {
-			t.Errorf("the session Parse Server gave %s: %d %s", u.name, me.Status, me.Body)
-		}
-	}
-
+// sameSchemas compares the fields, CLPs and indexes of the classes.
+func sameSchemas(t *testing.T, parseURL, quarryURL string) {
+	t.Helper()
 	for _, class := range []string{"Post", "_User", "_Role", "_Session", "_Installation"} {
 		t.Run("schema "+class, func(t *testing.T) {
-			want := call(t, ps.URL, "GET", "/schemas/"+class, nil, servertest.Master()).Map(t)
-			got := call(t, q.URL, "GET", "/schemas/"+class, nil, servertest.Master()).Map(t)
+			want := call(t, parseURL, "GET", "/schemas/"+class, nil, servertest.Master()).Map(t)
+			got := call(t, quarryURL, "GET", "/schemas/"+class, nil, servertest.Master()).Map(t)
 			// Parse Server on PostgreSQL shows the default object ACL
 			// among a class's CLPs, and MongoDB's implied _id_ index only
 			// once a class has another: neither is data to migrate.
@@ -248,11 +258,26 @@ func TestImportFromRealParseServer(t *testing.T) {
 			}
 		})
 	}
+}
 
-	// The same files again, fetched from the old server's public address.
-	fromURL := filepath.Join(t.TempDir(), "quarry.db")
-	if sum := importWithFiles(t, ps.DB, fromURL, transfer.ImportOptions{FilesFromURL: ps.URL + "/files/" + servertest.AppID}); sum.Files != int64(len(seed.files)) {
-		t.Errorf("from the URL: %d files copied, want %d (skipped %v)", sum.Files, len(seed.files), sum.Skipped)
+// oldPasswordsWork: every user logs in to Quarry with the password set on
+// Parse Server (and not with another), and the session token Parse Server
+// gave at sign-up still works.
+func oldPasswordsWork(t *testing.T, quarryURL string, seed seeded) {
+	t.Helper()
+	for _, u := range seedUsers {
+		r := call(t, quarryURL, "POST", "/login", map[string]any{"username": u.name, "password": u.password}, servertest.App())
+		if r.Status != 200 {
+			t.Errorf("login %s with the password set on Parse Server: %d %s", u.name, r.Status, r.Body)
+		}
+		if r := call(t, quarryURL, "POST", "/login", map[string]any{"username": u.name, "password": u.password + "x"}, servertest.App()); r.Status == 200 {
+			t.Errorf("login %s with a wrong password succeeded", u.name)
+		}
+		h := servertest.App()
+		h["X-Parse-Session-Token"] = seed.sessions[u.name]
+		if me := call(t, quarryURL, "GET", "/users/me", nil, h); me.Status != 200 || me.Map(t)["username"] != u.name {
+			t.Errorf("the session Parse Server gave %s: %d %s", u.name, me.Status, me.Body)
+		}
 	}
 }
 
