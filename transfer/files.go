@@ -28,6 +28,10 @@ const FilesPhase = "(files)"
 // round trip to the old server, few enough not to flood it.
 const fileWorkers = 4
 
+// fileHeaderTimeout is how long the old server may take to start answering
+// for one file.
+const fileHeaderTimeout = time.Minute
+
 // maxUnsizedFile is the most an old server's reply without a
 // Content-Length may hold: such a file is read into memory first.
 const maxUnsizedFile = 256 << 20
@@ -158,7 +162,11 @@ func fileSourceOf(opts ImportOptions) (fileSource, error) {
 		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 			return nil, fmt.Errorf("transfer: --filesFromURL must be an http(s) URL such as https://old.example.com/parse/files/<appId>")
 		}
-		return urlSource{base: strings.TrimRight(opts.FilesFromURL, "/"), client: http.DefaultClient}, nil
+		// An old server that stops answering fails the import (which can
+		// be resumed) instead of hanging it; a slow download is left alone.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = fileHeaderTimeout
+		return urlSource{base: strings.TrimRight(opts.FilesFromURL, "/"), client: &http.Client{Transport: tr}}, nil
 	}
 	return nil, nil
 }
