@@ -43,6 +43,10 @@ var (
 	errIncompleteSourceFile = errors.New("incomplete in the source")
 )
 
+// ErrFilesOptions is returned by Import when the options naming the old
+// files cannot work; nothing was imported.
+var ErrFilesOptions = errors.New("transfer: files options")
+
 // fileSource reads files of the old server by name.
 type fileSource interface {
 	open(ctx context.Context, name string) (r io.ReadCloser, size int64, contentType string, err error)
@@ -136,17 +140,17 @@ func (u urlSource) open(ctx context.Context, name string) (io.ReadCloser, int64,
 func fileSourceOf(opts ImportOptions) (fileSource, error) {
 	switch {
 	case opts.FilesFrom != "" && opts.FilesFromURL != "":
-		return nil, errors.New("transfer: give the old files as a directory or as a URL, not both")
+		return nil, fmt.Errorf("%w: give the old files as a directory or as a URL, not both", ErrFilesOptions)
 	case opts.FilesFrom != "" || opts.FilesFromURL != "":
 		if opts.Files == nil {
-			return nil, errors.New("transfer: copying files needs the files adapter to copy them into")
+			return nil, fmt.Errorf("%w: copying files needs the files adapter to copy them into", ErrFilesOptions)
 		}
 	}
 	if opts.FilesFrom != "" {
 		if st, err := os.Stat(opts.FilesFrom); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrFilesOptions, err)
 		} else if !st.IsDir() {
-			return nil, fmt.Errorf("transfer: %s is not a directory", opts.FilesFrom)
+			return nil, fmt.Errorf("%w: %s is not a directory", ErrFilesOptions, opts.FilesFrom)
 		}
 		files, chunks, isGridFS, err := gridFSCollections(opts.FilesFrom)
 		if err != nil {
@@ -160,7 +164,7 @@ func fileSourceOf(opts ImportOptions) (fileSource, error) {
 	if opts.FilesFromURL != "" {
 		u, err := url.Parse(opts.FilesFromURL)
 		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-			return nil, fmt.Errorf("transfer: --filesFromURL must be an http(s) URL such as https://old.example.com/parse/files/<appId>")
+			return nil, fmt.Errorf("%w: --filesFromURL must be an http(s) URL such as https://old.example.com/parse/files/<appId>", ErrFilesOptions)
 		}
 		// An old server that stops answering fails the import (which can
 		// be resumed) instead of hanging it; a slow download is left alone.

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -145,8 +146,8 @@ func TestImportFilesOptionsRefused(t *testing.T) {
 		{From: "testdata/mongoexport", FilesFrom: filepath.Join(dir, "nowhere"), Files: fa},
 	} {
 		db := filepath.Join(t.TempDir(), "quarry.db")
-		if _, err := importOnce(db, opts); err == nil {
-			t.Errorf("%+v: imported", opts)
+		if _, err := importOnce(db, opts); !errors.Is(err, transfer.ErrFilesOptions) {
+			t.Errorf("%+v: %v, want ErrFilesOptions", opts, err)
 		}
 	}
 

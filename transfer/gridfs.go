@@ -56,7 +56,7 @@ func gridFSCollections(dir string) (files, chunks Collection, ok bool, err error
 	case files.Path == "" && chunks.Path == "":
 		return files, chunks, false, nil
 	case files.Path == "" || chunks.Path == "":
-		return files, chunks, false, fmt.Errorf("transfer: %s holds only one of %s and %s", dir, gridFSFiles, gridFSChunks)
+		return files, chunks, false, fmt.Errorf("%w: %s holds only one of %s and %s", ErrFilesOptions, dir, gridFSFiles, gridFSChunks)
 	}
 	return files, chunks, true, nil
 }

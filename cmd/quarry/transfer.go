@@ -244,7 +244,7 @@ func runImport(args, env []string, out, errOut io.Writer) int {
 		return 130
 	case err != nil:
 		fmt.Fprintf(errOut, "quarry import: %v\n", err)
-		if errors.Is(err, transfer.ErrNotEmpty) || errors.Is(err, transfer.ErrCheckpoint) {
+		if errors.Is(err, transfer.ErrNotEmpty) || errors.Is(err, transfer.ErrCheckpoint) || errors.Is(err, transfer.ErrFilesOptions) {
 			return 2
 		}
 		fmt.Fprintf(errOut, "quarry import: what was committed is kept; fix the cause and run the same command with --resume\n")

@@ -239,7 +239,7 @@ func TestImportFilesCommand(t *testing.T) {
 	}
 	code, out = call("import", "--from", "../../transfer/testdata/mongoexport", "--filesFrom", parseFiles,
 		"--filesFromURL", "http://127.0.0.1:1/files/app", "--databaseURI", filepath.Join(dir, "other.db"))
-	if code != 1 || !strings.Contains(out, "not both") {
+	if code != 2 || !strings.Contains(out, "not both") || strings.Contains(out, "--resume") {
 		t.Errorf("both sources: %d %s", code, out)
 	}
 }
