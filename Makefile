@@ -123,3 +123,14 @@ cover:
 
 clean:
 	rm -rf bin cover.out
+
+# Import from a real Parse Server (transfer's TestImportFromRealParseServer):
+# the Parse Server pinned in bench/compare/parse-server (npm ci by the test
+# when missing or stale; node_modules is ignored by git), seeded through its
+# REST API on a fresh PostgreSQL database, imported with its files and
+# queried on both servers. test-go runs it as well, and with CI=true it
+# fails rather than skips without Node.js or PostgreSQL; this target runs it
+# alone.
+.PHONY: test-parse-import
+test-parse-import:
+	CI=$${CI:-true} $(GO) test -count=1 -run 'TestImportFromRealParseServer' -v ./transfer/

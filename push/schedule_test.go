@@ -67,3 +67,57 @@ func TestSendDue(t *testing.T) {
 		})
 	}
 }
+
+// TestSendRecordsAudienceUse: a push to a saved audience (audience_id, as
+// Parse Dashboard sends it) sets the audience's lastUsed and counts it in
+// timesUsed; an audience that cannot be recorded is warned about and the
+// push is sent all the same.
+func TestSendRecordsAudienceUse(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	svc := openMemoryService(t)
+	aud, err := svc.Create(master, service.ClassAudience, map[string]any{"name": "Beta", "query": `{"deviceType":"ios"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	var mu sync.Mutex
+	sender := NewSender(svc, &LogAdapter{Keep: -1}, Options{Now: func() time.Time { return now }, Warn: func(m string) {
+		mu.Lock()
+		warnings = append(warnings, m)
+		mu.Unlock()
+	}})
+	defer sender.Close()
+	for i, tc := range []struct {
+		id        any
+		timesUsed float64
+		warned    bool
+	}{
+		{aud.ObjectID, 1, false},
+		{aud.ObjectID, 2, false},
+		{"noSuchAud1", 2, true},
+		{42.0, 2, true},
+	} {
+		mu.Lock()
+		warnings = nil
+		mu.Unlock()
+		_, err := sender.Send(master, map[string]any{"where": map[string]any{"deviceType": "ios"},
+			"data": map[string]any{"alert": "a"}, "audience_id": tc.id})
+		if err != nil {
+			t.Fatalf("push %d to audience %v: %v", i, tc.id, err)
+		}
+		sender.Wait()
+		got, err := svc.Get(master, service.ClassAudience, aud.ObjectID, service.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, _ := got["lastUsed"].(map[string]any)
+		if got["timesUsed"] != tc.timesUsed || last["iso"] != "2026-05-01T12:00:00.000Z" {
+			t.Errorf("push %d: audience %v, want timesUsed %v and lastUsed now", i, got, tc.timesUsed)
+		}
+		mu.Lock()
+		if (len(warnings) > 0) != tc.warned {
+			t.Errorf("push %d to %v: warnings %q", i, tc.id, warnings)
+		}
+		mu.Unlock()
+	}
+}

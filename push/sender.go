@@ -120,10 +120,32 @@ func (s *Sender) Send(auth service.Auth, body map[string]any) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if id, ok := body["audience_id"]; ok {
+		s.audienceUsed(id, s.opts.Now())
+	}
 	if !times.Scheduled {
 		s.start(res.ObjectID, where, data, times.Expiry)
 	}
 	return res.ObjectID, nil
+}
+
+// audienceUsed records that a push went to a saved audience (Parse
+// Dashboard sends its id as audience_id): its lastUsed and timesUsed, which
+// the dashboard's audience lists show. As in Parse Server the push does not
+// depend on it: a failure is logged, and the push goes on.
+func (s *Sender) audienceUsed(id any, at time.Time) {
+	name, ok := id.(string)
+	if !ok || name == "" {
+		s.warn(fmt.Sprintf("push: audience_id %v is not an objectId; its use is not recorded", id))
+		return
+	}
+	_, err := s.svc.Update(master, service.ClassAudience, name, map[string]any{
+		"lastUsed":  map[string]any{"__type": "Date", "iso": schema.FormatTime(at)},
+		"timesUsed": map[string]any{"__op": "Increment", "amount": 1.0},
+	})
+	if err != nil {
+		s.warn(fmt.Sprintf("push: recording the use of audience %s: %v", name, err))
+	}
 }
 
 // audience turns where or channels into the installation query.

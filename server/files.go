@@ -165,3 +165,14 @@ func defaultFilesDir(uri string, fs *fileStore, log *slog.Logger) (string, error
 func isPostgresURI(uri string) bool {
 	return strings.HasPrefix(uri, "postgres://") || strings.HasPrefix(uri, "postgresql://")
 }
+
+// OpenFilesAdapter is the files adapter a server started with opts would
+// use, for commands that fill it while no server runs (quarry import);
+// release it with close.
+func OpenFilesAdapter(opts *config.Options, log *slog.Logger) (adapter files.Adapter, close func(), err error) {
+	fo, fs, err := openFiles(opts, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fo.Adapter, fs.close, nil
+}

@@ -171,7 +171,9 @@ func (s *Service) relationFields(class string) []relationField {
 
 // projectKeys keeps only the listed keys (and the always-returned ones).
 // A dot path "a.b" keeps a, and inside a plain Object (or an expanded
-// pointer) keeps only b, as Parse projects sub-keys.
+// pointer) keeps only b, as Parse projects sub-keys. Relation markers stay:
+// Parse Server shows every Relation field of the schema whatever keys
+// selects.
 func projectKeys(obj map[string]any, keys []string, always map[string]bool) {
 	whole := map[string]bool{}
 	sub := map[string][]string{}
@@ -189,7 +191,9 @@ func projectKeys(obj map[string]any, keys []string, always map[string]bool) {
 		}
 		rest, ok := sub[k]
 		if !ok {
-			delete(obj, k)
+			if !isRelationMarker(v) {
+				delete(obj, k)
+			}
 			continue
 		}
 		m, isMap := v.(map[string]any)
@@ -203,6 +207,11 @@ func projectKeys(obj map[string]any, keys []string, always map[string]bool) {
 		projectKeys(inner, rest, expandedAlways)
 		obj[k] = inner
 	}
+}
+
+func isRelationMarker(v any) bool {
+	m, ok := v.(map[string]any)
+	return ok && m["__type"] == "Relation"
 }
 
 // expandedAlways are the keys an expanded pointer keeps under projection.

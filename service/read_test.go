@@ -139,6 +139,39 @@ func TestRelationFieldsFollowSchema(t *testing.T) {
 	}
 }
 
+// TestKeysKeepRelationMarkers: as Parse Server does, a projection never
+// hides a Relation field's marker, whether the object is read with keys or
+// projected again after an include.
+func TestKeysKeepRelationMarkers(t *testing.T) {
+	s := openMemory(t)
+	master := Auth{Master: true}
+	target, err := s.Create(master, "Target", map[string]any{"name": "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := s.Create(master, "Holder", map[string]any{"n": 1.0, "ref": schema.Pointer("Target", target.ObjectID),
+		"fans": map[string]any{"__op": "AddRelation", "objects": []any{schema.Pointer("_User", "u1")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := map[string]any{"__type": "Relation", "className": "_User"}
+	for _, opts := range []ReadOptions{
+		{Keys: []string{"n"}},
+		{Keys: []string{"ref.name"}, Include: []string{"ref"}},
+	} {
+		got, err := s.Get(master, "Holder", obj.ObjectID, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got["fans"], marker) {
+			t.Errorf("%+v: fans = %v, want the Relation marker", opts, got["fans"])
+		}
+		if len(opts.Include) == 0 && got["ref"] != nil {
+			t.Errorf("%+v: ref = %v, projected away", opts, got["ref"])
+		}
+	}
+}
+
 // TestCustomClassesHoldNoInternalKeys pins what mayHoldInternalKeys relies
 // on: no caller, the master key included, can write a key with a leading
 // underscore into a custom class, at creation or by update.

@@ -73,6 +73,13 @@ func prepare(c Collection, r documents, cls *schema.Class, raw []byte) prepared 
 		if err != nil {
 			return prepared{skip: err.Error()}
 		}
+		// Parse Server stores only the fields a built-in class adds to
+		// its defaults (a _Role's users and roles relations are implied).
+		for k, f := range schema.BuiltinFields(class.Name) {
+			if _, declared := class.Fields[k]; !declared {
+				class.Fields[k] = f
+			}
+		}
 		return prepared{class: class}
 	}
 	if join, ok := c.joinOf(); ok {

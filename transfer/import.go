@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quarrydata/quarry/files"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -41,6 +42,18 @@ type ImportOptions struct {
 	BatchSize  int    // documents per commit; 0 means DefaultBatch
 	// Progress, when set, is called after every committed batch.
 	Progress func(Progress)
+
+	// Files, when FilesFrom or FilesFromURL is set, receives the bytes of
+	// every file the imported objects name, under the same names.
+	Files files.Adapter
+	// FilesFrom is the directory of Parse Server's filesystem files
+	// adapter (files/<filesSubDirectory> beside where it ran), or a
+	// MongoDB export holding GridFS's fs.files and fs.chunks (Parse
+	// Server's default files adapter on MongoDB).
+	FilesFrom string
+	// FilesFromURL is the old server's public files address,
+	// <serverURL>/files/<appId>.
+	FilesFromURL string
 }
 
 // Progress is the state of a running import.
@@ -60,6 +73,7 @@ type Summary struct {
 	Relations int64            `json:"relations"` // relation memberships written
 	Schemas   int              `json:"schemas"`   // class schemas written
 	Sessions  int64            `json:"sessions"`  // sessions made from legacy _User._session_token
+	Files     int64            `json:"files"`     // files whose bytes were copied
 	Skipped   map[string]int64 `json:"skipped"`   // "Class: reason" -> documents not imported
 	Dropped   map[string]int64 `json:"dropped"`   // "Class.field: reason" -> values not imported
 	Elapsed   time.Duration    `json:"-"`
@@ -127,9 +141,15 @@ func Import(ctx context.Context, st store.Adapter, opts ImportOptions) (*Summary
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatch
 	}
+	fsrc, err := fileSourceOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := fsrc.(preparedSource); ok {
+		defer p.close()
+	}
 	var cols []Collection
 	var src string
-	var err error
 	if isPostgresURI(opts.From) {
 		var ps *postgresSource
 		if ps, cols, err = listPostgres(ctx, opts.From); err != nil {
@@ -171,6 +191,11 @@ func Import(ctx context.Context, st store.Adapter, opts ImportOptions) (*Summary
 			return im.savedSummary(), err
 		}
 		im.done += c.Size
+	}
+	if fsrc != nil {
+		if err := im.copyFiles(fsrc); err != nil {
+			return im.savedSummary(), err
+		}
 	}
 	im.cp.Summary.Schemas = len(im.cp.Schemas)
 	im.cp.Summary.Elapsed = time.Since(im.start)

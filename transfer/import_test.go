@@ -19,7 +19,12 @@ import (
 // importInto imports from into a new data file and returns its path.
 func importInto(t *testing.T, from string, opts transfer.ImportOptions) (string, *transfer.Summary) {
 	t.Helper()
-	db := filepath.Join(t.TempDir(), "quarry.db")
+	return importIntoFile(t, from, filepath.Join(t.TempDir(), "quarry.db"), opts)
+}
+
+// importIntoFile imports from into a new data file at db.
+func importIntoFile(t *testing.T, from, db string, opts transfer.ImportOptions) (string, *transfer.Summary) {
+	t.Helper()
 	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,10 @@ func (pp *ProgressPrinter) Update(p Progress) {
 		return
 	}
 	pp.last = now
+	if p.Collection == FilesPhase {
+		fmt.Fprintf(pp.w, "import: files: %d of %d copied or checked; %d objects written\n", p.Docs, p.TotalBytes, p.Imported)
+		return
+	}
 	state := "importing"
 	if p.Done {
 		state = "done"

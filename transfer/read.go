@@ -73,9 +73,41 @@ func (c Collection) joinOf() (string, bool) {
 
 // ListCollections finds the importable files at path (a directory, or one
 // file): *.json, *.bson and their .gz forms, the collection named by the
-// file name (percent-escapes decoded: _Join%3Alikes%3APost.json). mongodump's *.metadata.json and MongoDB's system.*
-// collections are left out. _SCHEMA comes first, relations (_Join:*) last.
+// file name (percent-escapes decoded: _Join%3Alikes%3APost.json). mongodump's *.metadata.json, MongoDB's system.*
+// collections and GridFS's fs.files and fs.chunks (file bytes, which
+// --filesFrom reads) are left out. _SCHEMA comes first, relations
+// (_Join:*) last.
 func ListCollections(path string) ([]Collection, error) {
+	all, err := listFiles(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Collection
+	for _, c := range all {
+		if c.Name != gridFSFiles && c.Name != gridFSChunks { // file bytes, read by --filesFrom
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		hint := "expected <Class>.json or <Class>.bson files"
+		if subs, _ := filepath.Glob(filepath.Join(path, "*", "*.bson*")); len(subs) > 0 {
+			hint = "a mongodump directory holds one directory per database: use " + filepath.Dir(subs[0])
+		}
+		return nil, fmt.Errorf("%w in %s (%s)", ErrNoSource, path, hint)
+	}
+	seen := map[string]string{}
+	for _, c := range out {
+		if other, dup := seen[c.Name]; dup {
+			return nil, fmt.Errorf("transfer: %s and %s both hold collection %s; keep one", other, c.Path, c.Name)
+		}
+		seen[c.Name] = c.Path
+	}
+	sortCollections(out)
+	return out, nil
+}
+
+// listFiles lists the collection files at path (a directory, or one file).
+func listFiles(path string) ([]Collection, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -113,21 +145,6 @@ func ListCollections(path string) ([]Collection, error) {
 		}
 		out = append(out, Collection{Name: strings.TrimSuffix(name, ext), Path: f, Size: st.Size()})
 	}
-	if len(out) == 0 {
-		hint := "expected <Class>.json or <Class>.bson files"
-		if subs, _ := filepath.Glob(filepath.Join(path, "*", "*.bson*")); len(subs) > 0 {
-			hint = "a mongodump directory holds one directory per database: use " + filepath.Dir(subs[0])
-		}
-		return nil, fmt.Errorf("%w in %s (%s)", ErrNoSource, path, hint)
-	}
-	seen := map[string]string{}
-	for _, c := range out {
-		if other, dup := seen[c.Name]; dup {
-			return nil, fmt.Errorf("transfer: %s and %s both hold collection %s; keep one", other, c.Path, c.Name)
-		}
-		seen[c.Name] = c.Path
-	}
-	sortCollections(out)
 	return out, nil
 }
 

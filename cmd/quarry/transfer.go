@@ -15,11 +15,12 @@ import (
 	"time"
 
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/server"
 	"github.com/quarrydata/quarry/store"
 	"github.com/quarrydata/quarry/transfer"
 )
 
-const importUsage = `usage: quarry import --from DIR|FILE|postgres://... [--resume] [--batch N] [--progress auto|bar|plain|none] [server options]
+const importUsage = `usage: quarry import --from DIR|FILE|postgres://... [--filesFrom DIR | --filesFromURL URL] [--resume] [--batch N] [--progress auto|bar|plain|none] [server options]
 
 Imports a Parse Server database into the data file named by databaseURI
 (--databaseURI, QUARRY_DATABASE_URI or a config file, as for the server).
@@ -38,6 +39,15 @@ directly: its _SCHEMA, class and _Join tables.
 objectIds, createdAt/updatedAt, ACLs, pointers, relations, files, password
 hashes (users keep their passwords) and sessions are kept.
 
+--filesFrom DIR
+             also copy the bytes of every file the objects name, from the
+             directory of Parse Server's filesystem adapter (files/, or
+             files/<filesSubDirectory>, where Parse Server ran), or from
+             GridFS: a MongoDB export holding fs.files and fs.chunks
+--filesFromURL URL
+             the same from the old server's public files address,
+             <serverURL>/files/<appId>; files go into the configured files
+             adapter (filesSubDirectory, filesAdapter s3, ...)
 --resume     continue after the last committed batch of an interrupted import
              (its checkpoint is <data file>.import.json)
 --batch N    documents per commit (default 2000)
@@ -115,10 +125,16 @@ func commandFlags(args []string, names map[string]bool) (flags map[string]string
 // commandSetup parses a subcommand's flags and the server options; code
 // is >= 0 when the command is over (help shown, or a usage error).
 func commandSetup(name, usage string, args, env []string, names map[string]bool, required []string, out, errOut io.Writer) (map[string]string, string, int) {
+	flags, _, path, code := commandSetupOptions(name, usage, args, env, names, required, out, errOut)
+	return flags, path, code
+}
+
+// commandSetupOptions is commandSetup that also returns the server options.
+func commandSetupOptions(name, usage string, args, env []string, names map[string]bool, required []string, out, errOut io.Writer) (map[string]string, *config.Options, string, int) {
 	flags, rest, help, err := commandFlags(args, names)
 	if help {
 		fmt.Fprint(out, usage)
-		return nil, "", 0
+		return nil, nil, "", 0
 	}
 	if err == nil {
 		for _, r := range required {
@@ -130,23 +146,23 @@ func commandSetup(name, usage string, args, env []string, names map[string]bool,
 	}
 	if err != nil {
 		fmt.Fprintf(errOut, "quarry %s: %v\n%s", name, err, usage)
-		return nil, "", 2
+		return nil, nil, "", 2
 	}
 	opts, _, err := config.Load(rest, env)
 	if errors.Is(err, config.ErrHelp) {
 		fmt.Fprint(out, usage)
-		return nil, "", 0
+		return nil, nil, "", 0
 	}
 	if err != nil {
 		fmt.Fprintf(errOut, "quarry %s: %v\n", name, err)
-		return nil, "", 2
+		return nil, nil, "", 2
 	}
 	path, ok := store.FilePath(opts.DatabaseURI)
 	if !ok {
 		fmt.Fprintf(errOut, "quarry %s: databaseURI must name a data file (a database in memory or another backend cannot be used here)\n", name)
-		return nil, "", 2
+		return nil, nil, "", 2
 	}
-	return flags, path, -1
+	return flags, opts, path, -1
 }
 
 // openTarget opens the data file, saying clearly when a server has it.
@@ -164,8 +180,9 @@ func openTarget(name, path string, errOut io.Writer) (store.Adapter, bool) {
 }
 
 func runImport(args, env []string, out, errOut io.Writer) int {
-	flags, path, code := commandSetup("import", importUsage, args, env,
-		map[string]bool{"from": true, "resume": false, "batch": true, "progress": true}, []string{"from"}, out, errOut)
+	flags, serverOpts, path, code := commandSetupOptions("import", importUsage, args, env,
+		map[string]bool{"from": true, "resume": false, "batch": true, "progress": true, "filesFrom": true, "filesFromURL": true},
+		[]string{"from"}, out, errOut)
 	if code >= 0 {
 		return code
 	}
@@ -193,7 +210,20 @@ func runImport(args, env []string, out, errOut io.Writer) int {
 	if !ok {
 		return 1
 	}
-	opts := transfer.ImportOptions{From: flags["from"], Checkpoint: path + ".import.json", Resume: flags["resume"] == "true", BatchSize: batch}
+	opts := transfer.ImportOptions{From: flags["from"], Checkpoint: path + ".import.json", Resume: flags["resume"] == "true", BatchSize: batch,
+		FilesFrom: flags["filesFrom"], FilesFromURL: flags["filesFromURL"]}
+	if opts.FilesFrom != "" || opts.FilesFromURL != "" {
+		// The files go where the server will look for them: its
+		// configured files adapter (filesSubDirectory, s3...).
+		adapter, closeFiles, err := server.OpenFilesAdapter(serverOpts, newLogger(serverOpts))
+		if err != nil {
+			st.Close()
+			fmt.Fprintf(errOut, "quarry import: files adapter: %v\n", err)
+			return 1
+		}
+		defer closeFiles()
+		opts.Files = adapter
+	}
 	pp := transfer.NewProgressPrinter(errOut, mode == "bar")
 	if mode != "none" {
 		opts.Progress = pp.Update
@@ -214,7 +244,7 @@ func runImport(args, env []string, out, errOut io.Writer) int {
 		return 130
 	case err != nil:
 		fmt.Fprintf(errOut, "quarry import: %v\n", err)
-		if errors.Is(err, transfer.ErrNotEmpty) || errors.Is(err, transfer.ErrCheckpoint) {
+		if errors.Is(err, transfer.ErrNotEmpty) || errors.Is(err, transfer.ErrCheckpoint) || errors.Is(err, transfer.ErrFilesOptions) {
 			return 2
 		}
 		fmt.Fprintf(errOut, "quarry import: what was committed is kept; fix the cause and run the same command with --resume\n")
@@ -233,6 +263,9 @@ func printSummary(w io.Writer, s *transfer.Summary) {
 	}
 	fmt.Fprintf(w, "imported %d objects, %d relation members, %d schemas, %d legacy sessions in %s (%.0f objects/s)\n",
 		total, s.Relations, s.Schemas, s.Sessions, s.Elapsed.Round(time.Millisecond), rate)
+	if s.Files > 0 {
+		fmt.Fprintf(w, "copied the bytes of %d files\n", s.Files)
+	}
 	for _, c := range sortedKeys(s.Objects) {
 		fmt.Fprintf(w, "  %-24s %d\n", c, s.Objects[c])
 	}

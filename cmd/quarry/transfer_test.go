@@ -218,3 +218,28 @@ func TestExportImportCommands(t *testing.T) {
 		t.Errorf("export --format csv: %d %s", code, out)
 	}
 }
+
+// TestImportFilesCommand: --filesFrom copies the file bytes into the files
+// adapter the server is configured with (here filesSubDirectory).
+func TestImportFilesCommand(t *testing.T) {
+	dir := t.TempDir()
+	parseFiles := filepath.Join(dir, "parse-files")
+	os.Mkdir(parseFiles, 0o700)
+	if err := os.WriteFile(filepath.Join(parseFiles, "tfss-3c5a1e2d-cover.png"), []byte("cover"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	served := filepath.Join(dir, "served-files")
+	code, out := call("import", "--from", "../../transfer/testdata/mongoexport", "--filesFrom", parseFiles,
+		"--databaseURI", filepath.Join(dir, "q.db"), "--filesSubDirectory", served, "--progress", "plain")
+	if code != 0 || !strings.Contains(out, "copied the bytes of 1 files") || !strings.Contains(out, "import: files: 1 of 1") {
+		t.Fatalf("import --filesFrom: %d %s", code, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(served, "tfss-3c5a1e2d-cover.png")); err != nil || string(b) != "cover" {
+		t.Errorf("copied file: %q %v", b, err)
+	}
+	code, out = call("import", "--from", "../../transfer/testdata/mongoexport", "--filesFrom", parseFiles,
+		"--filesFromURL", "http://127.0.0.1:1/files/app", "--databaseURI", filepath.Join(dir, "other.db"))
+	if code != 2 || !strings.Contains(out, "not both") || strings.Contains(out, "--resume") {
+		t.Errorf("both sources: %d %s", code, out)
+	}
+}
