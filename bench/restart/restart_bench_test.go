@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -16,6 +17,10 @@ import (
 // objects is the size of the class the benchmark loads; the figure
 // is for -objects 1000000 (a file of about 300 MB).
 var objects = flag.Int("objects", 100_000, "objects in the loaded class")
+
+// file keeps the seeded data file between runs: seeded when missing, loaded
+// as is when present (it must hold -objects objects).
+var file = flag.String("file", "", "data file to reuse across runs (seeded when missing)")
 
 // seed writes n small objects (a number, two strings, a GeoPoint, distinct
 // timestamps) straight through the store in large commits.
@@ -61,8 +66,13 @@ func seed(b *testing.B, path string, n int) {
 // declared indexes and a geo index, as a restart does. It reports seconds
 // per million objects and the heap the loaded data holds.
 func BenchmarkOpen_Persisted(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "q.db")
-	seed(b, path, *objects)
+	path := *file
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "q.db")
+	}
+	if _, err := os.Stat(path); err != nil {
+		seed(b, path, *objects)
+	}
 	b.ResetTimer()
 	for range b.N {
 		a, err := store.Open(path)
