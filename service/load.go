@@ -65,7 +65,7 @@ func (s *Service) loadObjects(batch []store.Record) error {
 		if err := json.Unmarshal(r.Value, &obj); err != nil {
 			return fmt.Errorf("%w: object %s/%s is not valid JSON", store.ErrDamaged, r.Class, r.Key)
 		}
-		s.data.Collection(r.Class, true).Put(obj)
+		s.data.Collection(r.Class, true).PutStored(obj, r.Value)
 	}
 	return nil
 }
