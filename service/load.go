@@ -14,7 +14,8 @@ import (
 const loadBatch = 512
 
 // load reads everything the store holds into memory. Objects are decoded
-// from JSON by one worker per processor (the largest cost of a start), the
+// from JSON by one worker per processor (the largest cost of a start) into
+// maps whose strings share the store's bytes (decodeStored), the
 // other records in store order; the index DB is in its deferred mode
 // (index.DB.BeginLoad), so a Put only stores the object.
 func (s *Service) load() error {
@@ -61,8 +62,8 @@ func (s *Service) load() error {
 
 func (s *Service) loadObjects(batch []store.Record) error {
 	for _, r := range batch {
-		var obj schema.Object
-		if err := json.Unmarshal(r.Value, &obj); err != nil {
+		obj, err := decodeStored(r.Value)
+		if err != nil {
 			return fmt.Errorf("%w: object %s/%s is not valid JSON", store.ErrDamaged, r.Class, r.Key)
 		}
 		s.data.Collection(r.Class, true).PutStored(obj, r.Value)
