@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"encoding/binary"
+	"math"
 	"slices"
 	"strings"
 )
@@ -67,6 +68,9 @@ func (ix *index) build(recs []*record) {
 			continue // a repeated array element
 		}
 		ix.tree.Load(e)
+		if ix.keys == nil {
+			continue // no per-key stats to gather
+		}
 		if len(run) > 0 && compareKeys(run[0].key, e.key) != 0 {
 			ix.track(run)
 			run = run[:0]
@@ -147,13 +151,13 @@ func sortEntries(entries []entry) []entry {
 // position, which is objectId order.
 type numEntry struct {
 	key float64
-	pos int
+	pos uint32
 }
 
 func sortNumbers(entries []entry) []entry {
 	keys := make([]numEntry, len(entries))
 	for i, e := range entries {
-		keys[i] = numEntry{e.key.(float64), i}
+		keys[i] = numEntry{e.key.(float64), uint32(i)}
 	}
 	slices.SortFunc(keys, func(a, b numEntry) int {
 		if c := cmp.Compare(a.key, b.key); c != 0 { // NaN first, as compareKeys
@@ -169,28 +173,37 @@ func sortNumbers(entries []entry) []entry {
 }
 
 // strEntry is a string, date or pointer key with its entry's position.
-// head holds the key's eight bytes after the prefix every key shares, so
-// most comparisons read neither string.
+// head holds the key's first eight bytes after the prefix every key
+// shares, and rest the length after it, so that most comparisons, and
+// all between keys no longer than that, read neither string.
 type strEntry struct {
 	head uint64
 	key  string
-	pos  int
+	rest uint32
+	pos  uint32
 }
 
 func sortStrings(entries []entry) []entry {
 	keys := make([]strEntry, len(entries))
 	for i, e := range entries {
-		keys[i] = strEntry{key: keyString(e.key), pos: i}
+		keys[i] = strEntry{key: keyString(e.key), pos: uint32(i)}
 	}
 	shared := sharedPrefix(keys)
 	for i := range keys {
-		keys[i].head = head(keys[i].key[shared:])
+		rest := keys[i].key[shared:]
+		keys[i].head, keys[i].rest = head(rest), uint32(min(len(rest), math.MaxUint32))
 	}
 	slices.SortFunc(keys, func(a, b strEntry) int {
 		if c := cmp.Compare(a.head, b.head); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.key[shared:], b.key[shared:]); c != 0 {
+		if a.rest <= 8 && b.rest <= 8 {
+			// Both lie wholly in their heads: the shorter one is a
+			// prefix of the other (zero padding made the heads equal).
+			if c := cmp.Compare(a.rest, b.rest); c != 0 {
+				return c
+			}
+		} else if c := strings.Compare(a.key[shared:], b.key[shared:]); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.pos, b.pos)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/quarrydata/quarry/schema"
@@ -14,7 +15,7 @@ import (
 // that indexes object by object, and compares every index entry for entry.
 // Each case steers the keys to one of the sort paths.
 func TestBulkBuildMatchesIncremental(t *testing.T) {
-	words := []string{"", "a", "ab", "abc", "b", "ba", "prefix-shared-a", "prefix-shared-b", "prefix-shared-", "prefix-shared-\x00", "prefix-shared-a\x00"}
+	words := []string{"", "\x00", "a", "ab", "ab\x00", "abc", "b", "ba", "prefix-shared-a", "prefix-shared-b", "prefix-shared-", "prefix-shared-\x00", "prefix-shared-a\x00"}
 	cases := []struct {
 		name  string
 		value func(rng *rand.Rand) any // nil: the field is missing
@@ -60,6 +61,18 @@ func TestBulkBuildMatchesIncremental(t *testing.T) {
 					o["v"] = v
 				}
 				objs = append(objs, o)
+			}
+			// The sort itself (a tree's Load would hide a wrong order by
+			// falling back to inserting).
+			var entries []entry
+			for _, o := range objs {
+				keys, _ := appendKeys(nil, o, "v")
+				for _, k := range keys {
+					entries = append(entries, entry{k, &record{id: o["objectId"].(string), obj: o}})
+				}
+			}
+			if sorted := sortEntries(slices.Clone(entries)); len(sorted) != len(entries) || !slices.IsSortedFunc(sorted, compareEntries) {
+				t.Fatalf("sortEntries did not sort: %v", sorted)
 			}
 			inc := New().Collection("P", true)
 			if err := inc.EnsureIndex("v"); err != nil {

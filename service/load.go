@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/quarrydata/quarry/schema"
@@ -19,6 +20,7 @@ const loadBatch = 512
 // other records in store order; the index DB is in its deferred mode
 // (index.DB.BeginLoad), so a Put only stores the object.
 func (s *Service) load() error {
+	defer raiseGCForLoad()()
 	work := make(chan []store.Record, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	var failMu sync.Mutex
@@ -58,6 +60,43 @@ func (s *Service) load() error {
 		return err
 	}
 	return failed
+}
+
+// loadGCPercent is the collector's target (GOGC) while a store loads.
+// Nearly all a load allocates stays live, so at the default of 100 the
+// collections during a load mostly mark the growing data again and again
+// (a third of a start's CPU on 1M objects); at 400 they run about half as
+// often, and the heap's peak barely moves, as there is little garbage to
+// let pile up.
+const loadGCPercent = 400
+
+// loadGC counts the loads in progress: the first raises the target, the
+// last puts back what it found (an operator's GOGC, or off).
+var loadGC struct {
+	sync.Mutex
+	loads int
+	prev  int
+}
+
+// raiseGCForLoad raises the collector's target to loadGCPercent unless
+// it is off or higher already, and returns the function that restores it.
+func raiseGCForLoad() (restore func()) {
+	loadGC.Lock()
+	defer loadGC.Unlock()
+	if loadGC.loads == 0 {
+		loadGC.prev = debug.SetGCPercent(loadGCPercent)
+		if loadGC.prev < 0 || loadGC.prev > loadGCPercent {
+			debug.SetGCPercent(loadGC.prev)
+		}
+	}
+	loadGC.loads++
+	return func() {
+		loadGC.Lock()
+		defer loadGC.Unlock()
+		if loadGC.loads--; loadGC.loads == 0 {
+			debug.SetGCPercent(loadGC.prev)
+		}
+	}
 }
 
 func (s *Service) loadObjects(batch []store.Record) error {
