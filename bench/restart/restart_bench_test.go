@@ -24,8 +24,12 @@ var objects = flag.Int("objects", 100_000, "objects in the loaded class")
 // as is when present (it must hold -objects objects).
 var file = flag.String("file", "", "data file to reuse across runs (seeded when missing)")
 
+// oneTime seeds every object with the same createdAt and updatedAt, as a
+// bulk import does.
+var oneTime = flag.Bool("onetime", false, "seed one shared timestamp instead of distinct ones")
+
 // seed writes n small objects (a number, two strings, a GeoPoint, distinct
-// timestamps) straight through the store in large commits.
+// timestamps unless -onetime) straight through the store in large commits.
 func seed(b *testing.B, path string, n int) {
 	a, err := store.Open(path)
 	if err != nil {
@@ -43,7 +47,10 @@ func seed(b *testing.B, path string, n int) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var recs []store.Record
 	for i := range n {
-		at := start.Add(time.Duration(i) * time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+		at := start.Format("2006-01-02T15:04:05.000Z")
+		if !*oneTime {
+			at = start.Add(time.Duration(i) * time.Millisecond).Format("2006-01-02T15:04:05.000Z")
+		}
 		obj := map[string]any{"objectId": fmt.Sprintf("o%09d", i), "n": float64(i), "tag": fmt.Sprintf("t%d", i%1000),
 			"cat": fmt.Sprintf("c%d", i%50), "createdAt": at, "updatedAt": at,
 			"loc": map[string]any{"__type": "GeoPoint", "latitude": float64(i%170)/2 - 42, "longitude": float64(i%350)/2 - 87}}
