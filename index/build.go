@@ -15,21 +15,25 @@ import (
 // pointers), sorts plain values instead of interfaces, and the records
 // come in objectId order so that ties need no id comparison.
 
-// byID returns the collection's records in objectId order. The caller
-// holds c.mu.
-func (c *Collection) byID() []*record {
-	if !c.loadedMixed && len(c.loaded) == len(c.objects) &&
-		slices.IsSortedFunc(c.loaded, compareIDs) && uniqueIDs(c.loaded) {
-		// Put in store order, which is objectId order, and none was
-		// replaced or removed since.
-		return c.loaded
+// records returns the collection's records and whether they are in
+// objectId order. After a load they are: the store loads in objectId
+// order and the decoding workers Put it batch by batch, so the loaded
+// records are sorted runs, cheap to sort, and then also lie in memory in
+// the order the builds read them. Otherwise they come in map order, and
+// the sorts break ties by id. The caller holds c.mu.
+func (c *Collection) records() (recs []*record, byID bool) {
+	if !c.loadedMixed && len(c.loaded) == len(c.objects) {
+		// None was replaced or removed since its Put.
+		slices.SortFunc(c.loaded, compareIDs)
+		if uniqueIDs(c.loaded) {
+			return c.loaded, true
+		}
 	}
-	recs := make([]*record, 0, len(c.objects))
+	recs = make([]*record, 0, len(c.objects))
 	for _, rec := range c.objects {
 		recs = append(recs, rec)
 	}
-	slices.SortFunc(recs, compareIDs)
-	return recs
+	return recs, false
 }
 
 func compareIDs(a, b *record) int { return strings.Compare(a.id, b.id) }
@@ -44,9 +48,9 @@ func uniqueIDs(recs []*record) bool {
 	return true
 }
 
-// build fills an empty index from recs, which are in objectId order, in
-// one sorted bulk load.
-func (ix *index) build(recs []*record) {
+// build fills an empty index from recs in one sorted bulk load; byID
+// says whether recs are in objectId order.
+func (ix *index) build(recs []*record, byID bool) {
 	entries := make([]entry, 0, len(recs))
 	var buf []any
 	for _, rec := range recs {
@@ -59,9 +63,7 @@ func (ix *index) build(recs []*record) {
 			ix.arrays++
 		}
 	}
-	// entries are in objectId order, so a stable sort by key alone is the
-	// order of compareEntries.
-	entries = sortEntries(entries)
+	entries = sortEntries(entries, byID)
 	var run []entry // the loaded entries of the current key
 	for i, e := range entries {
 		if i > 0 && e.rec == entries[i-1].rec && compareKeys(e.key, entries[i-1].key) == 0 {
@@ -106,11 +108,13 @@ func kindOf(k any) keyKind {
 	return kindMixed
 }
 
-// sortEntries sorts entries, given in objectId order, into index order
-// and returns them (the same slice or a new one). Missing keys (nil) sort
-// before every other kind, so when the others share one kind the nils go
-// first, as they are, and the rest is sorted by a typed sort.
-func sortEntries(entries []entry) []entry {
+// sortEntries sorts entries into index order and returns them (the same
+// slice or a new one). Missing keys (nil) sort before every other kind,
+// so when the others share one kind the nils go first and the rest is
+// sorted by a typed sort. When entries are in objectId order (byID), the
+// nils already are, and equal keys are put in objectId order by their
+// positions alone.
+func sortEntries(entries []entry, byID bool) []entry {
 	kind := kindNone
 	nils := 0
 	for _, e := range entries {
@@ -132,42 +136,54 @@ func sortEntries(entries []entry) []entry {
 		slices.SortFunc(entries, compareEntries)
 		return entries
 	}
+	// tie orders the entries at two positions that hold equal keys.
+	tie := func(a, b uint32) int { return cmp.Compare(a, b) }
+	if !byID {
+		tie = func(a, b uint32) int {
+			if c := strings.Compare(entries[a].rec.id, entries[b].rec.id); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		}
+	}
 	out := make([]entry, 0, len(entries))
-	rest := make([]entry, 0, len(entries)-nils)
 	for _, e := range entries {
 		if e.key == nil {
 			out = append(out, e)
-		} else {
-			rest = append(rest, e)
 		}
 	}
-	if kind == kindNumber {
-		return append(out, sortNumbers(rest)...)
+	if !byID {
+		slices.SortFunc(out, compareEntries)
 	}
-	return append(out, sortStrings(rest)...)
+	if kind == kindNumber {
+		return appendSortedNumbers(out, entries, len(entries)-nils, tie)
+	}
+	return appendSortedStrings(out, entries, len(entries)-nils, tie)
 }
 
-// numEntry is a number key with its entry's position: sorted by key, then
-// position, which is objectId order.
+// numEntry is a number key with its entry's position.
 type numEntry struct {
 	key float64
 	pos uint32
 }
 
-func sortNumbers(entries []entry) []entry {
-	keys := make([]numEntry, len(entries))
+// appendSortedNumbers appends the n entries of entries with a number key
+// to out, sorted, equal keys by tie.
+func appendSortedNumbers(out, entries []entry, n int, tie func(a, b uint32) int) []entry {
+	keys := make([]numEntry, 0, n)
 	for i, e := range entries {
-		keys[i] = numEntry{e.key.(float64), uint32(i)}
+		if f, ok := e.key.(float64); ok {
+			keys = append(keys, numEntry{f, uint32(i)})
+		}
 	}
 	slices.SortFunc(keys, func(a, b numEntry) int {
 		if c := cmp.Compare(a.key, b.key); c != 0 { // NaN first, as compareKeys
 			return c
 		}
-		return cmp.Compare(a.pos, b.pos)
+		return tie(a.pos, b.pos)
 	})
-	out := make([]entry, len(entries))
-	for i, k := range keys {
-		out[i] = entries[k.pos]
+	for _, k := range keys {
+		out = append(out, entries[k.pos])
 	}
 	return out
 }
@@ -183,10 +199,14 @@ type strEntry struct {
 	pos  uint32
 }
 
-func sortStrings(entries []entry) []entry {
-	keys := make([]strEntry, len(entries))
+// appendSortedStrings appends the n entries of entries with a string,
+// date or pointer key (one kind of them) to out, sorted, equal keys by tie.
+func appendSortedStrings(out, entries []entry, n int, tie func(a, b uint32) int) []entry {
+	keys := make([]strEntry, 0, n)
 	for i, e := range entries {
-		keys[i] = strEntry{key: keyString(e.key), pos: uint32(i)}
+		if e.key != nil {
+			keys = append(keys, strEntry{key: keyString(e.key), pos: uint32(i)})
+		}
 	}
 	shared := sharedPrefix(keys)
 	for i := range keys {
@@ -206,11 +226,10 @@ func sortStrings(entries []entry) []entry {
 		} else if c := strings.Compare(a.key[shared:], b.key[shared:]); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.pos, b.pos)
+		return tie(a.pos, b.pos)
 	})
-	out := make([]entry, len(entries))
-	for i, k := range keys {
-		out[i] = entries[k.pos]
+	for _, k := range keys {
+		out = append(out, entries[k.pos])
 	}
 	return out
 }

@@ -71,8 +71,13 @@ func TestBulkBuildMatchesIncremental(t *testing.T) {
 					entries = append(entries, entry{k, &record{id: o["objectId"].(string), obj: o}})
 				}
 			}
-			if sorted := sortEntries(slices.Clone(entries)); len(sorted) != len(entries) || !slices.IsSortedFunc(sorted, compareEntries) {
-				t.Fatalf("sortEntries did not sort: %v", sorted)
+			if sorted := sortEntries(slices.Clone(entries), true); len(sorted) != len(entries) || !slices.IsSortedFunc(sorted, compareEntries) {
+				t.Fatalf("sortEntries did not sort entries in id order: %v", sorted)
+			}
+			shuffled := slices.Clone(entries)
+			rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			if sorted := sortEntries(shuffled, false); len(sorted) != len(entries) || !slices.IsSortedFunc(sorted, compareEntries) {
+				t.Fatalf("sortEntries did not sort shuffled entries: %v", sorted)
 			}
 			inc := New().Collection("P", true)
 			if err := inc.EnsureIndex("v"); err != nil {

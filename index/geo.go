@@ -177,7 +177,8 @@ func (c *Collection) EnsureGeoIndex(path string, kind GeoKind) error {
 	}
 	gx := newGeoIndex(path, kind)
 	if !c.deferred {
-		gx.build(c.byID())
+		recs, _ := c.records()
+		gx.build(recs)
 	}
 	if c.geo == nil {
 		c.geo = map[string]*geoIndex{}

@@ -162,9 +162,9 @@ type Collection struct {
 	// deferred: Put only stores objects, and declared indexes wait to be
 	// built all at once by DB.FinishLoad.
 	deferred bool
-	// loaded are the records Put while deferred, in Put order: a store
-	// loads in objectId order, which the builds need (byID). loadedMixed
-	// is set once a deferred Put replaced or Delete removed a record.
+	// loaded are the records Put while deferred, which the builds read
+	// in objectId order (records). loadedMixed is set once a deferred
+	// Put replaced or Delete removed a record.
 	loaded      []*record
 	loadedMixed bool
 }
@@ -340,7 +340,7 @@ func (c *Collection) EnsureIndex(path string) error {
 	}
 	ix := newIndex(path, true)
 	if !c.deferred {
-		ix.build(c.byID())
+		ix.build(c.records())
 	}
 	c.indexes[path] = ix
 	c.list = append(c.list, ix)

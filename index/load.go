@@ -33,9 +33,9 @@ func (db *DB) FinishLoad() {
 			c.mu.Unlock()
 			continue
 		}
-		recs := c.byID()
+		recs, byID := c.records()
 		for _, ix := range c.list {
-			builds = append(builds, func() { ix.build(recs) })
+			builds = append(builds, func() { ix.build(recs, byID) })
 		}
 		for _, gx := range c.geoList {
 			builds = append(builds, func() { gx.build(recs) })
