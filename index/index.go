@@ -1,11 +1,12 @@
 // Package index owns Quarry's in-memory data: per-class collections of
-// decoded objects, each version with its JSON encoding once made
-// (encoding.go), and ordered B-tree indexes over field paths (objectId,
-// createdAt and updatedAt always, others on request), S2 cell indexes
-// over GeoPoint and Polygon paths (geo.go), range and cell scans with a
-// callback and a deadline, cardinality estimates for the planner, and
-// relation membership in both directions. It is rebuilt from the store at
-// start-up and updated by the service after every durable commit.
+// decoded objects, each version with its JSON encoding (encoding.go: the
+// bytes a write committed or the store loaded, the store's own memory),
+// ordered B-tree indexes over field paths (objectId, createdAt and
+// updatedAt always, others on request) built in bulk (build.go), S2 cell
+// indexes over GeoPoint and Polygon paths (geo.go), range and cell scans
+// with a callback and a deadline, cardinality estimates for the planner,
+// and relation membership in both directions. It is rebuilt from the
+// store at start-up and updated by the service after every durable commit.
 //
 // index never imports planner or service; keys order by schema.Compare.
 package index
