@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 
@@ -11,24 +12,40 @@ import (
 // Marshal makes of it. When obj is the stored version of its object (the
 // very map this collection holds, as Get and the scans hand it out), the
 // encoding is made once and kept with that version, or was given by
-// PutEncoded: a write replaces the version and its bytes together, so the
-// bytes are never stale. Any other map (a copy, an older version) is
-// encoded anew. The returned bytes must not be modified.
+// PutEncoded or PutStored: a write replaces the version and its bytes
+// together, so the bytes are never stale. Any other map (a copy, an older
+// version) is encoded anew. The returned bytes must not be modified.
 func (c *Collection) Encoding(obj schema.Object) ([]byte, error) {
-	if rec := c.current(obj); rec != nil {
-		if enc := rec.enc.Load(); enc != nil {
-			return *enc, nil
-		}
-		b, err := json.Marshal(obj)
-		if err != nil {
-			return nil, err
-		}
-		// Concurrent first reads may both encode; their bytes are equal,
-		// and the first stored is kept.
-		rec.enc.CompareAndSwap(nil, &b)
-		return *rec.enc.Load(), nil
+	rec := c.current(obj)
+	if rec == nil {
+		return json.Marshal(obj)
 	}
-	return json.Marshal(obj)
+	enc := rec.enc.Load()
+	if enc != nil && enc.checked {
+		return enc.b, nil
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	if enc != nil && bytes.Equal(b, enc.b) {
+		b = enc.b // keep the store's memory: the object is held once
+	}
+	// Concurrent first reads may both encode; their bytes are equal,
+	// and the first stored is kept.
+	rec.enc.CompareAndSwap(enc, &encoding{b: b, checked: true})
+	return rec.enc.Load().b, nil
+}
+
+// encoding is the JSON of one stored version. Bytes given by a write
+// (PutEncoded) are Marshal's output and checked; bytes loaded from the
+// store (PutStored) are compared with Marshal's output at the first read
+// before they are served: another writer (an import, another adapter) or
+// a value whose type a decode changes (an int64 beyond 2^53) can make them
+// differ, and then the read's own encoding replaces them.
+type encoding struct {
+	b       []byte
+	checked bool
 }
 
 // current returns obj's record when obj is the version stored now.

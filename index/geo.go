@@ -144,9 +144,9 @@ func (gx *geoIndex) replace(old, rec *record) {
 }
 
 // build fills an empty index in one sorted bulk load.
-func (gx *geoIndex) build(objects map[string]*record) {
-	entries := make([]geoEntry, 0, len(objects))
-	for _, rec := range objects {
+func (gx *geoIndex) build(recs []*record) {
+	entries := make([]geoEntry, 0, len(recs))
+	for _, rec := range recs {
 		entries = gx.entries(entries, rec)
 	}
 	if gx.kind == GeoShapes {
@@ -177,7 +177,8 @@ func (c *Collection) EnsureGeoIndex(path string, kind GeoKind) error {
 	}
 	gx := newGeoIndex(path, kind)
 	if !c.deferred {
-		gx.build(c.objects)
+		recs, _ := c.records()
+		gx.build(recs)
 	}
 	if c.geo == nil {
 		c.geo = map[string]*geoIndex{}

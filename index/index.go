@@ -1,11 +1,12 @@
 // Package index owns Quarry's in-memory data: per-class collections of
-// decoded objects, each version with its JSON encoding once made
-// (encoding.go), and ordered B-tree indexes over field paths (objectId,
-// createdAt and updatedAt always, others on request), S2 cell indexes
-// over GeoPoint and Polygon paths (geo.go), range and cell scans with a
-// callback and a deadline, cardinality estimates for the planner, and
-// relation membership in both directions. It is rebuilt from the store at
-// start-up and updated by the service after every durable commit.
+// decoded objects, each version with its JSON encoding (encoding.go: the
+// bytes a write committed or the store loaded, the store's own memory),
+// ordered B-tree indexes over field paths (objectId, createdAt and
+// updatedAt always, others on request) built in bulk (build.go), S2 cell
+// indexes over GeoPoint and Polygon paths (geo.go), range and cell scans
+// with a callback and a deadline, cardinality estimates for the planner,
+// and relation membership in both directions. It is rebuilt from the
+// store at start-up and updated by the service after every durable commit.
 //
 // index never imports planner or service; keys order by schema.Compare.
 package index
@@ -162,6 +163,11 @@ type Collection struct {
 	// deferred: Put only stores objects, and declared indexes wait to be
 	// built all at once by DB.FinishLoad.
 	deferred bool
+	// loaded are the records Put while deferred, which the builds read
+	// in objectId order (records). loadedMixed is set once a deferred
+	// Put replaced or Delete removed a record.
+	loaded      []*record
+	loadedMixed bool
 }
 
 func newCollection(name string) *Collection {
@@ -200,10 +206,23 @@ func (c *Collection) Put(obj schema.Object) {
 // be made by the first read. Neither obj nor enc may be modified
 // afterwards.
 func (c *Collection) PutEncoded(obj schema.Object, enc []byte) {
+	c.put(obj, enc, true)
+}
+
+// PutStored is Put with the bytes obj was decoded from as the store keeps
+// them (store.Adapter.Load), so that the store's copy is also the reply
+// encoding and the object is in memory once. They are served once the
+// first read has found them equal to encoding/json's output (see
+// encoding). Neither obj nor stored may be modified afterwards.
+func (c *Collection) PutStored(obj schema.Object, stored []byte) {
+	c.put(obj, stored, false)
+}
+
+func (c *Collection) put(obj schema.Object, enc []byte, checked bool) {
 	id, _ := obj["objectId"].(string)
 	rec := &record{id: id, obj: obj}
 	if enc != nil {
-		rec.enc.Store(&enc)
+		rec.enc.Store(&encoding{b: enc, checked: checked})
 	}
 	c.mu.Lock()
 	old := c.objects[id]
@@ -216,7 +235,10 @@ func (c *Collection) PutEncoded(obj schema.Object, enc []byte) {
 			c.flagged++
 		}
 	}
-	if !c.deferred {
+	if c.deferred {
+		c.loaded = append(c.loaded, rec)
+		c.loadedMixed = c.loadedMixed || old != nil
+	} else {
 		for _, ix := range c.list {
 			ix.replace(old, rec)
 		}
@@ -232,6 +254,7 @@ func (c *Collection) Delete(id string) {
 	c.mu.Lock()
 	if old, ok := c.objects[id]; ok {
 		delete(c.objects, id)
+		c.loadedMixed = c.loadedMixed || c.deferred
 		if c.flag != nil && c.flag(old.obj) {
 			c.flagged--
 		}
@@ -318,7 +341,7 @@ func (c *Collection) EnsureIndex(path string) error {
 	}
 	ix := newIndex(path, true)
 	if !c.deferred {
-		ix.build(c.objects)
+		ix.build(c.records())
 	}
 	c.indexes[path] = ix
 	c.list = append(c.list, ix)
@@ -557,36 +580,6 @@ func (ix *index) replace(old, rec *record) {
 			ix.added(k, rec)
 		}
 	}
-}
-
-// build fills an empty index from objects in one sorted bulk load.
-func (ix *index) build(objects map[string]*record) {
-	entries := make([]entry, 0, len(objects))
-	var buf []any
-	for _, rec := range objects {
-		var isArr bool
-		buf, isArr = appendKeys(buf[:0], rec.obj, ix.path)
-		for _, k := range buf {
-			entries = append(entries, entry{k, rec})
-		}
-		if isArr {
-			ix.arrays++
-		}
-	}
-	slices.SortFunc(entries, compareEntries)
-	var run []entry // the loaded entries of the current key
-	for i, e := range entries {
-		if i > 0 && !lessEntry(entries[i-1], e) {
-			continue // a repeated array element
-		}
-		ix.tree.Load(e)
-		if len(run) > 0 && compareKeys(run[0].key, e.key) != 0 {
-			ix.track(run)
-			run = run[:0]
-		}
-		run = append(run, e)
-	}
-	ix.track(run)
 }
 
 // track records the stats of one key's run of entries, in order, when it

@@ -104,12 +104,13 @@ func (r Range) Empty() bool {
 }
 
 // record is one stored version of an object, shared by all its index
-// entries. Records are immutable (Put makes a new one), but for enc, which
-// is set at most once: the version's JSON encoding (encoding.go).
+// entries. Records are immutable (Put makes a new one), but for enc: the
+// version's JSON encoding (encoding.go), set once, or once more when the
+// first read checks bytes loaded from the store.
 type record struct {
 	id  string
 	obj schema.Object
-	enc atomic.Pointer[[]byte]
+	enc atomic.Pointer[encoding]
 }
 
 // entry is one index item: a key and the object it came from. Entries order

@@ -33,17 +33,19 @@ func (db *DB) FinishLoad() {
 			c.mu.Unlock()
 			continue
 		}
+		recs, byID := c.records()
 		for _, ix := range c.list {
-			builds = append(builds, func() { ix.build(c.objects) })
+			builds = append(builds, func() { ix.build(recs, byID) })
 		}
 		for _, gx := range c.geoList {
-			builds = append(builds, func() { gx.build(c.objects) })
+			builds = append(builds, func() { gx.build(recs) })
 		}
 	}
 	runParallel(builds, runtime.GOMAXPROCS(0))
 	for _, c := range colls {
 		if c.deferred {
 			c.deferred = false
+			c.loaded, c.loadedMixed = nil, false
 			c.mu.Unlock()
 		}
 	}

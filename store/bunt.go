@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/buntdb"
 )
@@ -563,11 +564,27 @@ func applyRecords(tx *buntdb.Tx, records []Record) error {
 			}
 			continue
 		}
-		if _, _, err := tx.Set(k, string(r.Value), nil); err != nil {
+		if _, _, err := tx.Set(k, sharedString(r.Value), nil); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sharedString is b as a string without a copy: buntdb keeps a committed
+// Value as is, and the service keeps the same bytes as the object's reply
+// encoding, so an object is held once. Sound because a committed Value is
+// never modified again (Adapter.Commit).
+func sharedString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// sharedBytes is buntdb's value string as a Record's Value without a copy
+// (never nil, even when empty). Nothing may write to it: Adapter.Load
+// hands out read-only Values.
+func sharedBytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // recordKey is the buntdb key of r: Kind, Class, keySep, Key.
@@ -614,7 +631,7 @@ func loadAll(db *buntdb.DB, fn func(Record) error) error {
 					bad = fmt.Errorf("store: load: malformed key %q", k)
 					return false
 				}
-				r.Value = []byte(v) // never nil, even when empty
+				r.Value = sharedBytes(v)
 				batch = append(batch, r)
 				last, started = k, true
 				return true

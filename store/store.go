@@ -33,12 +33,18 @@ type Record struct {
 type Adapter interface {
 	// Load calls fn for every stored record, grouped by kind and ordered by
 	// (Kind, Class, Key). It is called once at start-up to rebuild memory.
+	// A record's Value may be the adapter's own memory (the embedded
+	// store hands out the bytes it keeps, so a loaded object is held
+	// once): fn and whoever it passes Value to must never modify it.
 	Load(fn func(Record) error) error
 	// Commit applies all records atomically and durably: when it returns
 	// nil, every record survives a crash (kill -9, power loss of the OS
-	// page cache). Concurrent callers share fsyncs (group commit). It
-	// must not modify a record's Value: the service keeps an object's
-	// committed bytes as its reply encoding.
+	// page cache). Concurrent callers share fsyncs (group commit). Values
+	// are immutable from the call on: the adapter must not modify them,
+	// and may keep them as its own copy (the embedded store does), while
+	// the service keeps an object's committed bytes as its reply
+	// encoding, so both hold the same memory. Callers must never modify or
+	// reuse a Value they committed.
 	Commit(records []Record) error
 	// Close flushes and releases the backend.
 	Close() error
