@@ -110,3 +110,29 @@ func BenchmarkFunction_JS(b *testing.B) {
 		}
 	}
 }
+
+// The trigger alone, as the service calls it on a create and a find: what
+// a no-op JavaScript trigger adds, without the store's own cost and noise.
+func BenchmarkTrigger_BeforeSave_JS(b *testing.B) {
+	reg := jsRegistry(b)
+	open(b, reg)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := &service.TriggerRequest{Kind: service.BeforeSave, Class: "Item", Object: map[string]any{"n": 1.0}}
+		if err := reg.Trigger(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTrigger_BeforeFind_JS(b *testing.B) {
+	reg := jsRegistry(b)
+	open(b, reg)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := &service.FindRequest{Kind: service.BeforeFind, Class: "Item", Params: &service.FindParams{Limit: 10}}
+		if err := reg.Find(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

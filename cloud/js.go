@@ -55,16 +55,24 @@ type Scripts struct {
 	max     int
 }
 
-// jsRuntime is one goja runtime on its own event loop. handlers are what
-// this runtime's main.js defined ("kind:name"); only the loop touches them.
+// jsRuntime is one goja runtime and its event loop. The loop is not left
+// running: whoever checked the runtime out of the pool runs it on their
+// own goroutine (EventLoop.Run), so a handler that answers at once costs
+// no goroutine hand-off; the loop turns only while timers or HTTP
+// requests are pending. handlers are what this runtime's main.js defined
+// ("kind:name").
 type jsRuntime struct {
 	loop     *eventloop.EventLoop
-	vm       *goja.Runtime // for Interrupt only, from other goroutines
+	vm       *goja.Runtime
 	handlers map[string]goja.Value
 	invoke   goja.Callable
+	pending  goja.Callable // the prelude's count of live timers
+	// inflight counts Parse.Cloud.httpRequest calls not yet answered.
+	inflight int
 	// One call at a time: its answer, and the job's message callback.
-	done          chan map[string]any
-	failed        chan error
+	answered      bool
+	out           map[string]any
+	failed        error
 	doneFn, msgFn goja.Value
 	message       func(string)
 }
@@ -104,13 +112,12 @@ func LoadJS(reg *Registry, opts JSOptions) (*Scripts, error) {
 func (s *Scripts) newRuntime(register bool) (*jsRuntime, error) {
 	rt := &jsRuntime{handlers: map[string]goja.Value{}}
 	rt.loop = eventloop.NewEventLoop(eventloop.EnableConsole(false), eventloop.WithRegistry(s.req))
-	rt.loop.Start()
-	errc := make(chan error, 1)
-	rt.loop.RunOnLoop(func(vm *goja.Runtime) {
+	var err error
+	rt.loop.Run(func(vm *goja.Runtime) {
 		rt.vm = vm
-		errc <- s.setup(rt, vm, register)
+		err = s.setup(rt, vm, register)
 	})
-	if err := <-errc; err != nil {
+	if err != nil {
 		rt.loop.Terminate()
 		return nil, err
 	}
@@ -141,6 +148,9 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 		return errors.New("cloud code prelude: no invoke function")
 	}
 	rt.invoke = inv
+	if rt.pending, ok = goja.AssertFunction(vm.Get("__quarryPending")); !ok {
+		return errors.New("cloud code prelude: no pending function")
+	}
 	rt.answerTo(vm)
 	require.Require(vm, s.main) // panics (recovered above) when main.js fails to load
 	return nil
@@ -213,61 +223,133 @@ func (s *Scripts) drop() {
 	s.mu.Unlock()
 }
 
-// call runs the handler key ("kind:name") with a request and waits for
-// its answer (at once for a handler that returns no promise, else when the
-// promise settles), exported to Go values with numbers as float64, as
-// encoding/json gives them. Past ctx's deadline the script is interrupted
-// (124) and its runtime replaced, so the pool stays usable.
+// call runs the handler key ("kind:name") with a request on the calling
+// goroutine and returns its answer (at once for a handler that returns no
+// promise, else when the promise settles), exported to Go values with
+// numbers as float64, as encoding/json gives them. Past ctx's deadline the
+// script is interrupted (124) and its runtime replaced, so the pool stays
+// usable.
 func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any, message func(string)) (map[string]any, error) {
 	rt, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// The runtime is ours alone until released: its answer channels and
-	// callbacks are made once, when it starts (see answerTo).
-	done, failed := rt.done, rt.failed
-	rt.loop.RunOnLoop(func(vm *goja.Runtime) {
-		vm.ClearInterrupt()
-		rt.message = message
-		h, ok := rt.handlers[key]
-		if !ok {
-			failed <- schema.Errorf(schema.CodeScriptFailed, "cloud code handler %s is not defined in every runtime", key)
+	h, ok := rt.handlers[key]
+	if !ok {
+		s.release(rt)
+		return nil, schema.Errorf(schema.CodeScriptFailed, "cloud code handler %s is not defined in every runtime", key)
+	}
+	// The watchdog stops a runaway script, or a loop waiting on a timer
+	// past the deadline; either way the runtime is not reused.
+	stop := context.AfterFunc(ctx, func() {
+		rt.vm.Interrupt("timeout")
+		rt.loop.StopNoWait()
+	})
+	kept := false
+	defer func() {
+		if kept {
 			return
 		}
-		if _, err := rt.invoke(goja.Undefined(), vm.ToValue(kind), h, vm.ToValue(req), rt.doneFn, rt.msgFn); err != nil {
-			failed <- scriptError(err)
+		stop()
+		if v := recover(); v != nil {
+			// A Go panic left the loop marked running: forget the runtime
+			// and let the registry's guard answer.
+			s.drop()
+			panic(v)
+		}
+		s.discard(rt) // timed out
+	}()
+	rt.vm.ClearInterrupt()
+	rt.answered, rt.out, rt.failed, rt.message = false, nil, nil, message
+	rt.loop.Run(func(vm *goja.Runtime) {
+		if _, err := rt.invoke(goja.Undefined(), vm.ToValue(kind), h, vm.ToValue(req), rt.doneFn, rt.msgFn); err != nil && !rt.answered {
+			rt.answer(nil, scriptError(err))
 		}
 	})
-	select {
-	case out := <-done:
-		s.release(rt)
-		return out, nil
-	case err := <-failed:
-		s.release(rt)
-		return nil, err
-	case <-ctx.Done():
-		rt.vm.Interrupt("timeout")
-		s.drop()
-		go rt.loop.Terminate()
+	if !stop() {
 		return nil, schema.Errorf(schema.CodeTimeout, "Script timed out after %s.", s.reg.timeout)
 	}
+	kept = true
+	out, failed, answered := rt.out, rt.failed, rt.answered
+	rt.out, rt.failed, rt.message = nil, nil, nil
+	if rt.busy() {
+		go s.drain(rt) // timers or requests the handler left behind
+	} else {
+		s.release(rt)
+	}
+	if !answered {
+		return nil, schema.Errorf(schema.CodeScriptFailed, "cloud code %s: the handler's promise never settled", key)
+	}
+	return out, failed
 }
 
-// answerTo makes a runtime's answer channels and the done and message
-// callbacks every call passes to the prelude (on the runtime's loop).
+// busy reports whether timers or HTTP requests are still pending.
+func (rt *jsRuntime) busy() bool {
+	if rt.inflight > 0 {
+		return true
+	}
+	n, err := rt.pending(goja.Undefined())
+	return err != nil || n.ToInteger() > 0
+}
+
+// drain runs what a handler left pending (fire-and-forget timers and
+// requests, as Node would run them after the reply) for at most the
+// registry's timeout, then returns the runtime to the pool, or replaces
+// it when its work did not end in time.
+func (s *Scripts) drain(rt *jsRuntime) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.reg.timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		rt.vm.Interrupt("timeout")
+		rt.loop.StopNoWait()
+	})
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("cloud code panicked in a timer", "panic", fmt.Sprint(v))
+			stop()
+			s.discard(rt)
+		}
+	}()
+	rt.vm.ClearInterrupt()
+	rt.loop.Run(func(*goja.Runtime) {})
+	if !stop() || rt.busy() {
+		s.log.Warn("cloud code: timers or requests still pending after the timeout; the runtime is replaced")
+		s.discard(rt)
+		return
+	}
+	s.release(rt)
+}
+
+// discard stops a runtime that may be in any state and forgets it.
+func (s *Scripts) discard(rt *jsRuntime) {
+	s.drop()
+	go rt.loop.Terminate()
+}
+
+// answer records the call's answer and ends the loop's turn: the caller
+// has what it waits for (timers still pending run later, see drain).
+func (rt *jsRuntime) answer(out map[string]any, err error) {
+	rt.answered, rt.out, rt.failed = true, out, err
+	rt.loop.StopNoWait()
+}
+
+// answerTo makes the done and message callbacks every call passes to the
+// prelude, once per runtime. They take goja.FunctionCall so that goja
+// calls them without reflection.
 func (rt *jsRuntime) answerTo(vm *goja.Runtime) {
-	rt.done, rt.failed = make(chan map[string]any, 1), make(chan error, 1)
-	rt.doneFn = vm.ToValue(func(out goja.Value) {
-		m, ok := jsonNumbers(out.Export()).(map[string]any)
+	rt.doneFn = vm.ToValue(func(c goja.FunctionCall) goja.Value {
+		m, ok := jsonNumbers(c.Argument(0).Export()).(map[string]any)
 		if !ok {
 			m = map[string]any{}
 		}
-		rt.done <- m
+		rt.answer(m, nil)
+		return goja.Undefined()
 	})
-	rt.msgFn = vm.ToValue(func(m string) {
+	rt.msgFn = vm.ToValue(func(c goja.FunctionCall) goja.Value {
 		if rt.message != nil {
-			rt.message(m)
+			rt.message(c.Argument(0).String())
 		}
+		return goja.Undefined()
 	})
 }
 

@@ -188,7 +188,10 @@ func (s *Scripts) afterFind(ctx context.Context, key string, req *FindRequest) e
 	if err != nil {
 		return err
 	}
-	list, _ := out["results"].([]any)
+	list, ok := out["results"].([]any)
+	if !ok {
+		return nil // the handler left the results alone
+	}
 	req.Results = make([]schema.Object, 0, len(list))
 	for _, r := range list {
 		if m, ok := r.(map[string]any); ok {
