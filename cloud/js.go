@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
@@ -241,10 +242,7 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any
 	}
 	// The watchdog stops a runaway script, or a loop waiting on a timer
 	// past the deadline; either way the runtime is not reused.
-	stop := context.AfterFunc(ctx, func() {
-		rt.vm.Interrupt("timeout")
-		rt.loop.StopNoWait()
-	})
+	stop := rt.watch(ctx)
 	kept := false
 	defer func() {
 		if kept {
@@ -283,6 +281,24 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any
 	return out, failed
 }
 
+// watch interrupts the runtime when ctx ends: a runaway script, or a loop
+// waiting on a timer past the deadline. stop reports false when it did
+// (or is about to). A plain timer on the deadline is cheaper than
+// context.AfterFunc, which links a child into the context.
+func (rt *jsRuntime) watch(ctx context.Context) (stop func() bool) {
+	interrupt := func() {
+		rt.vm.Interrupt("timeout")
+		rt.loop.StopNoWait()
+	}
+	if d, ok := ctx.Deadline(); ok {
+		return time.AfterFunc(time.Until(d), interrupt).Stop
+	}
+	if ctx.Done() == nil {
+		return func() bool { return true } // a job: no bound
+	}
+	return context.AfterFunc(ctx, interrupt)
+}
+
 // busy reports whether timers or HTTP requests are still pending.
 func (rt *jsRuntime) busy() bool {
 	if rt.inflight > 0 {
@@ -299,10 +315,7 @@ func (rt *jsRuntime) busy() bool {
 func (s *Scripts) drain(rt *jsRuntime) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.reg.timeout)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() {
-		rt.vm.Interrupt("timeout")
-		rt.loop.StopNoWait()
-	})
+	stop := rt.watch(ctx)
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("cloud code panicked in a timer", "panic", fmt.Sprint(v))

@@ -397,6 +397,36 @@
     });
   };
 
+  // There is no current user on a server (as in Parse Server's cloud
+  // code): a handler acts for request.user, or for a token it is given.
+  ParseUser.current = function () { return null; };
+  ParseUser.currentAsync = function () { return Promise.resolve(null); };
+  ParseUser.prototype.isCurrent = function () { return false; };
+  // become gives the user a session token belongs to (209 for a bad one).
+  ParseUser.become = function (sessionToken) {
+    return new Promise(function (resolve) {
+      var out = call('become', [String(sessionToken || '')]);
+      resolve(ParseObject._create('_User')._loggedIn(out));
+    });
+  };
+
+  // ParseSession is a _Session; query them with the master key.
+  var ParseSession = ParseObject.extend('_Session');
+  ParseSession.prototype.getSessionToken = function () { return this.get('sessionToken') || ''; };
+  // current needs options.sessionToken: there is no current user to take
+  // it from (the SDK rejects the same way without one).
+  ParseSession.current = function (options) {
+    var token = options && options.sessionToken;
+    if (!token) { return Promise.reject('There is no current user.'); }
+    return new Promise(function (resolve) {
+      var s = ParseObject._create('_Session');
+      s._setServerData(call('session', [String(token)]));
+      resolve(s);
+    });
+  };
+  // Without a current user there is no current session to judge.
+  ParseSession.isCurrentSessionRevocable = function () { return false; };
+
   // ParseRelation edits a relation field with AddRelation/RemoveRelation
   // and queries its members (the target class must be known).
   function ParseRelation(parent, key, targetClassName) {
@@ -707,6 +737,7 @@
     Error: ParseError,
     Object: ParseObject,
     User: ParseUser,
+    Session: ParseSession,
     File: ParseFile,
     ACL: ParseACL,
     Role: ParseRole,
