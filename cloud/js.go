@@ -67,9 +67,9 @@ type jsRuntime struct {
 	vm       *goja.Runtime
 	handlers map[string]goja.Value
 	invoke   goja.Callable
-	pending  goja.Callable // the prelude's count of live timers
-	// inflight counts Parse.Cloud.httpRequest calls not yet answered.
-	inflight int
+	// timers and inflight count the timers and Parse.Cloud.httpRequest
+	// calls not yet done; only the goroutine running the loop touches them.
+	timers, inflight int
 	// One call at a time: its answer, and the job's message callback.
 	answered      bool
 	out           map[string]any
@@ -149,9 +149,6 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 		return errors.New("cloud code prelude: no invoke function")
 	}
 	rt.invoke = inv
-	if rt.pending, ok = goja.AssertFunction(vm.Get("__quarryPending")); !ok {
-		return errors.New("cloud code prelude: no pending function")
-	}
 	rt.answerTo(vm)
 	require.Require(vm, s.main) // panics (recovered above) when main.js fails to load
 	return nil
@@ -301,11 +298,7 @@ func (rt *jsRuntime) watch(ctx context.Context) (stop func() bool) {
 
 // busy reports whether timers or HTTP requests are still pending.
 func (rt *jsRuntime) busy() bool {
-	if rt.inflight > 0 {
-		return true
-	}
-	n, err := rt.pending(goja.Undefined())
-	return err != nil || n.ToInteger() > 0
+	return rt.timers > 0 || rt.inflight > 0
 }
 
 // drain runs what a handler left pending (fire-and-forget timers and
@@ -351,10 +344,7 @@ func (rt *jsRuntime) answer(out map[string]any, err error) {
 // calls them without reflection.
 func (rt *jsRuntime) answerTo(vm *goja.Runtime) {
 	rt.doneFn = vm.ToValue(func(c goja.FunctionCall) goja.Value {
-		m, ok := jsonNumbers(c.Argument(0).Export()).(map[string]any)
-		if !ok {
-			m = map[string]any{}
-		}
+		m, _ := jsonNumbers(c.Argument(0).Export()).(map[string]any) // nil: nothing changed
 		rt.answer(m, nil)
 		return goja.Undefined()
 	})

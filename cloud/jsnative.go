@@ -45,8 +45,12 @@ func (s *Scripts) natives(rt *jsRuntime, vm *goja.Runtime, register bool) map[st
 		"httpRequest": func(opts string) *goja.Promise { return s.httpRequest(rt, vm, opts) },
 		"signUp":      func(body, opts string) string { return answer(s.sdkSignUp(body, opts)) },
 		"logIn":       func(username, password, opts string) string { return answer(s.sdkLogIn(username, password, opts)) },
-		"become":      func(token string) string { return answer(s.sdkBecome(token)) },
-		"session":     func(token string) string { return answer(s.sdkSession(token)) },
+		"timers": func(c goja.FunctionCall) goja.Value {
+			rt.timers += int(c.Argument(0).ToInteger())
+			return goja.Undefined()
+		},
+		"become":  func(token string) string { return answer(s.sdkBecome(token)) },
+		"session": func(token string) string { return answer(s.sdkSession(token)) },
 	}
 }
 

@@ -7,9 +7,14 @@
   'use strict';
   var native = global.__quarry;
 
-  // Timers are counted so that Go knows whether a runtime still has work
-  // after its handler answered (the runtime's loop turns only when asked).
+  // Timers are counted (in Go, through native.timers) so that Go knows
+  // whether a runtime still has work after its handler answered: the
+  // runtime's loop turns only when asked.
   var timers = new Set();
+  function track(h) { timers.add(h); native.timers(1); }
+  function untrack(h) {
+    if (timers.delete(h)) { native.timers(-1); }
+  }
   ['Timeout', 'Immediate'].forEach(function (name) {
     var set = global['set' + name];
     var clear = global['clear' + name];
@@ -17,22 +22,21 @@
       var args = Array.prototype.slice.call(arguments);
       if (typeof fn !== 'function') { return set.apply(null, args); }
       var handle;
-      args[0] = function () { timers.delete(handle); return fn.apply(this, arguments); };
+      args[0] = function () { untrack(handle); return fn.apply(this, arguments); };
       handle = set.apply(null, args);
-      timers.add(handle);
+      track(handle);
       return handle;
     };
-    global['clear' + name] = function (h) { timers.delete(h); return clear(h); };
+    global['clear' + name] = function (h) { untrack(h); return clear(h); };
   });
   var setIntervalRaw = global.setInterval;
   var clearIntervalRaw = global.clearInterval;
   global.setInterval = function (fn) {
     var h = setIntervalRaw.apply(null, arguments);
-    if (typeof fn === 'function') { timers.add(h); }
+    if (typeof fn === 'function') { track(h); }
     return h;
   };
-  global.clearInterval = function (h) { timers.delete(h); return clearIntervalRaw(h); };
-  global.__quarryPending = function () { return timers.size; };
+  global.clearInterval = function (h) { untrack(h); return clearIntervalRaw(h); };
 
   // call runs a native that answers a JSON string: {ok: value} or
   // {error: {code, message}}.
@@ -866,16 +870,17 @@
   function built(req, name) { return hasOwn.call(req, name) ? req[name] : undefined; }
 
   // outcome turns what a handler returned into the Go side's answer; an
-  // object, query or list the handler never read goes back as it came.
+  // object, query or list the handler never read goes back as it came,
+  // and undefined (nothing to export) says the handler changed nothing.
   function outcome(kind, req, value) {
     var o;
     switch (kind) {
       case 'beforeSave':
         o = built(req, 'object');
-        return o && o._touched ? { object: o.toJSON() } : {};
+        return o && o._touched ? { object: o.toJSON() } : undefined;
       case 'beforeSaveFile':
         var f = value instanceof ParseFile ? value : built(req, 'file');
-        return f ? { object: { name: f._name, metadata: f._metadata, tags: f._tags } } : {};
+        return f ? { object: { name: f._name, metadata: f._metadata, tags: f._tags } } : undefined;
       case 'afterLiveQueryEvent':
         o = built(req, 'object');
         var out = { sendEvent: built(req, 'sendEvent') !== false };
@@ -885,12 +890,12 @@
       case 'beforeSubscribe':
         if (value instanceof ParseQuery) { return { query: value.toJSON() }; }
         var q = built(req, 'query');
-        return q && q._touched ? { query: q.toJSON() } : {};
+        return q && q._touched ? { query: q.toJSON() } : undefined;
       case 'afterFind':
         var list = Array.isArray(value) ? value : built(req, 'objects');
-        return list ? { results: list.map(function (x) { return x.toJSON(); }) } : {};
+        return list ? { results: list.map(function (x) { return x.toJSON(); }) } : undefined;
       default:
-        return value === undefined ? {} : { result: encodeResult(value) };
+        return value === undefined ? undefined : { result: encodeResult(value) };
     }
   }
 
@@ -908,7 +913,7 @@
         return;
       }
       var out = outcome(kind, req, value);
-      done(out === undefined ? {} : out);
+      done(out);
     } catch (e) {
       done({ error: errorJSON(e) });
     }
@@ -920,7 +925,7 @@
     promise.then(function (v) {
       try {
         var out = outcome(kind, req, v);
-        done(out === undefined ? {} : out);
+        done(out);
       } catch (e) {
         done({ error: errorJSON(e) });
       }
