@@ -138,8 +138,25 @@ func (s *Scripts) saveTrigger(ctx context.Context, kind, key string, req *Trigge
 
 func (s *Scripts) beforeFind(ctx context.Context, kind, key string, req *FindRequest) error {
 	payload := callerJSON(&req.Caller)
-	q := req.Query
+	payload["query"], payload["className"], payload["isGet"] = queryJSON(req.Query), req.Class, req.IsGet
+	out, err := s.invoke(ctx, kind, key, payload, nil)
+	if err != nil {
+		return err
+	}
+	q, ok := out["query"].(map[string]any)
+	if !ok {
+		return nil // the handler left the query alone
+	}
+	return applyQueryJSON(req.Query, q)
+}
+
+// queryJSON is a query as the JS SDK encodes it: where, limit, skip,
+// order, keys and include.
+func queryJSON(q *service.FindParams) map[string]any {
 	query := map[string]any{"where": q.Where, "skip": q.Skip}
+	if q.Where == nil {
+		query["where"] = map[string]any{}
+	}
 	if q.Limit >= 0 {
 		query["limit"] = q.Limit
 	}
@@ -152,21 +169,19 @@ func (s *Scripts) beforeFind(ctx context.Context, kind, key string, req *FindReq
 	if len(q.Read.Include) > 0 {
 		query["include"] = joinList(q.Read.Include)
 	}
-	payload["query"], payload["className"], payload["isGet"] = query, req.Class, req.IsGet
-	out, err := s.invoke(ctx, kind, key, payload, nil)
+	return query
+}
+
+// applyQueryJSON makes q the query a trigger gave back (queryJSON's
+// shape); its where is planned like any other.
+func applyQueryJSON(q *service.FindParams, m map[string]any) error {
+	raw, err := json.Marshal(m)
 	if err != nil {
-		return err
-	}
-	if out["query"] == nil {
-		return nil // the handler left the query alone
-	}
-	raw, err := json.Marshal(out["query"])
-	if err != nil {
-		return err
+		return schema.Errorf(schema.CodeScriptFailed, "the trigger returned an invalid query")
 	}
 	var nq sdkQuery
 	if err := json.Unmarshal(raw, &nq); err != nil {
-		return schema.Errorf(schema.CodeScriptFailed, "beforeFind returned an invalid query")
+		return schema.Errorf(schema.CodeScriptFailed, "the trigger returned an invalid query")
 	}
 	p, err := findParams(nq)
 	if err != nil {
