@@ -19,6 +19,7 @@ import (
 	"github.com/dop251/goja_nodejs/require"
 
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
 )
 
 //go:embed prelude.js
@@ -70,12 +71,23 @@ type jsRuntime struct {
 	// timers and inflight count the timers and Parse.Cloud.httpRequest
 	// calls not yet done; only the goroutine running the loop touches them.
 	timers, inflight int
-	// One call at a time: its answer, and the job's message callback.
+	// One call at a time: what it runs, its answer, and the job's message
+	// callback. run and the callbacks are made once per runtime, so that
+	// a call allocates none of them.
+	kind, handler goja.Value
+	req           map[string]any
 	answered      bool
 	out           map[string]any
 	failed        error
 	doneFn, msgFn goja.Value
 	message       func(string)
+	run           func(*goja.Runtime)
+	kinds         map[string]goja.Value // the kind names as JS strings
+	// The watchdog interrupts a call past its deadline (see arm).
+	watchdog    *time.Timer
+	timed       bool
+	unwatch     func() bool
+	interruptFn func()
 }
 
 // LoadJS loads opts.Main into a pool of runtimes and defines its
@@ -111,8 +123,12 @@ func LoadJS(reg *Registry, opts JSOptions) (*Scripts, error) {
 // newRuntime starts a runtime and loads main.js; the first one also
 // defines the handlers in the registry.
 func (s *Scripts) newRuntime(register bool) (*jsRuntime, error) {
-	rt := &jsRuntime{handlers: map[string]goja.Value{}}
+	rt := &jsRuntime{handlers: map[string]goja.Value{}, kinds: map[string]goja.Value{}}
 	rt.loop = eventloop.NewEventLoop(eventloop.EnableConsole(false), eventloop.WithRegistry(s.req))
+	rt.run = rt.runCall
+	rt.interruptFn = rt.interrupt
+	rt.watchdog = time.AfterFunc(time.Hour, rt.interruptFn)
+	rt.watchdog.Stop()
 	var err error
 	rt.loop.Run(func(vm *goja.Runtime) {
 		rt.vm = vm
@@ -239,13 +255,13 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any
 	}
 	// The watchdog stops a runaway script, or a loop waiting on a timer
 	// past the deadline; either way the runtime is not reused.
-	stop := rt.watch(ctx)
+	rt.arm(ctx)
 	kept := false
 	defer func() {
 		if kept {
 			return
 		}
-		stop()
+		rt.disarm()
 		if v := recover(); v != nil {
 			// A Go panic left the loop marked running: forget the runtime
 			// and let the registry's guard answer.
@@ -255,18 +271,24 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any
 		s.discard(rt) // timed out
 	}()
 	rt.vm.ClearInterrupt()
+	kv, ok := rt.kinds[kind]
+	if !ok {
+		kv = rt.vm.ToValue(kind)
+		rt.kinds[kind] = kv
+	}
+	req["triggerName"] = boxedKind(kind)
+	if kind == "job" {
+		req["message"] = rt.msgFn
+	}
+	rt.kind, rt.handler, rt.req = kv, h, req
 	rt.answered, rt.out, rt.failed, rt.message = false, nil, nil, message
-	rt.loop.Run(func(vm *goja.Runtime) {
-		if _, err := rt.invoke(goja.Undefined(), vm.ToValue(kind), h, vm.ToValue(req), rt.doneFn, rt.msgFn); err != nil && !rt.answered {
-			rt.answer(nil, scriptError(err))
-		}
-	})
-	if !stop() {
+	rt.loop.Run(rt.run)
+	if !rt.disarm() {
 		return nil, schema.Errorf(schema.CodeTimeout, "Script timed out after %s.", s.reg.timeout)
 	}
 	kept = true
 	out, failed, answered := rt.out, rt.failed, rt.answered
-	rt.out, rt.failed, rt.message = nil, nil, nil
+	rt.handler, rt.req, rt.out, rt.failed, rt.message = nil, nil, nil, nil, nil
 	if rt.busy() {
 		go s.drain(rt) // timers or requests the handler left behind
 	} else {
@@ -278,22 +300,59 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any
 	return out, failed
 }
 
-// watch interrupts the runtime when ctx ends: a runaway script, or a loop
-// waiting on a timer past the deadline. stop reports false when it did
-// (or is about to). A plain timer on the deadline is cheaper than
-// context.AfterFunc, which links a child into the context.
-func (rt *jsRuntime) watch(ctx context.Context) (stop func() bool) {
-	interrupt := func() {
-		rt.vm.Interrupt("timeout")
-		rt.loop.StopNoWait()
+// runCall is the current call's turn of the loop (rt.run).
+func (rt *jsRuntime) runCall(vm *goja.Runtime) {
+	if _, err := rt.invoke(goja.Undefined(), rt.kind, rt.handler, vm.ToValue(rt.req), rt.doneFn); err != nil && !rt.answered {
+		rt.answer(nil, scriptError(err))
 	}
+}
+
+// arm starts the watchdog for ctx: past its deadline the script is
+// interrupted and the loop stopped (a runaway script, or a loop waiting on
+// a timer). The runtime's own timer serves every call; a context without
+// a deadline but with an end gets context.AfterFunc; a job's has neither.
+func (rt *jsRuntime) arm(ctx context.Context) {
+	rt.timed, rt.unwatch = false, nil
 	if d, ok := ctx.Deadline(); ok {
-		return time.AfterFunc(time.Until(d), interrupt).Stop
+		rt.timed = true
+		rt.watchdog.Reset(time.Until(d))
+	} else if ctx.Done() != nil {
+		rt.unwatch = context.AfterFunc(ctx, rt.interruptFn)
 	}
-	if ctx.Done() == nil {
-		return func() bool { return true } // a job: no bound
+}
+
+// disarm stops the watchdog; false means it fired (or is firing): the
+// runtime may be interrupted at any moment and must not be reused.
+func (rt *jsRuntime) disarm() bool {
+	if rt.timed {
+		return rt.watchdog.Stop()
 	}
-	return context.AfterFunc(ctx, interrupt)
+	if rt.unwatch != nil {
+		return rt.unwatch()
+	}
+	return true
+}
+
+func (rt *jsRuntime) interrupt() {
+	rt.vm.Interrupt("timeout")
+	rt.loop.StopNoWait()
+}
+
+// boxedKinds are the kind names as interface values, made once: putting
+// a string into a map[string]any allocates.
+var boxedKinds = func() map[string]any {
+	m := map[string]any{"function": "function", "job": "job"}
+	for k := service.TriggerKind(0); k < service.NumTriggerKinds; k++ {
+		m[k.String()] = k.String()
+	}
+	return m
+}()
+
+func boxedKind(kind string) any {
+	if b, ok := boxedKinds[kind]; ok {
+		return b
+	}
+	return kind
 }
 
 // busy reports whether timers or HTTP requests are still pending.
@@ -308,17 +367,17 @@ func (rt *jsRuntime) busy() bool {
 func (s *Scripts) drain(rt *jsRuntime) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.reg.timeout)
 	defer cancel()
-	stop := rt.watch(ctx)
+	rt.arm(ctx)
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("cloud code panicked in a timer", "panic", fmt.Sprint(v))
-			stop()
+			rt.disarm()
 			s.discard(rt)
 		}
 	}()
 	rt.vm.ClearInterrupt()
 	rt.loop.Run(func(*goja.Runtime) {})
-	if !stop() || rt.busy() {
+	if !rt.disarm() || rt.busy() {
 		s.log.Warn("cloud code: timers or requests still pending after the timeout; the runtime is replaced")
 		s.discard(rt)
 		return

@@ -85,8 +85,10 @@ func (s *Scripts) invoke(ctx context.Context, kind, key string, payload map[stri
 
 // callerJSON is the part of every request that describes the caller.
 func callerJSON(c *Caller) map[string]any {
-	out := map[string]any{"master": c.Master, "installationId": c.InstallationID, "headers": c.Headers, "ip": c.IP,
-		"context": c.Context, "sessionToken": c.Auth.SessionToken}
+	// Sized for what the request kinds add, so that it never grows.
+	out := make(map[string]any, 14)
+	out["master"], out["installationId"], out["headers"], out["ip"] = c.Master, c.InstallationID, c.Headers, c.IP
+	out["context"], out["sessionToken"] = c.Context, c.Auth.SessionToken
 	if c.User != nil {
 		out["user"] = withClass(c.User, "_User")
 	}

@@ -797,11 +797,10 @@
   // Go request on its first read and then kept as the request's own
   // property (so it may be changed or replaced): most handlers read one or
   // two fields, a no-op handler none, and nothing is built for them.
-  function Request(kind, r, message) {
-    this._kind = kind;
-    this._r = r;
-    this._message = message;
+  function Request(r) {
+    this._r = r; // r.triggerName is the kind, r.message a job's callback
   }
+  Request.prototype._has = Object.prototype.hasOwnProperty;
   var fileKinds = { beforeSaveFile: true, afterSaveFile: true, beforeDeleteFile: true, afterDeleteFile: true };
   function hasObject(kind) { return kind !== 'beforeConnect' && !fileKinds[kind]; }
   var SENT = { set: true };
@@ -846,7 +845,7 @@
     isGet: function (r) { return r.query || r.results ? !!r.isGet : undefined; },
     objects: function (r) { return r.results ? r.results.map(function (o) { return objectFrom(o); }) : undefined; },
     message: function (r, kind) {
-      var message = this._message;
+      var message = r.message;
       return kind === 'job' ? function (m) { message(String(m)); } : undefined;
     }
   };
@@ -858,16 +857,16 @@
     Object.defineProperty(Request.prototype, name, {
       configurable: true,
       get: function () {
-        var v = build.call(this, this._r, this._kind);
+        var r = this._r;
+        var v = build.call(this, r, r.triggerName);
         setOwn(this, name, v);
         return v;
       },
       set: function (v) { setOwn(this, name, v); }
     });
   });
-  var hasOwn = Object.prototype.hasOwnProperty;
   // built is a field the handler read or set (undefined otherwise).
-  function built(req, name) { return hasOwn.call(req, name) ? req[name] : undefined; }
+  function built(req, name) { return req._has(name) ? req[name] : undefined; }
 
   // outcome turns what a handler returned into the Go side's answer; an
   // object, query or list the handler never read goes back as it came,
@@ -884,7 +883,7 @@
       case 'afterLiveQueryEvent':
         o = built(req, 'object');
         var out = { sendEvent: built(req, 'sendEvent') !== false };
-        if (hasOwn.call(req, 'object')) { out.object = o ? o.toJSON() : null; }
+        if (req._has('object')) { out.object = o ? o.toJSON() : null; }
         return out;
       case 'beforeFind':
       case 'beforeSubscribe':
@@ -903,10 +902,10 @@
   // only: the Request copies what the handler may change) and gives done
   // the answer as a plain object. A handler that returns no promise is
   // answered at once, without a promise job.
-  global.__quarryInvoke = function (kind, handler, r, done, message) {
+  global.__quarryInvoke = function (kind, handler, r, done) {
     var req, value;
     try {
-      req = new Request(kind, r, message);
+      req = new Request(r);
       value = handler(req);
       if (value && typeof value.then === 'function') {
         settleLater(kind, req, value, done);
