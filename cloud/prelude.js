@@ -113,6 +113,7 @@
   }
 
   function encode(v) {
+    if (v === null || typeof v !== 'object') { return v; }
     if (v instanceof ParseACL) {
       return v.toJSON();
     }
@@ -139,6 +140,7 @@
   // encodeResult is encode, except that objects travel whole (a function
   // returning a Parse.Object answers the object, as Parse does).
   function encodeResult(v) {
+    if (v === null || typeof v !== 'object') { return v; } // the common answer: no instanceof walks
     if (v instanceof ParseObject) {
       var out = v.toJSON();
       out.__type = 'Object';
