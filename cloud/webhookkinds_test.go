@@ -201,7 +201,7 @@ func TestWebhookFileTriggers(t *testing.T) {
 		t.Fatalf("renamed upload: %d %s", renamed.Status, renamed.Body)
 	}
 	saved := site.body("afterSave")
-	if f, _ := saved["file"].(map[string]any); saved["triggerName"] != "afterSaveFile" || f["name"] != name || f["url"] == nil || saved["fileSize"] != float64(5) {
+	if f, _ := saved["file"].(map[string]any); saved["triggerName"] != "afterSave" || f["name"] != name || f["url"] == nil || saved["fileSize"] != float64(5) {
 		t.Errorf("afterSave @File webhook body %v", saved)
 	}
 	kept, _ := srv.Do(t, "POST", "/files/keep.txt", "hello", text).Map()["name"].(string)
@@ -267,7 +267,7 @@ func TestWebhookLiveQueryTriggers(t *testing.T) {
 			t.Errorf("afterEvent on private=%v: suppress %v, err %v", private, ev.Suppress, err)
 		}
 	}
-	if got := site.body("afterEvent"); got["event"] != "create" || got["triggerName"] != "afterLiveQueryEvent" {
+	if got := site.body("afterEvent"); got["event"] != "create" || got["triggerName"] != "afterEvent" {
 		t.Errorf("afterEvent webhook body %v", got)
 	}
 }

@@ -136,7 +136,7 @@ func (r *Registry) webhookTrigger(kind service.TriggerKind, class string) (trigg
 // LiveQuery event's name.
 func saveWebhookBody(kind service.TriggerKind, req *TriggerRequest) map[string]any {
 	body := callerJSON(&req.Caller)
-	body["triggerName"] = kind.String()
+	body["triggerName"] = parseTriggerName(kind)
 	switch kind {
 	case service.BeforeSaveFile, service.AfterSaveFile, service.BeforeDeleteFile, service.AfterDeleteFile:
 		file := map[string]any{"__type": "File"}
@@ -164,6 +164,25 @@ func saveWebhookBody(kind service.TriggerKind, req *TriggerRequest) map[string]a
 		body["original"] = withClass(req.Original, req.Class)
 	}
 	return body
+}
+
+// parseTriggerName is the triggerName Parse Server sends for kind: its
+// file triggers are the save and delete ones of "@File", and
+// afterLiveQueryEvent is afterEvent.
+func parseTriggerName(kind service.TriggerKind) string {
+	switch kind {
+	case service.BeforeSaveFile:
+		return service.BeforeSave.String()
+	case service.AfterSaveFile:
+		return service.AfterSave.String()
+	case service.BeforeDeleteFile:
+		return service.BeforeDelete.String()
+	case service.AfterDeleteFile:
+		return service.AfterDelete.String()
+	case service.AfterLiveQueryEvent:
+		return "afterEvent"
+	}
+	return kind.String()
 }
 
 // findWebhook calls a beforeFind, beforeSubscribe or afterFind webhook.
