@@ -91,7 +91,6 @@ func TestWebhookFindTriggers(t *testing.T) {
 			}
 			return ok(out)
 		},
-		"count": func(map[string]any) any { return ok(nil) },
 	})
 	defineTrigger(t, srv, "Score", "beforeFind", site.URL+"/beforeFind")
 	defineTrigger(t, srv, "Card", "afterFind", site.URL+"/afterFind")
