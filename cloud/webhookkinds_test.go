@@ -303,6 +303,16 @@ func TestWebhookTriggerDeclarations(t *testing.T) {
 			t.Errorf("%s of %s: %d %s, want accepted %v", c.trigger, c.class, res.Status, res.Body, c.ok)
 		}
 	}
+	// "@File" and "@Connect" work in the paths of one webhook.
+	run(t, srv, []scenario{
+		{name: "get a file webhook", method: "GET", path: "/hooks/triggers/@File/beforeSave", headers: servertest.Master(), status: 200,
+			has: []string{`"className":"@File"`, `"triggerName":"beforeSave"`}},
+		{name: "change it", method: "PUT", path: "/hooks/triggers/@Connect/beforeConnect", body: map[string]any{"url": "http://127.0.0.1:2/y"},
+			headers: servertest.Master(), status: 200, has: []string{`"url":"http://127.0.0.1:2/y"`}},
+		{name: "delete it", method: "PUT", path: "/hooks/triggers/@File/beforeSave", body: map[string]any{"__op": "Delete"},
+			headers: servertest.Master(), status: 200},
+		{name: "gone", method: "GET", path: "/hooks/triggers/@File/beforeSave", headers: servertest.Master(), status: 400, has: []string{`"code":143`}},
+	})
 	// afterEvent and afterLiveQueryEvent are one trigger.
 	res := srv.Do(t, "POST", "/hooks/triggers", map[string]any{"className": "Score", "triggerName": "afterLiveQueryEvent",
 		"url": "http://127.0.0.1:1/x"}, servertest.Master())
