@@ -47,7 +47,8 @@ func (s *Scripts) httpRequest(rt *jsRuntime, vm *goja.Runtime, raw string) *goja
 		res, err := s.doHTTP(o)
 		rt.loop.RunOnLoop(func(vm *goja.Runtime) {
 			rt.inflight--
-			rt.loop.ClearTimeout(keep)
+			rt.loop.ClearTimeout(keep) // a loop job: see drain
+			rt.queued = true
 			if err != nil {
 				reject(vm.ToValue(err.Error()))
 				return

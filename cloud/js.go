@@ -70,7 +70,10 @@ type jsRuntime struct {
 	invoke   goja.Callable
 	// timers and inflight count the timers and Parse.Cloud.httpRequest
 	// calls not yet done; only the goroutine running the loop touches them.
+	// queued says loop jobs may wait for the loop's next turn (an answered
+	// request clears its keep-alive timer that way).
 	timers, inflight int
+	queued           bool
 	// One call at a time: what it runs, its answer, and the job's message
 	// callback. run and the callbacks are made once per runtime, so that
 	// a call allocates none of them.
@@ -355,9 +358,10 @@ func boxedKind(kind string) any {
 	return kind
 }
 
-// busy reports whether timers or HTTP requests are still pending.
+// busy reports whether timers, HTTP requests or loop jobs are still
+// pending.
 func (rt *jsRuntime) busy() bool {
-	return rt.timers > 0 || rt.inflight > 0
+	return rt.timers > 0 || rt.inflight > 0 || rt.queued
 }
 
 // drain runs what a handler left pending (fire-and-forget timers and
@@ -376,7 +380,14 @@ func (s *Scripts) drain(rt *jsRuntime) {
 		}
 	}()
 	rt.vm.ClearInterrupt()
+	rt.queued = false
 	rt.loop.Run(func(*goja.Runtime) {})
+	if rt.queued && rt.timers == 0 && rt.inflight == 0 {
+		// Run ends once no timer is left; a job queued in its last turn
+		// (a keep-alive cleared) takes one more.
+		rt.queued = false
+		rt.loop.Run(func(*goja.Runtime) {})
+	}
 	if !rt.disarm() || rt.busy() {
 		s.log.Warn("cloud code: timers or requests still pending after the timeout; the runtime is replaced")
 		s.discard(rt)
