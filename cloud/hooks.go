@@ -21,11 +21,12 @@ func (r *Registry) Has(kind service.TriggerKind, class string) bool {
 	return ok
 }
 
-// HasKind reports whether a trigger of kind is defined for any class.
+// HasKind reports whether a trigger of kind is defined for any class, in
+// process or as a webhook.
 func (r *Registry) HasKind(kind service.TriggerKind) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return len(r.triggers[kind]) > 0
+	return len(r.triggers[kind]) > 0 || len(r.hooks.triggers[kind]) > 0
 }
 
 // HasJob reports whether a job called name is defined.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -38,9 +39,16 @@ func (s *Scripts) httpRequest(rt *jsRuntime, vm *goja.Runtime, raw string) *goja
 		reject(vm.ToValue("httpRequest: a url is required"))
 		return p
 	}
+	// The keep-alive timer holds the loop open (EventLoop.Run ends when no
+	// timer is left) until the answer is in.
+	rt.inflight++
+	keep := rt.loop.SetTimeout(func(*goja.Runtime) {}, 24*time.Hour)
 	go func() {
 		res, err := s.doHTTP(o)
 		rt.loop.RunOnLoop(func(vm *goja.Runtime) {
+			rt.inflight--
+			rt.loop.ClearTimeout(keep) // a loop job: see drain
+			rt.queued = true
 			if err != nil {
 				reject(vm.ToValue(err.Error()))
 				return

@@ -5,7 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/quarrydata/quarry/cloud"
+	"github.com/quarrydata/quarry/server/servertest"
 )
 
 const httpRequestJS = `
@@ -46,5 +52,38 @@ func TestHTTPRequest(t *testing.T) {
 			has: []string{`"code":100`, "no answer"}},
 		{name: "bad url", method: "POST", path: "/functions/fetch", body: map[string]any{"url": "ftp://127.0.0.1/"}, status: 400,
 			has: []string{`"code":100`, "http or https"}},
+	})
+}
+
+// TestHTTPRequestOnePoolRuntime: with a pool of one runtime, calls that
+// await a request, and one that fires a request it does not await, each
+// give the runtime back (their loop work drained), so the calls after
+// them run.
+func TestHTTPRequestOnePoolRuntime(t *testing.T) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	}))
+	t.Cleanup(backend.Close)
+	main := filepath.Join(t.TempDir(), "main.js")
+	js := httpRequestJS + `
+Parse.Cloud.define('fireAndForget', (req) => { Parse.Cloud.httpRequest({ url: req.params.url }); return 'sent'; });
+Parse.Cloud.define('ping', () => 'pong');
+`
+	if err := os.WriteFile(main, []byte(js), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reg := cloud.New(quiet, 5*time.Second)
+	scripts, err := cloud.LoadJS(reg, cloud.JSOptions{Main: main, Size: 1, MaxSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(scripts.Close)
+	srv := servertest.StartCloud(t, quiet, reg, nil)
+	url := map[string]any{"url": backend.URL}
+	run(t, srv, []scenario{
+		{name: "await a request", method: "POST", path: "/functions/fetch", body: url, status: 200, has: []string{`"ok":true`}},
+		{name: "again", method: "POST", path: "/functions/fetch", body: url, status: 200, has: []string{`"ok":true`}},
+		{name: "fire and forget", method: "POST", path: "/functions/fireAndForget", body: url, status: 200, has: []string{`"sent"`}},
+		{name: "the runtime came back", method: "POST", path: "/functions/ping", status: 200, has: []string{`"pong"`}},
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
@@ -18,6 +19,7 @@ import (
 	"github.com/dop251/goja_nodejs/require"
 
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
 )
 
 //go:embed prelude.js
@@ -55,18 +57,40 @@ type Scripts struct {
 	max     int
 }
 
-// jsRuntime is one goja runtime on its own event loop. handlers are what
-// this runtime's main.js defined ("kind:name"); only the loop touches them.
+// jsRuntime is one goja runtime and its event loop. The loop is not left
+// running: whoever checked the runtime out of the pool runs it on their
+// own goroutine (EventLoop.Run), so a handler that answers at once costs
+// no goroutine hand-off; the loop turns only while timers or HTTP
+// requests are pending. handlers are what this runtime's main.js defined
+// ("kind:name").
 type jsRuntime struct {
 	loop     *eventloop.EventLoop
-	vm       *goja.Runtime // for Interrupt only, from other goroutines
+	vm       *goja.Runtime
 	handlers map[string]goja.Value
 	invoke   goja.Callable
-	// One call at a time: its answer, and the job's message callback.
-	done          chan map[string]any
-	failed        chan error
+	// timers and inflight count the timers and Parse.Cloud.httpRequest
+	// calls not yet done; only the goroutine running the loop touches them.
+	// queued says loop jobs may wait for the loop's next turn (an answered
+	// request clears its keep-alive timer that way).
+	timers, inflight int
+	queued           bool
+	// One call at a time: what it runs, its answer, and the job's message
+	// callback. run and the callbacks are made once per runtime, so that
+	// a call allocates none of them.
+	kind, handler goja.Value
+	req           map[string]any
+	answered      bool
+	out           map[string]any
+	failed        error
 	doneFn, msgFn goja.Value
 	message       func(string)
+	run           func(*goja.Runtime)
+	kinds         map[string]goja.Value // the kind names as JS strings
+	// The watchdog interrupts a call past its deadline (see arm).
+	watchdog    *time.Timer
+	timed       bool
+	unwatch     func() bool
+	interruptFn func()
 }
 
 // LoadJS loads opts.Main into a pool of runtimes and defines its
@@ -102,15 +126,18 @@ func LoadJS(reg *Registry, opts JSOptions) (*Scripts, error) {
 // newRuntime starts a runtime and loads main.js; the first one also
 // defines the handlers in the registry.
 func (s *Scripts) newRuntime(register bool) (*jsRuntime, error) {
-	rt := &jsRuntime{handlers: map[string]goja.Value{}}
+	rt := &jsRuntime{handlers: map[string]goja.Value{}, kinds: map[string]goja.Value{}}
 	rt.loop = eventloop.NewEventLoop(eventloop.EnableConsole(false), eventloop.WithRegistry(s.req))
-	rt.loop.Start()
-	errc := make(chan error, 1)
-	rt.loop.RunOnLoop(func(vm *goja.Runtime) {
+	rt.run = rt.runCall
+	rt.interruptFn = rt.interrupt
+	rt.watchdog = time.AfterFunc(time.Hour, rt.interruptFn)
+	rt.watchdog.Stop()
+	var err error
+	rt.loop.Run(func(vm *goja.Runtime) {
 		rt.vm = vm
-		errc <- s.setup(rt, vm, register)
+		err = s.setup(rt, vm, register)
 	})
-	if err := <-errc; err != nil {
+	if err != nil {
 		rt.loop.Terminate()
 		return nil, err
 	}
@@ -213,61 +240,189 @@ func (s *Scripts) drop() {
 	s.mu.Unlock()
 }
 
-// call runs the handler key ("kind:name") with a request and waits for
-// its answer (at once for a handler that returns no promise, else when the
-// promise settles), exported to Go values with numbers as float64, as
-// encoding/json gives them. Past ctx's deadline the script is interrupted
-// (124) and its runtime replaced, so the pool stays usable.
+// call runs the handler key ("kind:name") with a request on the calling
+// goroutine and returns its answer (at once for a handler that returns no
+// promise, else when the promise settles), exported to Go values with
+// numbers as float64, as encoding/json gives them. Past ctx's deadline the
+// script is interrupted (124) and its runtime replaced, so the pool stays
+// usable.
 func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any, message func(string)) (map[string]any, error) {
 	rt, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	// The runtime is ours alone until released: its answer channels and
-	// callbacks are made once, when it starts (see answerTo).
-	done, failed := rt.done, rt.failed
-	rt.loop.RunOnLoop(func(vm *goja.Runtime) {
-		vm.ClearInterrupt()
-		rt.message = message
-		h, ok := rt.handlers[key]
-		if !ok {
-			failed <- schema.Errorf(schema.CodeScriptFailed, "cloud code handler %s is not defined in every runtime", key)
+	h, ok := rt.handlers[key]
+	if !ok {
+		s.release(rt)
+		return nil, schema.Errorf(schema.CodeScriptFailed, "cloud code handler %s is not defined in every runtime", key)
+	}
+	// The watchdog stops a runaway script, or a loop waiting on a timer
+	// past the deadline; either way the runtime is not reused.
+	rt.arm(ctx)
+	kept := false
+	defer func() {
+		if kept {
 			return
 		}
-		if _, err := rt.invoke(goja.Undefined(), vm.ToValue(kind), h, vm.ToValue(req), rt.doneFn, rt.msgFn); err != nil {
-			failed <- scriptError(err)
+		rt.disarm()
+		if v := recover(); v != nil {
+			// A Go panic left the loop marked running: forget the runtime
+			// and let the registry's guard answer.
+			s.drop()
+			panic(v)
 		}
-	})
-	select {
-	case out := <-done:
-		s.release(rt)
-		return out, nil
-	case err := <-failed:
-		s.release(rt)
-		return nil, err
-	case <-ctx.Done():
-		rt.vm.Interrupt("timeout")
-		s.drop()
-		go rt.loop.Terminate()
+		s.discard(rt) // timed out
+	}()
+	rt.vm.ClearInterrupt()
+	kv, ok := rt.kinds[kind]
+	if !ok {
+		kv = rt.vm.ToValue(kind)
+		rt.kinds[kind] = kv
+	}
+	req["triggerName"] = boxedKind(kind)
+	if kind == "job" {
+		req["message"] = rt.msgFn
+	}
+	rt.kind, rt.handler, rt.req = kv, h, req
+	rt.answered, rt.out, rt.failed, rt.message = false, nil, nil, message
+	rt.loop.Run(rt.run)
+	if !rt.disarm() {
 		return nil, schema.Errorf(schema.CodeTimeout, "Script timed out after %s.", s.reg.timeout)
+	}
+	kept = true
+	out, failed, answered := rt.out, rt.failed, rt.answered
+	rt.handler, rt.req, rt.out, rt.failed, rt.message = nil, nil, nil, nil, nil
+	if rt.busy() {
+		go s.drain(rt) // timers or requests the handler left behind
+	} else {
+		s.release(rt)
+	}
+	if !answered {
+		return nil, schema.Errorf(schema.CodeScriptFailed, "cloud code %s: the handler's promise never settled", key)
+	}
+	return out, failed
+}
+
+// runCall is the current call's turn of the loop (rt.run).
+func (rt *jsRuntime) runCall(vm *goja.Runtime) {
+	if _, err := rt.invoke(goja.Undefined(), rt.kind, rt.handler, vm.ToValue(rt.req), rt.doneFn); err != nil && !rt.answered {
+		rt.answer(nil, scriptError(err))
 	}
 }
 
-// answerTo makes a runtime's answer channels and the done and message
-// callbacks every call passes to the prelude (on the runtime's loop).
+// arm starts the watchdog for ctx: past its deadline the script is
+// interrupted and the loop stopped (a runaway script, or a loop waiting on
+// a timer). The runtime's own timer serves every call; a context without
+// a deadline but with an end gets context.AfterFunc; a job's has neither.
+func (rt *jsRuntime) arm(ctx context.Context) {
+	rt.timed, rt.unwatch = false, nil
+	if d, ok := ctx.Deadline(); ok {
+		rt.timed = true
+		rt.watchdog.Reset(time.Until(d))
+	} else if ctx.Done() != nil {
+		rt.unwatch = context.AfterFunc(ctx, rt.interruptFn)
+	}
+}
+
+// disarm stops the watchdog; false means it fired (or is firing): the
+// runtime may be interrupted at any moment and must not be reused.
+func (rt *jsRuntime) disarm() bool {
+	if rt.timed {
+		return rt.watchdog.Stop()
+	}
+	if rt.unwatch != nil {
+		return rt.unwatch()
+	}
+	return true
+}
+
+func (rt *jsRuntime) interrupt() {
+	rt.vm.Interrupt("timeout")
+	rt.loop.StopNoWait()
+}
+
+// boxedKinds are the kind names as interface values, made once: putting
+// a string into a map[string]any allocates.
+var boxedKinds = func() map[string]any {
+	m := map[string]any{"function": "function", "job": "job"}
+	for k := service.TriggerKind(0); k < service.NumTriggerKinds; k++ {
+		m[k.String()] = k.String()
+	}
+	return m
+}()
+
+func boxedKind(kind string) any {
+	if b, ok := boxedKinds[kind]; ok {
+		return b
+	}
+	return kind
+}
+
+// busy reports whether timers, HTTP requests or loop jobs are still
+// pending.
+func (rt *jsRuntime) busy() bool {
+	return rt.timers > 0 || rt.inflight > 0 || rt.queued
+}
+
+// drain runs what a handler left pending (fire-and-forget timers and
+// requests, as Node would run them after the reply) for at most the
+// registry's timeout, then returns the runtime to the pool, or replaces
+// it when its work did not end in time.
+func (s *Scripts) drain(rt *jsRuntime) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.reg.timeout)
+	defer cancel()
+	rt.arm(ctx)
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("cloud code panicked in a timer", "panic", fmt.Sprint(v))
+			rt.disarm()
+			s.discard(rt)
+		}
+	}()
+	rt.vm.ClearInterrupt()
+	rt.queued = false
+	rt.loop.Run(func(*goja.Runtime) {})
+	if rt.queued && rt.timers == 0 && rt.inflight == 0 {
+		// Run ends once no timer is left; a job queued in its last turn
+		// (a keep-alive cleared) takes one more.
+		rt.queued = false
+		rt.loop.Run(func(*goja.Runtime) {})
+	}
+	if !rt.disarm() || rt.busy() {
+		s.log.Warn("cloud code: timers or requests still pending after the timeout; the runtime is replaced")
+		s.discard(rt)
+		return
+	}
+	s.release(rt)
+}
+
+// discard stops a runtime that may be in any state and forgets it.
+func (s *Scripts) discard(rt *jsRuntime) {
+	s.drop()
+	go rt.loop.Terminate()
+}
+
+// answer records the call's answer and ends the loop's turn: the caller
+// has what it waits for (timers still pending run later, see drain).
+func (rt *jsRuntime) answer(out map[string]any, err error) {
+	rt.answered, rt.out, rt.failed = true, out, err
+	rt.loop.StopNoWait()
+}
+
+// answerTo makes the done and message callbacks every call passes to the
+// prelude, once per runtime. They take goja.FunctionCall so that goja
+// calls them without reflection.
 func (rt *jsRuntime) answerTo(vm *goja.Runtime) {
-	rt.done, rt.failed = make(chan map[string]any, 1), make(chan error, 1)
-	rt.doneFn = vm.ToValue(func(out goja.Value) {
-		m, ok := jsonNumbers(out.Export()).(map[string]any)
-		if !ok {
-			m = map[string]any{}
-		}
-		rt.done <- m
+	rt.doneFn = vm.ToValue(func(c goja.FunctionCall) goja.Value {
+		m, _ := jsonNumbers(c.Argument(0).Export()).(map[string]any) // nil: nothing changed
+		rt.answer(m, nil)
+		return goja.Undefined()
 	})
-	rt.msgFn = vm.ToValue(func(m string) {
+	rt.msgFn = vm.ToValue(func(c goja.FunctionCall) goja.Value {
 		if rt.message != nil {
-			rt.message(m)
+			rt.message(c.Argument(0).String())
 		}
+		return goja.Undefined()
 	})
 }
 

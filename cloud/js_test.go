@@ -48,6 +48,10 @@ func TestJavaScriptFunctions(t *testing.T) {
 		{name: "plain error", method: "POST", path: "/functions/plain", status: 400, has: []string{`"code":141`, "plain failure"}},
 		{name: "runaway", method: "POST", path: "/functions/spin", status: 400, has: []string{`"code":124`, "timed out"}},
 		{name: "usable after runaway", method: "POST", path: "/functions/hello", body: map[string]any{"name": "x"}, status: 200},
+		{name: "timer past the deadline", method: "POST", path: "/functions/sleepy", status: 400, has: []string{`"code":124`}},
+		{name: "usable after sleepy", method: "POST", path: "/functions/hello", body: map[string]any{"name": "y"}, status: 200},
+		{name: "destructured request", method: "POST", path: "/functions/destructured", body: map[string]any{"a": 1}, status: 200,
+			has: []string{`{"result":{"a":1,"functionName":"destructured","master":false,"triggerName":"function"}}`}},
 		{name: "validator type", method: "POST", path: "/functions/sized", body: map[string]any{"size": 1}, status: 400,
 			has: []string{`"code":142`, "Invalid type for size. Expected: string"}},
 		{name: "validator option", method: "POST", path: "/functions/sized", body: map[string]any{"size": "L"}, status: 400,
@@ -123,6 +127,26 @@ func TestJavaScriptJobs(t *testing.T) {
 		if st["status"] != c.status || st["message"] != c.message {
 			t.Errorf("job %s: %v", c.job, st)
 		}
+	}
+}
+
+// TestJavaScriptBackgroundTimer: a timer a handler leaves behind runs
+// after the reply (the runtime drains it before going back to the pool).
+func TestJavaScriptBackgroundTimer(t *testing.T) {
+	srv := startJS(t)
+	res := srv.Do(t, "POST", "/functions/background", map[string]any{"tag": "bg"}, servertest.App())
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"queued"`) {
+		t.Fatalf("background: %d %s", res.Status, res.Body)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		found := srv.Do(t, "GET", `/classes/Later?where={"tag":"bg"}`, nil, servertest.Master())
+		if strings.Contains(string(found.Body), `"tag":"bg"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background timer never saved its object: %s", found.Body)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

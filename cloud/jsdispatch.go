@@ -85,8 +85,10 @@ func (s *Scripts) invoke(ctx context.Context, kind, key string, payload map[stri
 
 // callerJSON is the part of every request that describes the caller.
 func callerJSON(c *Caller) map[string]any {
-	out := map[string]any{"master": c.Master, "installationId": c.InstallationID, "headers": c.Headers, "ip": c.IP,
-		"context": c.Context, "sessionToken": c.Auth.SessionToken}
+	// Sized for what the request kinds add, so that it never grows.
+	out := make(map[string]any, 14)
+	out["master"], out["installationId"], out["headers"], out["ip"] = c.Master, c.InstallationID, c.Headers, c.IP
+	out["context"], out["sessionToken"] = c.Context, c.Auth.SessionToken
 	if c.User != nil {
 		out["user"] = withClass(c.User, "_User")
 	}
@@ -138,8 +140,25 @@ func (s *Scripts) saveTrigger(ctx context.Context, kind, key string, req *Trigge
 
 func (s *Scripts) beforeFind(ctx context.Context, kind, key string, req *FindRequest) error {
 	payload := callerJSON(&req.Caller)
-	q := req.Query
+	payload["query"], payload["className"], payload["isGet"] = queryJSON(req.Query), req.Class, req.IsGet
+	out, err := s.invoke(ctx, kind, key, payload, nil)
+	if err != nil {
+		return err
+	}
+	q, ok := out["query"].(map[string]any)
+	if !ok {
+		return nil // the handler left the query alone
+	}
+	return applyQueryJSON(req.Query, q)
+}
+
+// queryJSON is a query as the JS SDK encodes it: where, limit, skip,
+// order, keys and include.
+func queryJSON(q *service.FindParams) map[string]any {
 	query := map[string]any{"where": q.Where, "skip": q.Skip}
+	if q.Where == nil {
+		query["where"] = map[string]any{}
+	}
 	if q.Limit >= 0 {
 		query["limit"] = q.Limit
 	}
@@ -152,21 +171,19 @@ func (s *Scripts) beforeFind(ctx context.Context, kind, key string, req *FindReq
 	if len(q.Read.Include) > 0 {
 		query["include"] = joinList(q.Read.Include)
 	}
-	payload["query"], payload["className"], payload["isGet"] = query, req.Class, req.IsGet
-	out, err := s.invoke(ctx, kind, key, payload, nil)
+	return query
+}
+
+// applyQueryJSON makes q the query a trigger gave back (queryJSON's
+// shape); its where is planned like any other.
+func applyQueryJSON(q *service.FindParams, m map[string]any) error {
+	raw, err := json.Marshal(m)
 	if err != nil {
-		return err
-	}
-	if out["query"] == nil {
-		return nil // the handler left the query alone
-	}
-	raw, err := json.Marshal(out["query"])
-	if err != nil {
-		return err
+		return schema.Errorf(schema.CodeScriptFailed, "the trigger returned an invalid query")
 	}
 	var nq sdkQuery
 	if err := json.Unmarshal(raw, &nq); err != nil {
-		return schema.Errorf(schema.CodeScriptFailed, "beforeFind returned an invalid query")
+		return schema.Errorf(schema.CodeScriptFailed, "the trigger returned an invalid query")
 	}
 	p, err := findParams(nq)
 	if err != nil {
@@ -188,7 +205,10 @@ func (s *Scripts) afterFind(ctx context.Context, key string, req *FindRequest) e
 	if err != nil {
 		return err
 	}
-	list, _ := out["results"].([]any)
+	list, ok := out["results"].([]any)
+	if !ok {
+		return nil // the handler left the results alone
+	}
 	req.Results = make([]schema.Object, 0, len(list))
 	for _, r := range list {
 		if m, ok := r.(map[string]any); ok {

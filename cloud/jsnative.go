@@ -45,6 +45,12 @@ func (s *Scripts) natives(rt *jsRuntime, vm *goja.Runtime, register bool) map[st
 		"httpRequest": func(opts string) *goja.Promise { return s.httpRequest(rt, vm, opts) },
 		"signUp":      func(body, opts string) string { return answer(s.sdkSignUp(body, opts)) },
 		"logIn":       func(username, password, opts string) string { return answer(s.sdkLogIn(username, password, opts)) },
+		"timers": func(c goja.FunctionCall) goja.Value {
+			rt.timers += int(c.Argument(0).ToInteger())
+			return goja.Undefined()
+		},
+		"become":  func(token string) string { return answer(s.sdkBecome(token)) },
+		"session": func(token string) string { return answer(s.sdkSession(token)) },
 	}
 }
 
@@ -237,6 +243,37 @@ func (s *Scripts) sdkLogIn(username, password, opts string) (any, error) {
 		return nil, err
 	}
 	return s.reg.svc.LogIn(auth, username, nil, password, false)
+}
+
+// sdkBecome is Parse.User.become: the session's user with its token, as
+// GET /users/me answers it.
+func (s *Scripts) sdkBecome(token string) (any, error) {
+	auth, err := s.tokenAuth(token)
+	if err != nil {
+		return nil, err
+	}
+	return s.reg.svc.Me(auth)
+}
+
+// sdkSession is Parse.Session.current with a sessionToken: the _Session
+// object, as GET /sessions/me answers it.
+func (s *Scripts) sdkSession(token string) (any, error) {
+	auth, err := s.tokenAuth(token)
+	if err != nil {
+		return nil, err
+	}
+	return s.reg.svc.SessionMe(auth)
+}
+
+// tokenAuth is the identity a session token gives (209 without one).
+func (s *Scripts) tokenAuth(token string) (service.Auth, error) {
+	if token == "" {
+		return service.Auth{}, schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
+	}
+	if s.reg.svc == nil {
+		return service.Auth{}, schema.Errorf(schema.CodeInternalServerError, "cloud code is not attached to a service")
+	}
+	return s.reg.svc.Authenticate(service.Auth{SessionToken: token})
 }
 
 func splitList(s string) []string {

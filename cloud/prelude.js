@@ -7,6 +7,37 @@
   'use strict';
   var native = global.__quarry;
 
+  // Timers are counted (in Go, through native.timers) so that Go knows
+  // whether a runtime still has work after its handler answered: the
+  // runtime's loop turns only when asked.
+  var timers = new Set();
+  function track(h) { timers.add(h); native.timers(1); }
+  function untrack(h) {
+    if (timers.delete(h)) { native.timers(-1); }
+  }
+  ['Timeout', 'Immediate'].forEach(function (name) {
+    var set = global['set' + name];
+    var clear = global['clear' + name];
+    global['set' + name] = function (fn) {
+      var args = Array.prototype.slice.call(arguments);
+      if (typeof fn !== 'function') { return set.apply(null, args); }
+      var handle;
+      args[0] = function () { untrack(handle); return fn.apply(this, arguments); };
+      handle = set.apply(null, args);
+      track(handle);
+      return handle;
+    };
+    global['clear' + name] = function (h) { untrack(h); return clear(h); };
+  });
+  var setIntervalRaw = global.setInterval;
+  var clearIntervalRaw = global.clearInterval;
+  global.setInterval = function (fn) {
+    var h = setIntervalRaw.apply(null, arguments);
+    if (typeof fn === 'function') { track(h); }
+    return h;
+  };
+  global.clearInterval = function (h) { untrack(h); return clearIntervalRaw(h); };
+
   // call runs a native that answers a JSON string: {ok: value} or
   // {error: {code, message}}.
   function call(name, args) {
@@ -82,6 +113,7 @@
   }
 
   function encode(v) {
+    if (v === null || typeof v !== 'object') { return v; }
     if (v instanceof ParseACL) {
       return v.toJSON();
     }
@@ -108,6 +140,7 @@
   // encodeResult is encode, except that objects travel whole (a function
   // returning a Parse.Object answers the object, as Parse does).
   function encodeResult(v) {
+    if (v === null || typeof v !== 'object') { return v; } // the common answer: no instanceof walks
     if (v instanceof ParseObject) {
       var out = v.toJSON();
       out.__type = 'Object';
@@ -369,6 +402,36 @@
       resolve(ParseObject._create('_User')._loggedIn(out));
     });
   };
+
+  // There is no current user on a server (as in Parse Server's cloud
+  // code): a handler acts for request.user, or for a token it is given.
+  ParseUser.current = function () { return null; };
+  ParseUser.currentAsync = function () { return Promise.resolve(null); };
+  ParseUser.prototype.isCurrent = function () { return false; };
+  // become gives the user a session token belongs to (209 for a bad one).
+  ParseUser.become = function (sessionToken) {
+    return new Promise(function (resolve) {
+      var out = call('become', [String(sessionToken || '')]);
+      resolve(ParseObject._create('_User')._loggedIn(out));
+    });
+  };
+
+  // ParseSession is a _Session; query them with the master key.
+  var ParseSession = ParseObject.extend('_Session');
+  ParseSession.prototype.getSessionToken = function () { return this.get('sessionToken') || ''; };
+  // current needs options.sessionToken: there is no current user to take
+  // it from (the SDK rejects the same way without one).
+  ParseSession.current = function (options) {
+    var token = options && options.sessionToken;
+    if (!token) { return Promise.reject('There is no current user.'); }
+    return new Promise(function (resolve) {
+      var s = ParseObject._create('_Session');
+      s._setServerData(call('session', [String(token)]));
+      resolve(s);
+    });
+  };
+  // Without a current user there is no current session to judge.
+  ParseSession.isCurrentSessionRevocable = function () { return false; };
 
   // ParseRelation edits a relation field with AddRelation/RemoveRelation
   // and queries its members (the target class must be known).
@@ -680,6 +743,7 @@
     Error: ParseError,
     Object: ParseObject,
     User: ParseUser,
+    Session: ParseSession,
     File: ParseFile,
     ACL: ParseACL,
     Role: ParseRole,
@@ -731,88 +795,126 @@
     return o;
   }
 
-  // buildRequest makes the handler's request object from the Go request.
-  var SENT = { set: true };
-
-  function buildRequest(kind, r, message) {
-    var req = {
-      params: r.params ? decode(r.params) : {}, master: !!r.master, installationId: r.installationId,
-      headers: r.headers || {}, ip: r.ip, context: r.context || {}, log: log, functionName: r.functionName,
-      triggerName: kind, jobId: r.jobId, event: r.event, sendEvent: true
-    };
-    if (r.user) {
-      req.user = objectFrom(r.user);
-      req.user._sessionToken = r.sessionToken;
-    }
-    if (kind === 'beforeConnect') {
-      req.useMasterKey = !!r.master;
-      req.sessionToken = r.sessionToken;
-      req.clients = r.object.clients;
-      req.subscriptions = r.object.subscriptions;
-    } else if (/File$/.test(kind)) {
-      req.file = ParseFile._from(r.object);
-      req.fileSize = r.object.size;
-      req.contentLength = r.object.size;
-    } else if (r.object) {
-      req.object = objectFrom(r.object, r.className);
-      var marked = r.original ? Object.keys(r.dirty || {}) : Object.keys(req.object._data);
-      if (r.original) {
-        req.original = objectFrom(r.original, r.className);
-      }
-      // One shared mark: a later set() replaces it, increment() only sets
-      // .set, which it already is.
-      for (var i = 0; i < marked.length; i++) { req.object._ops[marked[i]] = SENT; }
-    }
-    if (r.query) {
-      req.query = new ParseQuery(r.className)._fromJSON(r.query);
-      req.isGet = !!r.isGet;
-    }
-    if (r.results) {
-      req.objects = r.results.map(objectFrom);
-    }
-    if (kind === 'job') {
-      req.message = function (m) { message(String(m)); };
-    }
-    return req;
+  // Request is the object a handler receives. Each field is built from the
+  // Go request on its first read and then kept as the request's own
+  // property (so it may be changed or replaced): most handlers read one or
+  // two fields, a no-op handler none, and nothing is built for them.
+  function Request(r) {
+    this._r = r; // r.triggerName is the kind, r.message a job's callback
   }
+  Request.prototype._has = Object.prototype.hasOwnProperty;
+  var fileKinds = { beforeSaveFile: true, afterSaveFile: true, beforeDeleteFile: true, afterDeleteFile: true };
+  function hasObject(kind) { return kind !== 'beforeConnect' && !fileKinds[kind]; }
+  var SENT = { set: true };
+  var fields = {
+    params: function (r) { return r.params ? decode(r.params) : {}; },
+    master: function (r) { return !!r.master; },
+    installationId: function (r) { return r.installationId; },
+    headers: function (r) { return r.headers || {}; },
+    ip: function (r) { return r.ip; },
+    // The Go map itself: what a before trigger adds reaches the after one.
+    context: function (r) { return r.context || {}; },
+    log: function () { return log; },
+    functionName: function (r) { return r.functionName; },
+    triggerName: function (r, kind) { return kind; },
+    jobId: function (r) { return r.jobId; },
+    event: function (r) { return r.event; },
+    sendEvent: function () { return true; },
+    user: function (r) {
+      if (!r.user) { return undefined; }
+      var u = objectFrom(r.user);
+      u._sessionToken = r.sessionToken;
+      return u;
+    },
+    useMasterKey: function (r, kind) { return kind === 'beforeConnect' ? !!r.master : undefined; },
+    sessionToken: function (r, kind) { return kind === 'beforeConnect' ? r.sessionToken : undefined; },
+    clients: function (r, kind) { return kind === 'beforeConnect' ? r.object.clients : undefined; },
+    subscriptions: function (r, kind) { return kind === 'beforeConnect' ? r.object.subscriptions : undefined; },
+    file: function (r, kind) { return fileKinds[kind] ? ParseFile._from(r.object) : undefined; },
+    fileSize: function (r, kind) { return fileKinds[kind] ? r.object.size : undefined; },
+    contentLength: function (r, kind) { return fileKinds[kind] ? r.object.size : undefined; },
+    object: function (r, kind) {
+      if (!r.object || !hasObject(kind)) { return undefined; }
+      var o = objectFrom(r.object, r.className);
+      // The fields the client sent count as dirty. One shared mark: a
+      // later set() replaces it, increment() only sets .set, which it is.
+      var marked = r.original ? Object.keys(r.dirty || {}) : Object.keys(o._data);
+      for (var i = 0; i < marked.length; i++) { o._ops[marked[i]] = SENT; }
+      return o;
+    },
+    original: function (r, kind) { return r.original && hasObject(kind) ? objectFrom(r.original, r.className) : undefined; },
+    query: function (r) { return r.query ? new ParseQuery(r.className)._fromJSON(r.query) : undefined; },
+    isGet: function (r) { return r.query || r.results ? !!r.isGet : undefined; },
+    objects: function (r) { return r.results ? r.results.map(function (o) { return objectFrom(o); }) : undefined; },
+    message: function (r, kind) {
+      var message = r.message;
+      return kind === 'job' ? function (m) { message(String(m)); } : undefined;
+    }
+  };
+  function setOwn(o, name, v) {
+    Object.defineProperty(o, name, { value: v, writable: true, enumerable: true, configurable: true });
+  }
+  Object.keys(fields).forEach(function (name) {
+    var build = fields[name];
+    Object.defineProperty(Request.prototype, name, {
+      configurable: true,
+      get: function () {
+        var r = this._r;
+        var v = build.call(this, r, r.triggerName);
+        setOwn(this, name, v);
+        return v;
+      },
+      set: function (v) { setOwn(this, name, v); }
+    });
+  });
+  // built is a field the handler read or set (undefined otherwise).
+  function built(req, name) { return req._has(name) ? req[name] : undefined; }
 
-  // outcome turns what a handler returned into the Go side's answer.
+  // outcome turns what a handler returned into the Go side's answer; an
+  // object, query or list the handler never read goes back as it came,
+  // and undefined (nothing to export) says the handler changed nothing.
   function outcome(kind, req, value) {
+    var o;
     switch (kind) {
       case 'beforeSave':
-        // An object the handler did not change goes back as it came.
-        return req.object._touched ? { object: req.object.toJSON() } : {};
+        o = built(req, 'object');
+        return o && o._touched ? { object: o.toJSON() } : undefined;
       case 'beforeSaveFile':
-        var f = value instanceof ParseFile ? value : req.file;
-        return { object: { name: f._name, metadata: f._metadata, tags: f._tags } };
+        var f = value instanceof ParseFile ? value : built(req, 'file');
+        return f ? { object: { name: f._name, metadata: f._metadata, tags: f._tags } } : undefined;
       case 'afterLiveQueryEvent':
-        return { object: req.object ? req.object.toJSON() : null, sendEvent: req.sendEvent !== false };
+        o = built(req, 'object');
+        var out = { sendEvent: built(req, 'sendEvent') !== false };
+        if (req._has('object')) { out.object = o ? o.toJSON() : null; }
+        return out;
       case 'beforeFind':
       case 'beforeSubscribe':
-        if (!(value instanceof ParseQuery) && !req.query._touched) { return {}; }
-        return { query: (value instanceof ParseQuery ? value : req.query).toJSON() };
+        if (value instanceof ParseQuery) { return { query: value.toJSON() }; }
+        var q = built(req, 'query');
+        return q && q._touched ? { query: q.toJSON() } : undefined;
       case 'afterFind':
-        return { results: (Array.isArray(value) ? value : req.objects).map(function (o) { return o.toJSON(); }) };
+        var list = Array.isArray(value) ? value : built(req, 'objects');
+        return list ? { results: list.map(function (x) { return x.toJSON(); }) } : undefined;
       default:
-        return value === undefined ? {} : { result: encodeResult(value) };
+        return value === undefined ? undefined : { result: encodeResult(value) };
     }
   }
 
   // __quarryInvoke runs a handler with the Go request r (Go values, read
-  // only: buildRequest copies what the handler may change) and gives done
+  // only: the Request copies what the handler may change) and gives done
   // the answer as a plain object. A handler that returns no promise is
   // answered at once, without a promise job.
-  global.__quarryInvoke = function (kind, handler, r, done, message) {
+  global.__quarryInvoke = function (kind, handler, r, done) {
     var req, value;
     try {
-      req = buildRequest(kind, r, message);
+      req = new Request(r);
       value = handler(req);
       if (value && typeof value.then === 'function') {
         settleLater(kind, req, value, done);
         return;
       }
       var out = outcome(kind, req, value);
-      done(out === undefined ? {} : out);
+      done(out);
     } catch (e) {
       done({ error: errorJSON(e) });
     }
@@ -824,7 +926,7 @@
     promise.then(function (v) {
       try {
         var out = outcome(kind, req, v);
-        done(out === undefined ? {} : out);
+        done(out);
       } catch (e) {
         done({ error: errorJSON(e) });
       }

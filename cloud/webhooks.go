@@ -103,23 +103,190 @@ func (r *Registry) webhookFunction(name string) (function, bool) {
 // Call it with r.mu held for reading.
 func (r *Registry) webhookTrigger(kind service.TriggerKind, class string) (trigger, bool) {
 	url, ok := r.hooks.triggers[kind][class]
-	if !ok || kind == service.BeforeFind || kind == service.AfterFind {
+	if !ok {
 		return trigger{}, false
 	}
+	switch kind {
+	case service.BeforeFind, service.AfterFind, service.BeforeSubscribe:
+		return trigger{find: func(ctx context.Context, req *FindRequest) error {
+			return r.findWebhook(ctx, url, kind, req)
+		}}, true
+	}
 	return trigger{save: func(ctx context.Context, req *TriggerRequest) error {
-		payload := callerJSON(&req.Caller)
-		payload["triggerName"] = kind.String()
-		payload["object"] = withClass(req.Object, req.Class)
-		if req.Original != nil {
-			payload["original"] = withClass(req.Original, req.Class)
-		}
-		out, err := r.callWebhook(ctx, url, payload)
-		if err != nil || kind != service.BeforeSave {
+		out, err := r.callWebhook(ctx, url, saveWebhookBody(kind, req))
+		if err != nil {
 			return err
 		}
-		mergeWebhookObject(req, out)
+		switch kind {
+		case service.BeforeSave:
+			mergeWebhookObject(req, out)
+		case service.BeforeSaveFile:
+			mergeWebhookFile(req, out)
+		case service.AfterLiveQueryEvent:
+			applyWebhookEvent(req, out)
+		}
 		return nil
 	}}, true
+}
+
+// saveWebhookBody is the request a save, delete, log-in, file or
+// LiveQuery trigger webhook receives, in the shape of Parse's request
+// object: object (and original) with their className; a file trigger's
+// file and fileSize; beforeConnect's clients and subscriptions; a
+// LiveQuery event's name.
+func saveWebhookBody(kind service.TriggerKind, req *TriggerRequest) map[string]any {
+	body := callerJSON(&req.Caller)
+	body["triggerName"] = parseTriggerName(kind)
+	switch kind {
+	case service.BeforeSaveFile, service.AfterSaveFile, service.BeforeDeleteFile, service.AfterDeleteFile:
+		file := map[string]any{"__type": "File"}
+		for _, k := range []string{"name", "url", "contentType", "metadata", "tags"} {
+			if v, ok := req.Object[k]; ok {
+				file[k] = v
+			}
+		}
+		body["file"] = file
+		if size, ok := req.Object["size"]; ok {
+			body["fileSize"], body["contentLength"] = size, size
+		}
+		return body
+	case service.BeforeConnect:
+		body["useMasterKey"] = req.Master
+		for _, k := range []string{"clients", "subscriptions"} {
+			body[k] = req.Object[k]
+		}
+		return body
+	case service.AfterLiveQueryEvent:
+		body["event"], body["sendEvent"] = req.Event, true
+	}
+	body["object"] = withClass(req.Object, req.Class)
+	if req.Original != nil {
+		body["original"] = withClass(req.Original, req.Class)
+	}
+	return body
+}
+
+// parseTriggerName is the triggerName Parse Server sends for kind: its
+// file triggers are the save and delete ones of "@File", and
+// afterLiveQueryEvent is afterEvent.
+func parseTriggerName(kind service.TriggerKind) string {
+	switch kind {
+	case service.BeforeSaveFile:
+		return service.BeforeSave.String()
+	case service.AfterSaveFile:
+		return service.AfterSave.String()
+	case service.BeforeDeleteFile:
+		return service.BeforeDelete.String()
+	case service.AfterDeleteFile:
+		return service.AfterDelete.String()
+	case service.AfterLiveQueryEvent:
+		return "afterEvent"
+	}
+	return kind.String()
+}
+
+// findWebhook calls a beforeFind, beforeSubscribe or afterFind webhook.
+// beforeFind and beforeSubscribe send the query as the JS SDK encodes it
+// ({where, limit, skip, order, keys, include}) and take a query back:
+// the success value itself, or its "query". afterFind sends the results
+// as objects (each with its className) and takes back a list: the
+// success value itself, or its "objects". Any other answer changes
+// nothing.
+func (r *Registry) findWebhook(ctx context.Context, url string, kind service.TriggerKind, req *FindRequest) error {
+	body := callerJSON(&req.Caller)
+	body["triggerName"], body["isGet"] = kind.String(), req.IsGet
+	if kind == service.AfterFind {
+		objects := make([]any, len(req.Results))
+		for i, o := range req.Results {
+			objects[i] = withClass(o, req.Class)
+		}
+		body["objects"] = objects
+	} else {
+		body["query"] = queryJSON(req.Query)
+		body["count"] = req.Query.Count
+	}
+	out, err := r.callWebhook(ctx, url, body)
+	if err != nil {
+		return err
+	}
+	m, _ := out.(map[string]any)
+	if kind == service.AfterFind {
+		list, ok := out.([]any)
+		if !ok {
+			if list, ok = m["objects"].([]any); !ok {
+				return nil
+			}
+		}
+		req.Results = objectsOf(list)
+		return nil
+	}
+	if q, ok := m["query"].(map[string]any); ok {
+		m = q
+	}
+	if m == nil || !isQueryJSON(m) {
+		return nil
+	}
+	return applyQueryJSON(req.Query, m)
+}
+
+// isQueryJSON reports whether m has a query's fields.
+func isQueryJSON(m map[string]any) bool {
+	for _, k := range []string{"where", "limit", "skip", "order", "keys", "include"} {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// objectsOf keeps the objects of a list, without their className.
+func objectsOf(list []any) []schema.Object {
+	out := make([]schema.Object, 0, len(list))
+	for _, v := range list {
+		if m, ok := v.(map[string]any); ok {
+			delete(m, "className")
+			delete(m, "__type")
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// mergeWebhookFile applies a beforeSave "@File" webhook's answer: a file
+// ({name, metadata, tags}, any of them) renames the file or replaces its
+// metadata and tags.
+func mergeWebhookFile(req *TriggerRequest, out any) {
+	file, ok := out.(map[string]any)
+	if !ok {
+		return
+	}
+	if f, ok := file["file"].(map[string]any); ok {
+		file = f
+	}
+	next := cloneObject(req.Object)
+	for _, k := range []string{"name", "metadata", "tags"} {
+		if v, ok := file[k]; ok {
+			next[k] = v
+		}
+	}
+	req.Object = next
+}
+
+// applyWebhookEvent applies an afterEvent webhook's answer: sendEvent
+// false keeps the event from the subscriber, an object replaces the one
+// sent.
+func applyWebhookEvent(req *TriggerRequest, out any) {
+	m, ok := out.(map[string]any)
+	if !ok {
+		return
+	}
+	if send, ok := m["sendEvent"].(bool); ok && !send {
+		req.Suppress = true
+	}
+	if obj, ok := m["object"].(map[string]any); ok {
+		delete(obj, "className")
+		req.Object = obj
+	}
 }
 
 // mergeWebhookObject applies a beforeSave webhook's answer, the object's

@@ -28,14 +28,49 @@ type Webhook struct {
 // IsFunction reports whether w is a function webhook.
 func (w Webhook) IsFunction() bool { return w.FunctionName != "" }
 
-// Kind is the trigger kind a trigger webhook runs as.
+// Kind is the trigger kind a trigger webhook runs as, with Parse's
+// names: the file triggers are beforeSave, afterSave, beforeDelete and
+// afterDelete of class "@File", beforeConnect is of class "@Connect",
+// afterEvent is afterLiveQueryEvent (both names are accepted, as are
+// beforeSaveFile and the like with "@File"). A kind on a class it cannot
+// run for (beforeLogin of anything but _User, for one) is not a kind.
 func (w Webhook) Kind() (TriggerKind, bool) {
-	for i, name := range triggerNames[:AfterFind+1] {
-		if name == w.TriggerName {
-			return TriggerKind(i), true
+	name := w.TriggerName
+	if name == "afterEvent" {
+		name = AfterLiveQueryEvent.String()
+	}
+	if w.ClassName == FileClass {
+		if k, ok := fileWebhookKinds[name]; ok {
+			return k, true
 		}
+		return 0, false
+	}
+	for i, n := range triggerNames {
+		if n != name {
+			continue
+		}
+		k := TriggerKind(i)
+		switch k {
+		case BeforeLogin, AfterLogin:
+			return k, w.ClassName == classUser
+		case AfterLogout:
+			return k, w.ClassName == classSession
+		case BeforeConnect:
+			return k, w.ClassName == ConnectClass
+		case BeforeSaveFile, AfterSaveFile, BeforeDeleteFile, AfterDeleteFile:
+			return 0, false // only with FileClass, above
+		}
+		// Parse runs no class triggers on _Session.
+		return k, w.ClassName != classSession && schema.ValidClassName(w.ClassName)
 	}
 	return 0, false
+}
+
+// fileWebhookKinds are the trigger names a webhook of class "@File" may
+// have: Parse's (a save or delete name) and the file kinds' own.
+var fileWebhookKinds = map[string]TriggerKind{
+	"beforeSave": BeforeSaveFile, "afterSave": AfterSaveFile, "beforeDelete": BeforeDeleteFile, "afterDelete": AfterDeleteFile,
+	"beforeSaveFile": BeforeSaveFile, "afterSaveFile": AfterSaveFile, "beforeDeleteFile": BeforeDeleteFile, "afterDeleteFile": AfterDeleteFile,
 }
 
 // WebhookHost is implemented by the Hooks that run webhooks
@@ -84,14 +119,27 @@ func (s *Service) findWebhook(w Webhook) schema.Object {
 	}
 	var found schema.Object
 	c.Scan(func(o schema.Object) bool {
-		got := webhookOf(o)
-		if got.FunctionName == w.FunctionName && got.ClassName == w.ClassName && got.TriggerName == w.TriggerName {
+		if got := webhookOf(o); sameWebhook(got, w) {
 			found = o
 			return false
 		}
 		return true
 	})
 	return found
+}
+
+// sameWebhook reports whether a and b name the same function, or the same
+// trigger kind of a class (afterEvent is afterLiveQueryEvent).
+func sameWebhook(a, b Webhook) bool {
+	if a.FunctionName != b.FunctionName || a.ClassName != b.ClassName {
+		return false
+	}
+	if a.IsFunction() || a.TriggerName == b.TriggerName {
+		return true
+	}
+	ka, okA := a.Kind()
+	kb, okB := b.Kind()
+	return okA && okB && ka == kb
 }
 
 func requireMasterForHooks(a Auth, write bool) error {
@@ -153,12 +201,8 @@ func (s *Service) checkWebhook(w Webhook, withURL bool) error {
 		return schema.Errorf(CodeWebhookError, "invalid hook declaration")
 	}
 	if !w.IsFunction() {
-		kind, ok := w.Kind()
-		if !ok || !schema.ValidClassName(w.ClassName) {
+		if _, ok := w.Kind(); !ok {
 			return schema.Errorf(CodeWebhookError, "invalid hook declaration")
-		}
-		if kind == BeforeFind || kind == AfterFind {
-			return schema.Errorf(CodeWebhookError, "%s webhooks are not supported yet", w.TriggerName)
 		}
 	}
 	if withURL {

@@ -63,7 +63,7 @@ func TestHookCRUD(t *testing.T) {
 		{name: "create trigger", method: "POST", path: "/hooks/triggers", body: tr, headers: m, status: 200, says: `"triggerName":"beforeSave"`},
 		{name: "trigger twice", method: "POST", path: "/hooks/triggers", body: tr, headers: m, status: 400, code: 143, says: "class Score already has trigger beforeSave"},
 		{name: "bad trigger", method: "POST", path: "/hooks/triggers", body: map[string]any{"className": "Score", "triggerName": "onSave", "url": "http://x/"}, headers: m, status: 400, code: 143, says: "invalid hook declaration"},
-		{name: "find trigger", method: "POST", path: "/hooks/triggers", body: map[string]any{"className": "Score", "triggerName": "afterFind", "url": "http://x/"}, headers: m, status: 400, code: 143},
+		{name: "login trigger of another class", method: "POST", path: "/hooks/triggers", body: map[string]any{"className": "Score", "triggerName": "beforeLogin", "url": "http://x/"}, headers: m, status: 400, code: 143, says: "invalid hook declaration"},
 		{name: "get one", method: "GET", path: "/hooks/functions/greet", headers: m, status: 200, says: `"url":"http://127.0.0.1:1/greet"`},
 		{name: "get missing", method: "GET", path: "/hooks/functions/nope", headers: m, status: 400, code: 143, says: "no function named: nope is defined"},
 		{name: "new url", method: "PUT", path: "/hooks/functions/greet", body: map[string]any{"url": "http://127.0.0.1:2/greet"}, headers: m, status: 200, says: "127.0.0.1:2"},

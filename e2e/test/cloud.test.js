@@ -35,6 +35,16 @@ test('requireUser: refused without a session, the user with one', async () => {
   }
 });
 
+test('cloud code acts as its caller with Parse.User.become and reads Parse.Session.current', async () => {
+  const user = await Parse.User.signUp('becomer', 'secret');
+  try {
+    const got = await Parse.Cloud.run('mySession', {}, { sessionToken: user.getSessionToken() });
+    assert.deepEqual(got, { username: 'becomer', sameToken: true, sessionUser: user.id, current: null });
+  } finally {
+    await Parse.User.logOut();
+  }
+});
+
 test('an unknown function fails with 141', async () => {
   await expectParseError(Parse.Cloud.run('noSuchFunction'), 141);
 });

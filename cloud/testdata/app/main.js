@@ -156,3 +156,17 @@ Parse.Cloud.define('sdk', async () => {
   }
   return out;
 });
+
+Parse.Cloud.define('sleepy', async () => {
+  await new Promise((resolve) => setTimeout(resolve, 60000));
+  return 'woke';
+});
+
+Parse.Cloud.define('destructured', ({ params: { a }, master, triggerName, functionName }) => ({ a, master, triggerName, functionName }));
+
+// background answers at once; its timer saves a Later after the reply,
+// as a fire-and-forget promise in Node would.
+Parse.Cloud.define('background', (request) => {
+  setTimeout(() => new Parse.Object('Later').save({ tag: request.params.tag }), 1);
+  return 'queued';
+});
