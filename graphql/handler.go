@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -46,6 +47,13 @@ type Options struct {
 	// String (no enum).
 	FunctionNames func() []string
 	Logger        *slog.Logger
+	// Events feeds subscriptions (the LiveQuery engine); nil generates no
+	// Subscription type.
+	Events Events
+	// Authenticate checks the credentials a WebSocket connection sends in
+	// its connection_init payload, named as HTTP headers, exactly as an
+	// HTTP request's would be checked. Without it, sockets are refused.
+	Authenticate func(headers map[string]string, remote net.Addr) (service.Auth, error)
 }
 
 // Handler serves GraphQL requests over a service.
@@ -59,6 +67,8 @@ type Handler struct {
 	key     []*schema.Class // the class schemas current was built from
 	cfgKey  string          // and the /graphql-config class filter
 	fnKey   string          // and the cloud functions
+
+	sockets sockets
 }
 
 // New returns a handler over svc.
@@ -90,6 +100,9 @@ func (h *Handler) model() (*model, error) {
 	cfg := modelConfig{keep: filter.keep(), custom: h.opts.CustomTypeDefs, anyFunction: h.opts.FunctionNames == nil}
 	if !cfg.anyFunction {
 		cfg.functions = h.opts.FunctionNames()
+	}
+	if h.opts.Events != nil {
+		cfg.subscribes = h.opts.Events.Serves
 	}
 	fnKey := strings.Join(cfg.functions, "\x00")
 	h.mu.Lock()
@@ -341,7 +354,7 @@ func (h *Handler) execute(auth service.Auth, query, operationName string, vars m
 		}
 		root = m.schema.Mutation
 	case ast.Subscription:
-		return requestError(schema.CodeCommandUnavailable, "Subscriptions are not available.")
+		return requestError(schema.CodeInvalidQuery, "Subscriptions run over a WebSocket (graphql-transport-ws) on this path.")
 	default:
 		root = m.schema.Query
 	}
@@ -350,10 +363,12 @@ func (h *Handler) execute(auth service.Auth, query, operationName string, vars m
 	if ok {
 		resp.Data = data
 	} else {
-		resp.Data = json.RawMessage("null")
+		resp.Data = nullData
 	}
 	return resp
 }
+
+var nullData = json.RawMessage("null")
 
 func asGQLError(err error) *gqlerror.Error {
 	if ge, ok := err.(*gqlerror.Error); ok {

@@ -26,6 +26,8 @@ func (e *executor) resolve(typ *ast.Definition, src any, f *ast.Field, args map[
 			return e.mutate(f, args)
 		}
 		return e.query(f, args)
+	case eventRoot:
+		return &objectValue{s.cm, s.obj}, nil
 	case *objectValue:
 		return e.objectField(s, f, args)
 	case *connValue:

@@ -26,6 +26,9 @@ type model struct {
 	// query and mutation map generated root fields to their class.
 	query    map[string]rootField
 	mutation map[string]rootField
+	// subscription maps generated subscription fields to their class and
+	// the LiveQuery event they listen to.
+	subscription map[string]subscriptionField
 
 	// docs caches the documents validated against this schema by their
 	// text (MaxCachedDocuments at most): apps send the same few queries.
@@ -122,6 +125,9 @@ type modelConfig struct {
 	// when anyFunction is set, functionName is a String instead.
 	functions   []string
 	anyFunction bool
+	// subscribes says which classes get subscription fields (the classes
+	// LiveQuery publishes); nil generates no Subscription type.
+	subscribes func(class string) bool
 }
 
 // buildModel generates and validates the schema for classes (plus the
@@ -129,7 +135,7 @@ type modelConfig struct {
 func buildModel(classes []*schema.Class, cfg modelConfig) (*model, error) {
 	keep, custom := cfg.keep, cfg.custom
 	m := &model{classes: map[string]*classModel{}, byType: map[string]*classModel{},
-		query: map[string]rootField{}, mutation: map[string]rootField{}}
+		query: map[string]rootField{}, mutation: map[string]rootField{}, subscription: map[string]subscriptionField{}}
 	have := map[string]*schema.Class{}
 	for _, c := range classes {
 		have[c.Name] = c
@@ -297,6 +303,7 @@ func (m *model) generate(cfg modelConfig) string {
 	writeCloudCode(&b, &extra, cfg)
 	b.WriteString("}\n\n")
 	b.WriteString(extra.String())
+	m.writeSubscriptions(&b, classes, cfg.subscribes)
 	return b.String()
 }
 
