@@ -17,6 +17,8 @@ func (e *executor) mutate(f *ast.Field, args map[string]any) (any, error) {
 		out, err = e.signUp(input)
 	case "logIn":
 		out, err = e.logIn(input)
+	case "logInWith":
+		out, err = e.logInWith(input)
 	case "logOut":
 		if err = e.h.svc.LogOut(e.auth); err == nil {
 			out = map[string]any{"ok": true}

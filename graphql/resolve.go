@@ -97,7 +97,7 @@ func (e *executor) objectField(o *objectValue, f *ast.Field, args map[string]any
 	case "ACL":
 		return aclOut(o.obj["ACL"]), nil
 	case "authDataResponse":
-		return nil, nil
+		return o.obj["authDataResponse"], nil // set by logInWith only
 	}
 	fm, ok := o.cm.byName[f.Name]
 	if !ok {

@@ -251,7 +251,7 @@ func takenNames() map[string]bool {
 			taken[d.Name] = true
 		}
 	}
-	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logOut",
+	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logInWith", "logOut",
 		"resetPassword", "callCloudCode", "createClass", "updateClass", "deleteClass"} {
 		taken["."+f] = true
 	}
@@ -396,6 +396,17 @@ func writeClass(b *strings.Builder, cm *classModel) {
 				typ += "!"
 			}
 			fmt.Fprintf(b, "  %s: %s\n", f.name, typ)
+		}
+		b.WriteString("}\n\n")
+	}
+	if cm.class == "_User" {
+		// logInWith's extra fields for a new user: neither username nor
+		// password, which authData replaces.
+		b.WriteString("input UserLoginWithInput {\n  ACL: ACLInput\n")
+		for _, f := range cm.fields {
+			if f.name != "username" {
+				fmt.Fprintf(b, "  %s: %s\n", f.name, inputType(f))
+			}
 		}
 		b.WriteString("}\n\n")
 	}

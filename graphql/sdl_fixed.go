@@ -340,6 +340,17 @@ type LogInPayload {
   clientMutationId: String
 }
 
+input LogInWithInput {
+  authData: Object!
+  fields: UserLoginWithInput
+  clientMutationId: String
+}
+
+type LogInWithPayload {
+  viewer: Viewer!
+  clientMutationId: String
+}
+
 input LogOutInput {
   clientMutationId: String
 }
@@ -455,6 +466,7 @@ type DeleteClassPayload {
 // fixedMutations are the root mutations that exist whatever the classes.
 const fixedMutations = `  signUp(input: SignUpInput!): SignUpPayload
   logIn(input: LogInInput!): LogInPayload
+  logInWith(input: LogInWithInput!): LogInWithPayload
   logOut(input: LogOutInput): LogOutPayload
   resetPassword(input: ResetPasswordInput!): ResetPasswordPayload
   createClass(input: CreateClassInput!): CreateClassPayload
