@@ -217,6 +217,16 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(schema.CodeInvalidJSON, "Variables are not valid JSON."))
 			return
 		}
+	case ctx.IsPost() && isMultipart(ctx):
+		var err error
+		if req, err = multipartRequest(ctx); err != nil {
+			code, msg := schema.CodeInvalidJSON, "The multipart request could not be read."
+			if pe, ok := schema.AsError(err); ok {
+				code, msg = pe.Code, pe.Message
+			}
+			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(code, msg))
+			return
+		}
 	case ctx.IsPost():
 		dec := json.NewDecoder(bytes.NewReader(ctx.PostBody()))
 		dec.UseNumber()

@@ -104,7 +104,7 @@ var reservedTypes = map[string]bool{
 	"String": true, "Boolean": true, "Int": true, "Float": true, "ID": true, "ArrayResult": true,
 	"Query": true, "Mutation": true, "Subscription": true, "Viewer": true, "PageInfo": true,
 	"Node": true, "ParseObject": true, "Class": true, "Element": true, "ACL": true, "GeoPoint": true,
-	"FileInfo": true, "Date": true, "Object": true, "Any": true, "Bytes": true, "File": true,
+	"FileInfo": true, "Upload": true, "Date": true, "Object": true, "Any": true, "Bytes": true, "File": true,
 }
 
 // alwaysClasses are the built-in classes GraphQL always shows, as Parse
@@ -251,7 +251,7 @@ func takenNames() map[string]bool {
 			taken[d.Name] = true
 		}
 	}
-	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logInWith", "logOut",
+	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logInWith", "logOut", "createFile",
 		"resetPassword", "callCloudCode", "createClass", "updateClass", "deleteClass"} {
 		taken["."+f] = true
 	}

@@ -103,8 +103,22 @@ type FileInfo {
   url: String!
 }
 
+"""A file part of a multipart request (the GraphQL multipart request spec)."""
+scalar Upload
+
 input FileInput {
   file: File
+  upload: Upload
+}
+
+input CreateFileInput {
+  upload: Upload!
+  clientMutationId: String
+}
+
+type CreateFilePayload {
+  fileInfo: FileInfo!
+  clientMutationId: String
 }
 
 enum ReadPreference {
@@ -469,6 +483,7 @@ const fixedMutations = `  signUp(input: SignUpInput!): SignUpPayload
   logInWith(input: LogInWithInput!): LogInWithPayload
   logOut(input: LogOutInput): LogOutPayload
   resetPassword(input: ResetPasswordInput!): ResetPasswordPayload
+  createFile(input: CreateFileInput!): CreateFilePayload
   createClass(input: CreateClassInput!): CreateClassPayload
   updateClass(input: UpdateClassInput!): UpdateClassPayload
   deleteClass(input: DeleteClassInput!): DeleteClassPayload

@@ -6,6 +6,7 @@
 package transport
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -317,7 +318,19 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 // serveGraphQL runs the envelope and the session lookup, then hands the
 // request to the GraphQL front end.
 func (s *Server) serveGraphQL(ctx *fasthttp.RequestCtx) {
+	// A GraphQL multipart request (file uploads) carries its credentials
+	// in headers: the envelope must not read the files as JSON. An empty
+	// object stands in (an empty body would read as the form fasthttp
+	// has already parsed).
+	multipart := bytes.HasPrefix(ctx.Request.Header.ContentType(), []byte("multipart/form-data"))
+	var raw []byte
+	if multipart {
+		raw = ctx.Request.SwapBody([]byte("{}"))
+	}
 	c, err := s.envelope(ctx)
+	if multipart {
+		ctx.Request.SwapBody(raw)
+	}
 	if err == nil {
 		c.auth, err = s.svc.Authenticate(c.auth)
 	}
