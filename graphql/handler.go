@@ -97,7 +97,8 @@ func (h *Handler) model() (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := modelConfig{keep: filter.keep(), custom: h.opts.CustomTypeDefs, anyFunction: h.opts.FunctionNames == nil}
+	cfg := modelConfig{keep: filter.keep(), custom: h.opts.CustomTypeDefs, anyFunction: h.opts.FunctionNames == nil,
+		classConfigs: filter.classConfigs}
 	if !cfg.anyFunction {
 		cfg.functions = h.opts.FunctionNames()
 	}
@@ -118,10 +119,11 @@ func (h *Handler) model() (*model, error) {
 	return m, nil
 }
 
-// classFilter is /graphql-config's enabledForClasses and
-// disabledForClasses (Parse Server's names).
+// classFilter is /graphql-config: enabledForClasses, disabledForClasses
+// (Parse Server's names) and classConfigs.
 type classFilter struct {
 	enabled, disabled map[string]bool
+	classConfigs      map[string]*classConfig
 	key               string
 }
 
@@ -145,7 +147,8 @@ func (h *Handler) classFilter() (classFilter, error) {
 		return m
 	}
 	f.enabled, f.disabled = set(cfg["enabledForClasses"]), set(cfg["disabledForClasses"])
-	key, _ := json.Marshal([]any{cfg["enabledForClasses"], cfg["disabledForClasses"]})
+	f.classConfigs = classConfigs(cfg["classConfigs"])
+	key, _ := json.Marshal([]any{cfg["enabledForClasses"], cfg["disabledForClasses"], cfg["classConfigs"]})
 	f.key = string(key)
 	return f, nil
 }
