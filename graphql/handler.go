@@ -115,6 +115,10 @@ func (h *Handler) model() (*model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(m.dropped) > 0 {
+		h.log.Warn("graphql: graphQLCustomTypeDefs extends types the schema does not hold (classes without objects yet?); those extensions are left out",
+			"types", strings.Join(m.dropped, ", "))
+	}
 	h.current, h.key, h.cfgKey, h.fnKey = m, classes, filter.key, fnKey
 	return m, nil
 }

@@ -29,6 +29,9 @@ type model struct {
 	// subscription maps generated subscription fields to their class and
 	// the LiveQuery event they listen to.
 	subscription map[string]subscriptionField
+	// dropped are the types graphQLCustomTypeDefs extends that the
+	// schema does not hold (their extensions are left out).
+	dropped []string
 
 	// docs caches the documents validated against this schema by their
 	// text (MaxCachedDocuments at most): apps send the same few queries.
@@ -194,6 +197,7 @@ func buildModel(classes []*schema.Class, cfg modelConfig) (*model, error) {
 	m.sdl = m.generate(cfg)
 	sources := []*ast.Source{{Name: "quarry.graphql", Input: m.sdl}}
 	if strings.TrimSpace(custom) != "" {
+		custom, m.dropped = customFor(m.sdl, custom)
 		sources = append(sources, &ast.Source{Name: "graphQLCustomTypeDefs", Input: custom})
 		m.sdl += "\n" + custom
 	}
