@@ -315,45 +315,60 @@ func (s *socket) subscribe(msg wsMessage) bool {
 		return false
 	}
 	vars, _ := plainNumbers(p.Variables).(map[string]any)
-	fail := func(errs []gqlError) bool {
+	m, op, errs := s.operation(p, auth)
+	switch {
+	case errs != nil:
 		s.writeErrors(msg.ID, errs)
-		return true
-	}
-	m, err := s.h.model()
-	if err != nil {
-		s.h.log.Error("graphql: schema generation failed", "err", err)
-		return fail(requestError(schema.CodeInternalServerError, "Internal server error.").Errors)
-	}
-	doc, errs := m.document(p.Query)
-	if len(errs) > 0 {
-		return fail(fromGQLErrors(errs, schema.CodeInvalidQuery))
-	}
-	op := doc.Operations.ForName(p.OperationName)
-	if op == nil || op.Operation != ast.Subscription {
+	case op.Operation != ast.Subscription:
 		// A query or mutation over the socket: one result, then complete.
 		s.write(wsMessage{ID: msg.ID, Type: "next", Payload: encoded(s.h.execute(auth, p.Query, p.OperationName, vars, false))})
 		s.write(wsMessage{ID: msg.ID, Type: "complete"})
-		return true
+	case n >= MaxSocketOperations:
+		s.writeErrors(msg.ID, requestError(schema.CodeOperationForbidden,
+			fmt.Sprintf("This socket runs %d subscriptions, the most allowed.", MaxSocketOperations)).Errors)
+	default:
+		coerced, verr := validator.VariableValues(m.schema, op, vars)
+		if verr != nil {
+			s.writeErrors(msg.ID, fromGQLErrors(gqlerror.List{asGQLError(verr)}, schema.CodeInvalidQuery))
+		} else if err := s.listen(msg.ID, m, op, coerced, auth); err != nil {
+			s.writeErrors(msg.ID, s.errorsOf(err))
+		}
+	}
+	return true
+}
+
+// operation parses and checks a subscribe's document as an HTTP request's
+// would be (validation, operation name, limits, introspection).
+func (s *socket) operation(p subscribePayload, auth service.Auth) (*model, *ast.OperationDefinition, []gqlError) {
+	m, err := s.h.model()
+	if err != nil {
+		s.h.log.Error("graphql: schema generation failed", "err", err)
+		return nil, nil, requestError(schema.CodeInternalServerError, "Internal server error.").Errors
+	}
+	doc, errs := m.document(p.Query)
+	if len(errs) > 0 {
+		return nil, nil, fromGQLErrors(errs, schema.CodeInvalidQuery)
+	}
+	op := doc.Operations.ForName(p.OperationName)
+	if op == nil {
+		return nil, nil, requestError(schema.CodeInvalidQuery, "Unknown operation named \""+p.OperationName+"\", or several operations and no name.").Errors
 	}
 	if err := s.h.checkLimits(op); err != nil {
-		return fail(requestError(schema.CodeInvalidQuery, err.Error()).Errors)
+		return nil, nil, requestError(schema.CodeInvalidQuery, err.Error()).Errors
 	}
 	if !auth.Master && !s.h.opts.PublicIntrospection && introspects(op.SelectionSet, map[string]bool{}) {
-		return fail(requestError(schema.CodeOperationForbidden, "Introspection is not allowed: it needs the master key (or graphQLPublicIntrospection).").Errors)
+		return nil, nil, requestError(schema.CodeOperationForbidden, "Introspection is not allowed: it needs the master key (or graphQLPublicIntrospection).").Errors
 	}
-	coerced, verr := validator.VariableValues(m.schema, op, vars)
-	if verr != nil {
-		return fail(fromGQLErrors(gqlerror.List{asGQLError(verr)}, schema.CodeInvalidQuery))
-	}
-	if n >= MaxSocketOperations {
-		return fail(requestError(schema.CodeOperationForbidden,
-			fmt.Sprintf("This socket runs %d subscriptions, the most allowed.", MaxSocketOperations)).Errors)
-	}
-	sub, where, err := s.h.newSubscription(m, op, coerced, auth)
+	return m, op, nil
+}
+
+// listen starts a subscription operation under id. It is registered
+// before the feed knows it, so that no event can find it missing.
+func (s *socket) listen(id string, m *model, op *ast.OperationDefinition, vars map[string]any, auth service.Auth) error {
+	sub, where, err := s.h.newSubscription(m, op, vars, auth)
 	if err != nil {
-		return fail(s.errorsOf(err))
+		return err
 	}
-	id := msg.ID
 	s.mu.Lock()
 	s.ops[id] = sub
 	s.mu.Unlock()
@@ -373,13 +388,10 @@ func (s *socket) subscribe(msg wsMessage) bool {
 		sub.cancel = cancel
 	}
 	s.mu.Unlock()
-	if err != nil {
-		return fail(s.errorsOf(err))
+	if err == nil && !active {
+		cancel() // ended (its session failed) before it was registered
 	}
-	if !active {
-		cancel() // failed before it was registered
-	}
-	return true
+	return err
 }
 
 // errorsOf turns an error into the payload of an error message, as a

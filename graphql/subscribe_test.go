@@ -251,3 +251,29 @@ func TestSocketProtocol(t *testing.T) {
 		}
 	})
 }
+
+// TestSubscriptionSessionRevoked: once its session is logged out, a
+// subscription ends with an error carrying 209, as LiveQuery's does.
+func TestSubscriptionSessionRevoked(t *testing.T) {
+	srv := startLive(t, "Ping")
+	app := servertest.App()
+	srv.Do(t, "POST", "/schemas/Ping", map[string]any{"className": "Ping", "fields": map[string]any{"n": map[string]any{"type": "Number"}}}, servertest.Master())
+	user := srv.Do(t, "POST", "/users", map[string]any{"username": "ann", "password": "pw"}, app).Map()
+	session := with(app, "X-Parse-Session-Token", user["sessionToken"].(string))
+	s := connect(t, srv, session)
+	s.subscribe("1", `subscription { pingCreated { n } }`, nil)
+	s.subscribe("ready", `{ health }`, nil)
+	s.next()
+	s.next()
+	srv.Do(t, "POST", "/classes/Ping", map[string]any{"n": 1}, app)
+	if m := s.next(); m.Get("payload.data.pingCreated.n").Int() != 1 {
+		t.Fatalf("before the logout: %s", m.Raw)
+	}
+	if res := srv.Do(t, "POST", "/logout", nil, session); res.Status != 200 {
+		t.Fatalf("logout: %d %s", res.Status, res.Body)
+	}
+	srv.Do(t, "POST", "/classes/Ping", map[string]any{"n": 2}, app)
+	if m := s.next(); m.Get("type").String() != "error" || m.Get("id").String() != "1" || m.Get("payload.0.extensions.code").Int() != 209 {
+		t.Errorf("after the logout: %s", m.Raw)
+	}
+}
