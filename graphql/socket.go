@@ -152,11 +152,16 @@ func (h *Handler) serveSocket(conn *websocket.Conn, remote net.Addr) {
 		return
 	}
 	h.sockets.mu.Lock()
+	closing := h.sockets.closed
 	if h.sockets.open == nil {
 		h.sockets.open = map[*socket]struct{}{}
 	}
 	h.sockets.open[s] = struct{}{}
 	h.sockets.mu.Unlock()
+	if closing { // Close ran while this socket was being upgraded
+		s.close(websocket.CloseGoingAway, "server shutting down")
+		return
+	}
 	initTimer := time.AfterFunc(ConnectionInitTimeout, func() {
 		s.mu.Lock()
 		acked := s.acked
