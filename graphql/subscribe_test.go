@@ -277,3 +277,15 @@ func TestSubscriptionSessionRevoked(t *testing.T) {
 		t.Errorf("after the logout: %s", m.Raw)
 	}
 }
+
+// TestSocketsCloseAtShutdown: stopping the server closes its GraphQL
+// sockets with 1001 (they are hijacked: HTTP shutdown alone would leave
+// them open).
+func TestSocketsCloseAtShutdown(t *testing.T) {
+	srv := startLive(t, "Thing")
+	s := connect(t, srv, servertest.App())
+	srv.Restart(t)
+	if code, _ := s.closed(); code != websocket.CloseGoingAway {
+		t.Errorf("closed with %d, want 1001", code)
+	}
+}
