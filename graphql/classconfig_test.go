@@ -1,6 +1,8 @@
 package graphql_test
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/quarrydata/quarry/server/servertest"
@@ -50,4 +52,47 @@ func TestClassConfigs(t *testing.T) {
 	srv.Do(t, "PUT", "/graphql-config", map[string]any{"params": map[string]any{}}, m)
 	run(t, srv, []step{{name: "defaults again", query: `{ items(where: {name: {equalTo: "pen"}}) { edges { node { secret } } } }`,
 		want: ok("data.items.edges.0.node.secret", `"s"`)}})
+}
+
+// TestClassConfigsRefused: a /graphql-config whose classConfigs do not
+// have Parse Server's shape is refused with every problem listed, and the
+// stored config stays.
+func TestClassConfigsRefused(t *testing.T) {
+	srv := start(t, nil)
+	m := servertest.Master()
+	good := map[string]any{"classConfigs": []any{map[string]any{"className": "Item", "query": map[string]any{"get": false}}}}
+	if res := srv.Do(t, "PUT", "/graphql-config", map[string]any{"params": good}, m); res.Status != 200 {
+		t.Fatalf("a good config: %d %s", res.Status, res.Body)
+	}
+	cases := []struct {
+		name   string
+		params map[string]any
+		want   string
+	}{
+		{"not a list", map[string]any{"classConfigs": "Item"}, "classConfigs must be a list"},
+		{"no className", map[string]any{"classConfigs": []any{map[string]any{"query": map[string]any{}}}}, "classConfigs[0].className must be a class name"},
+		{"two entries and an unknown key", map[string]any{"classConfigs": []any{
+			map[string]any{"className": "A"}, map[string]any{"className": "A", "types": map[string]any{}}}},
+			"classConfigs[1]: A has two entries; classConfigs[1].types is not a known key"},
+		{"wrong kinds", map[string]any{"classConfigs": []any{map[string]any{"className": "A",
+			"query": map[string]any{"get": "no"}, "type": map[string]any{"outputFields": []any{1}, "sortFields": []any{map[string]any{"field": "x"}}}}}},
+			""},
+		{"enabledForClasses", map[string]any{"enabledForClasses": "A"}, "enabledForClasses must be a list of class names"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := srv.Do(t, "PUT", "/graphql-config", map[string]any{"params": c.params}, m)
+			msg, _ := res.Map()["error"].(string)
+			if res.Status != 400 || res.Map()["code"] != 107.0 || !strings.HasPrefix(msg, "Invalid graphQLConfig: ") || !strings.Contains(msg, c.want) {
+				t.Errorf("%d %s", res.Status, res.Body)
+			}
+			if c.want == "" && strings.Count(msg, ";") != 2 {
+				t.Errorf("want the three problems listed: %s", msg)
+			}
+		})
+	}
+	if got := srv.Do(t, "GET", "/graphql-config", nil, m).Map(); !reflect.DeepEqual(got, map[string]any{"classConfigs": []any{
+		map[string]any{"className": "Item", "query": map[string]any{"get": false}}}}) {
+		t.Errorf("the stored config changed: %v", got)
+	}
 }
