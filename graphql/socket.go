@@ -494,6 +494,20 @@ func (s *socket) render(q queued) (out []byte) {
 	if !active {
 		return nil // completed meanwhile
 	}
+	if q.failed == nil && auth.SessionToken != "" && !auth.Master {
+		// The selection reads as the session is now (its roles may have
+		// changed since connection_init); a session gone ends it.
+		fresh, err := s.h.svc.Authenticate(auth)
+		if err != nil {
+			s.mu.Lock()
+			if s.ops[q.id] == q.sub {
+				delete(s.ops, q.id)
+			}
+			s.mu.Unlock()
+			q.failed = err
+		}
+		auth = fresh
+	}
 	if q.failed != nil {
 		if cancel != nil {
 			cancel()

@@ -289,3 +289,30 @@ func TestSocketsCloseAtShutdown(t *testing.T) {
 		t.Errorf("closed with %d, want 1001", code)
 	}
 }
+
+// TestSubscriptionReadsWithCurrentRoles: an event's selection reads as the
+// session is when the event comes, so a role granted after
+// connection_init opens what it grants.
+func TestSubscriptionReadsWithCurrentRoles(t *testing.T) {
+	srv := startLive(t, "Card")
+	app, m := servertest.App(), servertest.Master()
+	carol := srv.Do(t, "POST", "/users", map[string]any{"username": "carol", "password": "pw"}, app).Map()
+	vault := srv.Do(t, "POST", "/classes/Vault", map[string]any{"code": "42", "ACL": map[string]any{"role:Staff": map[string]any{"read": true}}}, m).Map()["objectId"].(string)
+	link := map[string]any{"__type": "Pointer", "className": "Vault", "objectId": vault}
+	srv.Do(t, "POST", "/classes/Card", map[string]any{"n": 0, "vault": link}, m)
+	s := connect(t, srv, with(app, "X-Parse-Session-Token", carol["sessionToken"].(string)))
+	s.subscribe("1", `subscription { cardCreated { n vault { code } } }`, nil)
+	s.subscribe("ready", `{ health }`, nil)
+	s.next()
+	s.next()
+	srv.Do(t, "POST", "/classes/Card", map[string]any{"n": 1, "vault": link}, m)
+	if got := s.next().Get("payload.data.cardCreated").Raw; got != `{"n":1,"vault":null}` {
+		t.Errorf("before the role: %s", got)
+	}
+	srv.Do(t, "POST", "/roles", map[string]any{"name": "Staff", "ACL": map[string]any{"*": map[string]any{"read": true}},
+		"users": relationAdd("_User", carol["objectId"].(string))}, m)
+	srv.Do(t, "POST", "/classes/Card", map[string]any{"n": 2, "vault": link}, m)
+	if got := s.next().Get("payload.data.cardCreated").Raw; got != `{"n":2,"vault":{"code":"42"}}` {
+		t.Errorf("after the role: %s", got)
+	}
+}
