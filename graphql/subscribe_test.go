@@ -144,14 +144,14 @@ func TestSubscriptionEvents(t *testing.T) {
 		}
 	}
 	// complete stops one subscription: a later create reaches nobody, which
-	// the next query's answer (sent after it) shows.
+	// the same object's next event (kept in order after it) shows.
 	s.send(map[string]any{"id": "Created", "type": "complete"})
 	s.subscribe("sentinel", `{ health }`, nil)
 	s.next()
 	s.next()
-	srv.Do(t, "POST", "/classes/Score", map[string]any{"points": 50}, m)
-	srv.Do(t, "PUT", "/classes/Score/"+low, map[string]any{"points": 12}, m)
-	if msg := s.next(); msg.Get("id").String() != "Entered" {
+	late := srv.Do(t, "POST", "/classes/Score", map[string]any{"points": 50}, m).Map()["objectId"].(string)
+	srv.Do(t, "PUT", "/classes/Score/"+late, map[string]any{"points": 60}, m)
+	if msg := s.next(); msg.Get("id").String() != "Updated" {
 		t.Errorf("after complete: %s", msg.Raw)
 	}
 }
