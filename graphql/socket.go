@@ -174,6 +174,13 @@ func (h *Handler) serveSocket(conn *websocket.Conn, remote net.Addr) {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
+		// A bug while writing closes this socket, never the server.
+		defer func() {
+			if r := recover(); r != nil {
+				h.log.Error("graphql: socket writer panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				s.close(closeInternal, "Internal server error")
+			}
+		}()
 		s.writeLoop()
 	}()
 	s.readLoop()
