@@ -305,7 +305,10 @@ func TestSubscriptionReadsWithCurrentRoles(t *testing.T) {
 	carol := srv.Do(t, "POST", "/users", map[string]any{"username": "carol", "password": "pw"}, app).Map()
 	vault := srv.Do(t, "POST", "/classes/Vault", map[string]any{"code": "42", "ACL": map[string]any{"role:Staff": map[string]any{"read": true}}}, m).Map()["objectId"].(string)
 	link := map[string]any{"__type": "Pointer", "className": "Vault", "objectId": vault}
-	srv.Do(t, "POST", "/classes/Card", map[string]any{"n": 0, "vault": link}, m)
+	// The class by its schema: an object made now could still be on its
+	// way to LiveQuery when the subscription starts.
+	srv.Do(t, "POST", "/schemas/Card", map[string]any{"className": "Card", "fields": map[string]any{
+		"n": map[string]any{"type": "Number"}, "vault": map[string]any{"type": "Pointer", "targetClass": "Vault"}}}, m)
 	s := connect(t, srv, with(app, "X-Parse-Session-Token", carol["sessionToken"].(string)))
 	s.subscribe("1", `subscription { cardCreated { n vault { code } } }`, nil)
 	s.subscribe("ready", `{ health }`, nil)
