@@ -106,3 +106,47 @@ func Benchmark_Find_Service_20of1000(b *testing.B) {
 		}
 	}
 }
+
+// benchSubscription measures one event's way from a committed create
+// (service.Create, in process) to subscribers sockets: LiveQuery's
+// dispatch, the subscription's selection run per subscriber, and the
+// WebSocket write and read. One op is one create received by every one of
+// subscribers sockets.
+func benchSubscription(b *testing.B, subscribers int) {
+	srv := startLive(b, "Tick")
+	svc := srv.Service
+	master := service.Auth{Master: true}
+	if _, err := svc.Create(master, "Tick", map[string]any{"n": 0.0}); err != nil {
+		b.Fatal(err)
+	}
+	sockets := make([]*gqlSocket, subscribers)
+	for i := range sockets {
+		s := connect(b, srv, servertest.Master())
+		s.subscribe("1", `subscription { tickCreated(where: {n: {greaterThan: 0}}) { objectId n } }`, nil)
+		s.subscribe("ready", `{ health }`, nil)
+		s.next()
+		s.next()
+		sockets[i] = s
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for b.Loop() {
+		n++
+		if _, err := svc.Create(master, "Tick", map[string]any{"n": float64(n)}); err != nil {
+			b.Fatal(err)
+		}
+		for _, s := range sockets {
+			if m := s.next(); m.Get("payload.data.tickCreated.n").Int() != int64(n) {
+				b.Fatalf("event %d: %s", n, m.Raw)
+			}
+		}
+	}
+}
+
+// Benchmark_Subscription_Event_1Sub: a create to one subscriber's socket.
+func Benchmark_Subscription_Event_1Sub(b *testing.B) { benchSubscription(b, 1) }
+
+// Benchmark_Subscription_Event_50Subs: a create to 50 sockets subscribed
+// to the same query (LiveQuery matches it once).
+func Benchmark_Subscription_Event_50Subs(b *testing.B) { benchSubscription(b, 50) }

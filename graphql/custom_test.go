@@ -57,3 +57,35 @@ func TestCustomTypeDefs(t *testing.T) {
 		t.Fatal("a broken graphQLCustomTypeDefs started")
 	}
 }
+
+// TestCustomClassFields: graphQLCustomTypeDefs may extend generated class
+// types; @resolve passes the field's arguments and the object as the
+// caller reads it. A class not created yet at start-up (or never) does
+// not keep the server from starting nor break the schema.
+func TestCustomClassFields(t *testing.T) {
+	reg := cloud.New(nil, 0)
+	reg.Define("label", func(ctx context.Context, req *cloud.FunctionRequest) (any, error) {
+		obj, _ := req.Params["object"].(map[string]any)
+		prefix, _ := req.Params["prefix"].(string)
+		name, _ := obj["name"].(string)
+		return prefix + name + "@" + obj["className"].(string), nil
+	})
+	srv := servertest.StartCloud(t, nil, reg, func(o *config.Options) {
+		o.MountGraphQL = true
+		o.GraphQLCustomTypeDefs = `
+			extend type Item {
+				label(prefix: String): String @resolve(to: "label")
+				badge: String @mock(with: "new")
+			}
+			extend type NeverCreated { x: String @mock(with: "y") }`
+	})
+	m := servertest.Master()
+	run(t, srv, []step{{name: "before the class exists", query: `{ health }`, want: map[string]string{"data.health": `true`}}})
+	srv.Do(t, "POST", "/classes/Item", map[string]any{"name": "pen"}, m)
+	run(t, srv, []step{
+		{name: "computed from the object", query: `{ items { edges { node { name label(prefix: "#") badge } } } }`,
+			want: map[string]string{"data.items.edges.0.node": `{"name":"pen","label":"#pen@Item","badge":"new"}`}},
+		{name: "on a mutation's payload too", query: `mutation { createItem(input: {fields: {name: "ink"}}) { item { label } } }`,
+			want: map[string]string{"data.createItem.item.label": `"ink@Item"`}},
+	})
+}

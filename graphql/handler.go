@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -46,6 +47,13 @@ type Options struct {
 	// String (no enum).
 	FunctionNames func() []string
 	Logger        *slog.Logger
+	// Events feeds subscriptions (the LiveQuery engine); nil generates no
+	// Subscription type.
+	Events Events
+	// Authenticate checks the credentials a WebSocket connection sends in
+	// its connection_init payload, named as HTTP headers, exactly as an
+	// HTTP request's would be checked. Without it, sockets are refused.
+	Authenticate func(headers map[string]string, remote net.Addr) (service.Auth, error)
 }
 
 // Handler serves GraphQL requests over a service.
@@ -59,6 +67,8 @@ type Handler struct {
 	key     []*schema.Class // the class schemas current was built from
 	cfgKey  string          // and the /graphql-config class filter
 	fnKey   string          // and the cloud functions
+
+	sockets sockets
 }
 
 // New returns a handler over svc.
@@ -87,9 +97,13 @@ func (h *Handler) model() (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := modelConfig{keep: filter.keep(), custom: h.opts.CustomTypeDefs, anyFunction: h.opts.FunctionNames == nil}
+	cfg := modelConfig{keep: filter.keep(), custom: h.opts.CustomTypeDefs, anyFunction: h.opts.FunctionNames == nil,
+		classConfigs: filter.classConfigs}
 	if !cfg.anyFunction {
 		cfg.functions = h.opts.FunctionNames()
+	}
+	if h.opts.Events != nil {
+		cfg.subscribes = h.opts.Events.Serves
 	}
 	fnKey := strings.Join(cfg.functions, "\x00")
 	h.mu.Lock()
@@ -101,14 +115,19 @@ func (h *Handler) model() (*model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(m.dropped) > 0 {
+		h.log.Warn("graphql: graphQLCustomTypeDefs extends types the schema does not hold (classes without objects yet?); those extensions are left out",
+			"types", strings.Join(m.dropped, ", "))
+	}
 	h.current, h.key, h.cfgKey, h.fnKey = m, classes, filter.key, fnKey
 	return m, nil
 }
 
-// classFilter is /graphql-config's enabledForClasses and
-// disabledForClasses (Parse Server's names).
+// classFilter is /graphql-config: enabledForClasses, disabledForClasses
+// (Parse Server's names) and classConfigs.
 type classFilter struct {
 	enabled, disabled map[string]bool
+	classConfigs      map[string]*classConfig
 	key               string
 }
 
@@ -132,7 +151,8 @@ func (h *Handler) classFilter() (classFilter, error) {
 		return m
 	}
 	f.enabled, f.disabled = set(cfg["enabledForClasses"]), set(cfg["disabledForClasses"])
-	key, _ := json.Marshal([]any{cfg["enabledForClasses"], cfg["disabledForClasses"]})
+	f.classConfigs = classConfigs(cfg["classConfigs"])
+	key, _ := json.Marshal([]any{cfg["enabledForClasses"], cfg["disabledForClasses"], cfg["classConfigs"]})
 	f.key = string(key)
 	return f, nil
 }
@@ -202,6 +222,16 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 		req.OperationName = string(args.Peek("operationName"))
 		if v := args.Peek("variables"); len(v) > 0 && json.Unmarshal(v, &req.Variables) != nil {
 			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(schema.CodeInvalidJSON, "Variables are not valid JSON."))
+			return
+		}
+	case ctx.IsPost() && isMultipart(ctx):
+		var err error
+		if req, err = multipartRequest(ctx); err != nil {
+			code, msg := schema.CodeInvalidJSON, "The multipart request could not be read."
+			if pe, ok := schema.AsError(err); ok {
+				code, msg = pe.Code, pe.Message
+			}
+			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(code, msg))
 			return
 		}
 	case ctx.IsPost():
@@ -341,7 +371,7 @@ func (h *Handler) execute(auth service.Auth, query, operationName string, vars m
 		}
 		root = m.schema.Mutation
 	case ast.Subscription:
-		return requestError(schema.CodeCommandUnavailable, "Subscriptions are not available.")
+		return requestError(schema.CodeInvalidQuery, "Subscriptions run over a WebSocket (graphql-transport-ws) on this path.")
 	default:
 		root = m.schema.Query
 	}
@@ -350,10 +380,12 @@ func (h *Handler) execute(auth service.Auth, query, operationName string, vars m
 	if ok {
 		resp.Data = data
 	} else {
-		resp.Data = json.RawMessage("null")
+		resp.Data = nullData
 	}
 	return resp
 }
+
+var nullData = json.RawMessage("null")
 
 func asGQLError(err error) *gqlerror.Error {
 	if ge, ok := err.(*gqlerror.Error); ok {

@@ -17,6 +17,10 @@ func (e *executor) mutate(f *ast.Field, args map[string]any) (any, error) {
 		out, err = e.signUp(input)
 	case "logIn":
 		out, err = e.logIn(input)
+	case "logInWith":
+		out, err = e.logInWith(input)
+	case "createFile":
+		out, err = e.createFile(input)
 	case "logOut":
 		if err = e.h.svc.LogOut(e.auth); err == nil {
 			out = map[string]any{"ok": true}
@@ -105,6 +109,12 @@ func (e *executor) fieldsIn(cm *classModel, v any, update bool) (body, removes m
 					removes[k] = map[string]any{"__op": "RemoveRelation", "objects": remove}
 				}
 			}
+		case schema.TypeFile:
+			f, err := e.fileFieldIn(x)
+			if err != nil {
+				return nil, nil, err
+			}
+			body[k] = f
 		default:
 			body[k] = scalarIn(fm.Type, x)
 		}

@@ -1,6 +1,8 @@
 package graphql
 
 import (
+	"maps"
+
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/quarrydata/quarry/schema"
@@ -19,14 +21,19 @@ type objectValue struct {
 func (e *executor) resolve(typ *ast.Definition, src any, f *ast.Field, args map[string]any, path []any) (any, error) {
 	switch s := src.(type) {
 	case rootValue:
-		if v, ok, err := e.custom(f, args); ok {
+		if v, ok, err := e.custom(f, args, nil); ok {
 			return v, err
 		}
 		if typ.Name == e.m.schema.Mutation.Name {
 			return e.mutate(f, args)
 		}
 		return e.query(f, args)
+	case eventRoot:
+		return &objectValue{s.cm, s.obj}, nil
 	case *objectValue:
+		if v, ok, err := e.custom(f, args, s); ok {
+			return v, err
+		}
 		return e.objectField(s, f, args)
 	case *connValue:
 		return s.field(f.Name), nil
@@ -95,7 +102,7 @@ func (e *executor) objectField(o *objectValue, f *ast.Field, args map[string]any
 	case "ACL":
 		return aclOut(o.obj["ACL"]), nil
 	case "authDataResponse":
-		return nil, nil
+		return o.obj["authDataResponse"], nil // set by logInWith only
 	}
 	fm, ok := o.cm.byName[f.Name]
 	if !ok {
@@ -163,9 +170,13 @@ func str(v any) string {
 	return s
 }
 
-// custom resolves a root field carrying @resolve or @mock
-// (graphQLCustomTypeDefs); ok is false for any other field.
-func (e *executor) custom(f *ast.Field, args map[string]any) (v any, ok bool, err error) {
+// custom resolves a field carrying @resolve or @mock
+// (graphQLCustomTypeDefs), on a root type or, for parent, on a class type;
+// ok is false for any other field. The cloud function's params are the
+// field's arguments, and on a class type "object": the parent as the
+// caller reads it (REST JSON with className), unless an argument has that
+// name.
+func (e *executor) custom(f *ast.Field, args map[string]any, parent *objectValue) (v any, ok bool, err error) {
 	dirs := f.Definition.Directives
 	if d := dirs.ForName("mock"); d != nil {
 		if a := d.Arguments.ForName("with"); a != nil {
@@ -185,6 +196,12 @@ func (e *executor) custom(f *ast.Field, args map[string]any) (v any, ok bool, er
 	params, _ := numbers(args).(map[string]any)
 	if params == nil {
 		params = map[string]any{}
+	}
+	if _, named := params["object"]; parent != nil && !named {
+		obj := maps.Clone(parent.obj)
+		obj["className"] = parent.cm.class
+		delete(obj, "__type")
+		params["object"] = obj
 	}
 	res, err := e.h.svc.RunFunction(e.auth, name, params)
 	if err != nil {

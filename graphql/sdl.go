@@ -26,6 +26,12 @@ type model struct {
 	// query and mutation map generated root fields to their class.
 	query    map[string]rootField
 	mutation map[string]rootField
+	// subscription maps generated subscription fields to their class and
+	// the LiveQuery event they listen to.
+	subscription map[string]subscriptionField
+	// dropped are the types graphQLCustomTypeDefs extends that the
+	// schema does not hold (their extensions are left out).
+	dropped []string
 
 	// docs caches the documents validated against this schema by their
 	// text (MaxCachedDocuments at most): apps send the same few queries.
@@ -87,6 +93,10 @@ type classModel struct {
 	// classes the schema holds), sorted by name.
 	fields []fieldModel
 	byName map[string]fieldModel
+	// cfg is the class's classConfigs entry (nil: none); roots its root
+	// field names under it.
+	cfg   *classConfig
+	roots rootNames
 }
 
 type fieldModel struct {
@@ -101,7 +111,7 @@ var reservedTypes = map[string]bool{
 	"String": true, "Boolean": true, "Int": true, "Float": true, "ID": true, "ArrayResult": true,
 	"Query": true, "Mutation": true, "Subscription": true, "Viewer": true, "PageInfo": true,
 	"Node": true, "ParseObject": true, "Class": true, "Element": true, "ACL": true, "GeoPoint": true,
-	"FileInfo": true, "Date": true, "Object": true, "Any": true, "Bytes": true, "File": true,
+	"FileInfo": true, "Upload": true, "Date": true, "Object": true, "Any": true, "Bytes": true, "File": true,
 }
 
 // alwaysClasses are the built-in classes GraphQL always shows, as Parse
@@ -122,6 +132,11 @@ type modelConfig struct {
 	// when anyFunction is set, functionName is a String instead.
 	functions   []string
 	anyFunction bool
+	// classConfigs are /graphql-config's per-class settings.
+	classConfigs map[string]*classConfig
+	// subscribes says which classes get subscription fields (the classes
+	// LiveQuery publishes); nil generates no Subscription type.
+	subscribes func(class string) bool
 }
 
 // buildModel generates and validates the schema for classes (plus the
@@ -129,7 +144,7 @@ type modelConfig struct {
 func buildModel(classes []*schema.Class, cfg modelConfig) (*model, error) {
 	keep, custom := cfg.keep, cfg.custom
 	m := &model{classes: map[string]*classModel{}, byType: map[string]*classModel{},
-		query: map[string]rootField{}, mutation: map[string]rootField{}}
+		query: map[string]rootField{}, mutation: map[string]rootField{}, subscription: map[string]subscriptionField{}}
 	have := map[string]*schema.Class{}
 	for _, c := range classes {
 		have[c.Name] = c
@@ -162,7 +177,8 @@ func buildModel(classes []*schema.Class, cfg modelConfig) (*model, error) {
 		if keep != nil && !keep(n) || !validName(typ) || strings.HasPrefix(n, "_") && !slices.Contains(alwaysClasses, n) {
 			continue
 		}
-		cm := &classModel{class: n, typ: typ, single: lowerCamel(typ), byName: map[string]fieldModel{}}
+		cm := &classModel{class: n, typ: typ, single: lowerCamel(typ), byName: map[string]fieldModel{}, cfg: cfg.classConfigs[n]}
+		cm.roots = cm.cfg.roots(cm)
 		// A class whose names would collide with the fixed schema or an
 		// earlier class (GameScore and gameScore, Number, Person and
 		// Persons) is left out rather than breaking the whole schema.
@@ -181,6 +197,7 @@ func buildModel(classes []*schema.Class, cfg modelConfig) (*model, error) {
 	m.sdl = m.generate(cfg)
 	sources := []*ast.Source{{Name: "quarry.graphql", Input: m.sdl}}
 	if strings.TrimSpace(custom) != "" {
+		custom, m.dropped = customFor(m.sdl, custom)
 		sources = append(sources, &ast.Source{Name: "graphQLCustomTypeDefs", Input: custom})
 		m.sdl += "\n" + custom
 	}
@@ -222,7 +239,12 @@ func (m *model) addFields(cm *classModel, c *schema.Class) {
 // fields prefixed with "." so they never meet type names.
 func (cm *classModel) names() []string {
 	t := cm.typ
-	out := []string{t, "." + cm.single, "." + plural(cm.single), ".create" + t, ".update" + t, ".delete" + t}
+	out := []string{t}
+	for _, root := range []string{cm.roots.get, cm.roots.find, cm.roots.create, cm.roots.update, cm.roots.delete} {
+		if root != "" {
+			out = append(out, "."+root)
+		}
+	}
 	for _, suffix := range []string{"PointerInput", "RelationInput", "WhereInput", "RelationWhereInput", "Order", "Connection", "Edge"} {
 		out = append(out, t+suffix)
 	}
@@ -245,7 +267,7 @@ func takenNames() map[string]bool {
 			taken[d.Name] = true
 		}
 	}
-	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logOut",
+	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logInWith", "logOut", "createFile",
 		"resetPassword", "callCloudCode", "createClass", "updateClass", "deleteClass"} {
 		taken["."+f] = true
 	}
@@ -271,17 +293,23 @@ func (m *model) generate(cfg modelConfig) string {
 	for _, cm := range classes {
 		union = append(union, cm.typ)
 		writeClass(&b, cm)
-		plural := plural(cm.single)
-		connArgs := connectionArgs(cm.typ)
-		fmt.Fprintf(&q, "  %s(id: ID!, options: ReadOptionsInput): %s!\n", cm.single, cm.typ)
-		fmt.Fprintf(&q, "  %s%s: %sConnection!\n", plural, connArgs, cm.typ)
-		m.query[cm.single] = rootField{rootGet, cm}
-		m.query[plural] = rootField{rootFind, cm}
+		r := cm.roots
+		if r.get != "" {
+			fmt.Fprintf(&q, "  %s(id: ID!, options: ReadOptionsInput): %s!\n", r.get, cm.typ)
+			m.query[r.get] = rootField{rootGet, cm}
+		}
+		if r.find != "" {
+			fmt.Fprintf(&q, "  %s%s: %sConnection!\n", r.find, connectionArgs(cm.typ), cm.typ)
+			m.query[r.find] = rootField{rootFind, cm}
+		}
 		for _, op := range []struct {
-			verb string
-			kind rootKind
-		}{{"create", rootCreate}, {"update", rootUpdate}, {"delete", rootDelete}} {
-			name := op.verb + cm.typ
+			verb, name string
+			kind       rootKind
+		}{{"create", r.create, rootCreate}, {"update", r.update, rootUpdate}, {"delete", r.delete, rootDelete}} {
+			name := op.name
+			if name == "" {
+				continue
+			}
 			title := strings.ToUpper(op.verb[:1]) + op.verb[1:]
 			fmt.Fprintf(&mu, "  %s(input: %s%sInput!): %s%sPayload\n", name, title, cm.typ, title, cm.typ)
 			m.mutation[name] = rootField{op.kind, cm}
@@ -297,6 +325,7 @@ func (m *model) generate(cfg modelConfig) string {
 	writeCloudCode(&b, &extra, cfg)
 	b.WriteString("}\n\n")
 	b.WriteString(extra.String())
+	m.writeSubscriptions(&b, classes, cfg.subscribes)
 	return b.String()
 }
 
@@ -371,6 +400,9 @@ func writeClass(b *strings.Builder, cm *classModel) {
 	t := cm.typ
 	fmt.Fprintf(b, "type %s implements ParseObject & Node {\n  id: ID!\n  objectId: ID!\n  createdAt: Date!\n  updatedAt: Date!\n  ACL: ACL!\n", t)
 	for _, f := range cm.fields {
+		if !cm.cfg.shows(f.name) {
+			continue
+		}
 		if f.Type == schema.TypeRelation {
 			fmt.Fprintf(b, "  %s%s: %s\n", f.name, connectionArgs(f.target.typ), outputType(f))
 			continue
@@ -384,6 +416,9 @@ func writeClass(b *strings.Builder, cm *classModel) {
 	for _, kind := range []string{"Create", "Update"} {
 		fmt.Fprintf(b, "input %s%sFieldsInput {\n  ACL: ACLInput\n", kind, t)
 		for _, f := range inputFields(cm) {
+			if !cm.cfg.takes(f.name, kind == "Update") && !(cm.class == "_User" && kind == "Create" && (f.name == "username" || f.name == "password")) {
+				continue // a sign-up always takes a username and password
+			}
 			typ := inputType(f)
 			if kind == "Create" && f.Required && f.DefaultValue == nil {
 				typ += "!"
@@ -392,22 +427,41 @@ func writeClass(b *strings.Builder, cm *classModel) {
 		}
 		b.WriteString("}\n\n")
 	}
+	if cm.class == "_User" {
+		// logInWith's extra fields for a new user: neither username nor
+		// password, which authData replaces.
+		b.WriteString("input UserLoginWithInput {\n  ACL: ACLInput\n")
+		for _, f := range cm.fields {
+			if f.name != "username" {
+				fmt.Fprintf(b, "  %s: %s\n", f.name, inputType(f))
+			}
+		}
+		b.WriteString("}\n\n")
+	}
 	fmt.Fprintf(b, "input %[1]sPointerInput {\n  link: ID\n  createAndLink: Create%[1]sFieldsInput\n}\n\n", t)
 	fmt.Fprintf(b, "input %[1]sRelationInput {\n  add: [ID!]\n  remove: [ID!]\n  createAndAdd: [Create%[1]sFieldsInput!]\n}\n\n", t)
-	fmt.Fprintf(b, "input %sWhereInput {\n  id: IdWhereInput\n  objectId: IdWhereInput\n  createdAt: DateWhereInput\n  updatedAt: DateWhereInput\n  ACL: ObjectWhereInput\n", t)
+	fmt.Fprintf(b, "input %sWhereInput {\n  id: IdWhereInput\n", t)
+	for _, sys := range []struct{ name, typ string }{{"objectId", "IdWhereInput"}, {"createdAt", "DateWhereInput"},
+		{"updatedAt", "DateWhereInput"}, {"ACL", "ObjectWhereInput"}} {
+		if cm.cfg.constrains(sys.name) {
+			fmt.Fprintf(b, "  %s: %s\n", sys.name, sys.typ)
+		}
+	}
 	for _, f := range cm.fields {
-		if f.name == "OR" || f.name == "AND" || f.name == "NOR" {
-			continue // the where input's own combinators
+		if f.name == "OR" || f.name == "AND" || f.name == "NOR" || !cm.cfg.constrains(f.name) {
+			continue // the where input's own combinators, or a field not offered
 		}
 		fmt.Fprintf(b, "  %s: %s\n", f.name, whereType(f))
 	}
 	fmt.Fprintf(b, "  OR: [%[1]sWhereInput!]\n  AND: [%[1]sWhereInput!]\n  NOR: [%[1]sWhereInput!]\n}\n\n", t)
 	fmt.Fprintf(b, "input %[1]sRelationWhereInput {\n  have: %[1]sWhereInput\n  haveNot: %[1]sWhereInput\n  exists: Boolean\n}\n\n", t)
-	fmt.Fprintf(b, "enum %sOrder {\n", t)
-	for _, name := range orderFields(cm) {
-		fmt.Fprintf(b, "  %[1]s_ASC\n  %[1]s_DESC\n", name)
+	// An enum needs a value: with every sort field turned off, order
+	// still takes objectId ascending.
+	values := cm.cfg.sorts(orderFields(cm))
+	if len(values) == 0 {
+		values = []string{"objectId_ASC"}
 	}
-	b.WriteString("}\n\n")
+	fmt.Fprintf(b, "enum %sOrder {\n  %s\n}\n\n", t, strings.Join(values, "\n  "))
 	fmt.Fprintf(b, "type %[1]sConnection {\n  edges: [%[1]sEdge!]\n  pageInfo: PageInfo!\n  count: Int!\n}\n\n", t)
 	fmt.Fprintf(b, "type %[1]sEdge {\n  node: %[1]s\n  cursor: String!\n}\n\n", t)
 	fmt.Fprintf(b, "input Create%[1]sInput {\n  fields: Create%[1]sFieldsInput\n  clientMutationId: String\n}\n\n", t)

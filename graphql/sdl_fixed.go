@@ -103,8 +103,22 @@ type FileInfo {
   url: String!
 }
 
+"""A file part of a multipart request (the GraphQL multipart request spec)."""
+scalar Upload
+
 input FileInput {
   file: File
+  upload: Upload
+}
+
+input CreateFileInput {
+  upload: Upload!
+  clientMutationId: String
+}
+
+type CreateFilePayload {
+  fileInfo: FileInfo!
+  clientMutationId: String
 }
 
 enum ReadPreference {
@@ -340,6 +354,17 @@ type LogInPayload {
   clientMutationId: String
 }
 
+input LogInWithInput {
+  authData: Object!
+  fields: UserLoginWithInput
+  clientMutationId: String
+}
+
+type LogInWithPayload {
+  viewer: Viewer!
+  clientMutationId: String
+}
+
 input LogOutInput {
   clientMutationId: String
 }
@@ -455,8 +480,10 @@ type DeleteClassPayload {
 // fixedMutations are the root mutations that exist whatever the classes.
 const fixedMutations = `  signUp(input: SignUpInput!): SignUpPayload
   logIn(input: LogInInput!): LogInPayload
+  logInWith(input: LogInWithInput!): LogInWithPayload
   logOut(input: LogOutInput): LogOutPayload
   resetPassword(input: ResetPasswordInput!): ResetPasswordPayload
+  createFile(input: CreateFileInput!): CreateFilePayload
   createClass(input: CreateClassInput!): CreateClassPayload
   updateClass(input: UpdateClassInput!): UpdateClassPayload
   deleteClass(input: DeleteClassInput!): DeleteClassPayload

@@ -57,3 +57,36 @@ func (e *executor) logIn(input map[string]any) (map[string]any, error) {
 	}
 	return map[string]any{"viewer": v}, nil
 }
+
+// logInWith signs up or logs in with third-party authData, through the
+// service call REST's POST /users with authData makes.
+func (e *executor) logInWith(input map[string]any) (map[string]any, error) {
+	body, _, err := e.fieldsIn(e.m.classes["_User"], input["fields"], false)
+	if err != nil {
+		return nil, err
+	}
+	delete(body, "username")
+	delete(body, "password")
+	body["authData"] = input["authData"]
+	r, err := e.h.svc.SignUpWithAuthData(e.auth, body)
+	if err != nil {
+		return nil, err
+	}
+	token := r.SessionToken
+	if !r.Created {
+		token, _ = r.User["sessionToken"].(string)
+	}
+	if token == "" {
+		return nil, schema.Errorf(schema.CodeInternalServerError, "Internal server error.")
+	}
+	v, err := e.viewerFor(token)
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := v.(map[string]any); ok && r.Response != nil {
+		if u, ok := m["user"].(*objectValue); ok {
+			u.obj["authDataResponse"] = r.Response
+		}
+	}
+	return map[string]any{"viewer": v}, nil
+}

@@ -66,3 +66,36 @@ func TestUsersAndCloudCode(t *testing.T) {
 		t.Errorf("after logOut: %d %s; REST %d %s", r.status, r.body, rest.Status, rest.Body)
 	}
 }
+
+// TestLogInWith: logInWith signs up with authData, then logs the same
+// user in, and refuses what REST's sign-up with authData refuses.
+func TestLogInWith(t *testing.T) {
+	srv := start(t, nil)
+	srv.Do(t, "POST", "/schemas/_User", map[string]any{"className": "_User", "fields": map[string]any{"nickname": map[string]any{"type": "String"}}}, servertest.Master())
+	const login = `mutation($authData: Object!, $fields: UserLoginWithInput) {
+		logInWith(input: {authData: $authData, fields: $fields, clientMutationId: "m"}) {
+			clientMutationId viewer { sessionToken user { objectId nickname } } } }`
+	anon := map[string]any{"anonymous": map[string]any{"id": "8f2c8d1e-0b6e-4c55-9a39-2b1d4e5f6a70"}}
+	run(t, srv, []step{
+		{name: "signs up", query: login,
+			vars: func(map[string]string) map[string]any {
+				return map[string]any{"authData": anon, "fields": map[string]any{"nickname": "anon"}}
+			},
+			want: map[string]string{"data.logInWith.viewer.user.nickname": `"anon"`, "data.logInWith.clientMutationId": `"m"`},
+			save: map[string]string{"id": "data.logInWith.viewer.user.objectId", "token": "data.logInWith.viewer.sessionToken"}},
+	})
+	r := post(t, srv, servertest.App(), login, map[string]any{"authData": anon})
+	first := post(t, srv, servertest.App(), `{ users { edges { node { objectId } } } }`, nil)
+	if id := r.get("data.logInWith.viewer.user.objectId").String(); id == "" || id != first.get("data.users.edges.0.node.objectId").String() {
+		t.Errorf("the second logInWith is another user: %s", r.body)
+	}
+	if r.get("data.logInWith.viewer.sessionToken").String() == "" {
+		t.Errorf("no session: %s", r.body)
+	}
+	bad := map[string]any{"nosuchprovider": map[string]any{"id": "x"}}
+	rest := srv.Do(t, "POST", "/users", map[string]any{"authData": bad}, servertest.App()).Map()
+	g := post(t, srv, servertest.App(), login, map[string]any{"authData": bad})
+	if code := g.get("errors.0.extensions.code").Float(); code == 0 || code != rest["code"] || g.get("errors.0.message").String() != rest["error"] {
+		t.Errorf("GraphQL %s, REST %v", g.body, rest)
+	}
+}

@@ -67,6 +67,9 @@ type subscription struct {
 	master  bool   // the connect presented the master key
 	prefix  []byte // the client's part of every message
 	revoked atomic.Bool
+	// local, when set, receives the events instead of a client (an
+	// in-process front end's subscription, SubscribeLocal).
+	local LocalSink
 }
 
 func (s *Server) serve(conn *websocket.Conn, remote string, ip netip.Addr) {
@@ -334,27 +337,71 @@ func (c *client) subscribe(req *request) {
 	// update replaces the subscription; so does a subscribe that reuses
 	// a requestId (Parse Server would leak the old one).
 	c.removeSubscription(req.requestID.String())
-	fail := func(code int, format string, args ...any) {
-		c.sendError(&protoError{code: code, msg: fmt.Sprintf(format, args...), requestID: req.requestID})
-	}
-	class := req.className
-	if !schema.ValidClassName(class) {
-		e := schema.ClassNameError(class)
-		fail(e.Code, "%s", e.Message)
-		return
-	}
-	if !s.classAllowed(class) {
-		fail(CodeClassDisabled, "Class %s is not enabled for LiveQuery (liveQuery.classNames)", class)
-		return
-	}
 	token := req.sessionToken
 	if token == "" {
 		token = connToken
 	}
+	sub, perr := s.prepare(subscribeParams{class: req.className, where: req.where, keys: req.fields, watch: req.watch,
+		token: token, master: master, ip: c.ip.String()})
+	if perr != nil {
+		perr.requestID = req.requestID
+		c.sendError(perr)
+		return
+	}
+	sub.client, sub.requestID, sub.prefix = c, req.requestID.String(), prefix
+	c.mu.Lock()
+	if !c.connected {
+		c.mu.Unlock()
+		return
+	}
+	if len(c.subs) >= s.opts.MaxSubscriptionsPerClient {
+		c.mu.Unlock()
+		c.sendError(&protoError{code: schema.CodeOperationForbidden, requestID: req.requestID,
+			msg: fmt.Sprintf("This connection holds %d subscriptions, the most allowed", s.opts.MaxSubscriptionsPerClient)})
+		return
+	}
+	if perr := s.hold(); perr != nil {
+		c.mu.Unlock()
+		perr.requestID = req.requestID
+		c.sendError(perr)
+		return
+	}
+	c.subs[sub.requestID] = sub
+	sub.group = s.index.Add(sub.query, sub)
+	c.mu.Unlock()
+	c.sendJSON(c.reply("subscribed", sub.requestID))
+}
+
+// subscribeParams are what a subscription asks for, from a LiveQuery
+// client or an in-process front end.
+type subscribeParams struct {
+	class       string
+	where       map[string]any
+	keys, watch []string
+	token       string // the session token ("" for none)
+	master      bool
+	ip          string
+}
+
+// prepare checks and compiles a subscription: the class is enabled, the
+// session resolves, beforeSubscribe agrees, and the query reads no field
+// hidden from the caller. The subscription it returns is not yet indexed.
+func (s *Server) prepare(p subscribeParams) (*subscription, *protoError) {
+	fail := func(code int, format string, args ...any) (*subscription, *protoError) {
+		return nil, &protoError{code: code, msg: fmt.Sprintf(format, args...)}
+	}
+	class := p.class
+	if !schema.ValidClassName(class) {
+		e := schema.ClassNameError(class)
+		return fail(e.Code, "%s", e.Message)
+	}
+	if !s.classAllowed(class) {
+		return fail(CodeClassDisabled, "Class %s is not enabled for LiveQuery (liveQuery.classNames)", class)
+	}
 	var ident Identity
-	if token != "" && !master {
+	if p.token != "" && !p.master {
 		var err error
-		ident, err = s.sessions.get(context.Background(), token)
+		ident, err = s.sessions.get(context.Background(), p.token)
 		if err != nil {
 			code, msg := schema.CodeInvalidSessionToken, "Invalid session token"
 			var pe *schema.Error
@@ -362,30 +409,28 @@ func (c *client) subscribe(req *request) {
 				s.log.Error("livequery: session lookup failed", "err", err)
 				code, msg = schema.CodeConnectionFailed, "Could not check the session token"
 			}
-			fail(code, "%s", msg)
-			return
+			return fail(code, "%s", msg)
 		}
 	}
-	w := req.where
+	w, keys := p.where, p.keys
 	if t := s.opts.Triggers; t != nil {
-		sr := &SubscribeRequest{Class: class, Where: w, Keys: req.fields, SessionToken: token, Master: master, IP: c.ip.String()}
+		sr := &SubscribeRequest{Class: class, Where: w, Keys: keys, SessionToken: p.token, Master: p.master, IP: p.ip}
 		if err := t.BeforeSubscribe(sr); err != nil {
-			c.sendError(triggerError(err, req.requestID.String()))
-			return
+			return nil, triggerError(err, "")
 		}
-		w, req.fields = sr.Where, sr.Keys
+		w, keys = sr.Where, sr.Keys
 	}
-	if class == "_Session" && !master {
+	if class == "_Session" && !p.master {
 		// A session subscription only ever sees the caller's own sessions.
 		if ident.UserID == "" {
-			fail(schema.CodeInvalidSessionToken, "Invalid session token")
-			return
+			return fail(schema.CodeInvalidSessionToken, "Invalid session token")
 		}
-		w = make(map[string]any, len(req.where)+1)
-		for k, v := range req.where {
-			w[k] = v
+		own := make(map[string]any, len(w)+1)
+		for k, v := range w {
+			own[k] = v
 		}
-		w["user"] = schema.Pointer("_User", ident.UserID)
+		own["user"] = schema.Pointer("_User", ident.UserID)
+		w = own
 	}
 	q, err := match.Compile(class, w, match.Options{
 		FieldType:     func(f string) (schema.Type, bool) { return s.opts.Authority.FieldType(class, f) },
@@ -395,16 +440,13 @@ func (c *client) subscribe(req *request) {
 	if err != nil {
 		var pe *schema.Error
 		if errors.As(err, &pe) {
-			fail(pe.Code, "%s", pe.Message)
-		} else {
-			fail(schema.CodeInvalidQuery, "invalid query")
+			return fail(pe.Code, "%s", pe.Message)
 		}
-		return
+		return fail(schema.CodeInvalidQuery, "invalid query")
 	}
-	sub := &subscription{client: c, requestID: req.requestID.String(), query: q, keys: req.fields, watch: req.watch,
-		token: token, master: master, prefix: prefix}
-	sub.fields = rootFields(q.Fields(), req.watch)
-	if !master {
+	sub := &subscription{query: q, keys: keys, watch: p.watch, token: p.token, master: p.master}
+	sub.fields = rootFields(q.Fields(), p.watch)
+	if !p.master {
 		// As a find would, refuse a query on fields the caller may not see.
 		op := service.ReadFind
 		if q.IsGet() {
@@ -412,31 +454,21 @@ func (c *client) subscribe(req *request) {
 		}
 		if rf, err := s.opts.Authority.ReadFilter(ident, class, op, nil); err == nil && rf.Hidden != nil {
 			if f, bad := intersects(rf.Hidden(nil), sub.fields); bad {
-				fail(schema.CodeOperationForbidden, "This user is not allowed to query %s on class %s", f, class)
-				return
+				return fail(schema.CodeOperationForbidden, "This user is not allowed to query %s on class %s", f, class)
 			}
 		}
 	}
-	c.mu.Lock()
-	if !c.connected {
-		c.mu.Unlock()
-		return
-	}
-	if len(c.subs) >= s.opts.MaxSubscriptionsPerClient {
-		c.mu.Unlock()
-		fail(schema.CodeOperationForbidden, "This connection holds %d subscriptions, the most allowed", s.opts.MaxSubscriptionsPerClient)
-		return
-	}
+	return sub, nil
+}
+
+// hold counts one more subscription against MaxSubscriptions.
+func (s *Server) hold() *protoError {
 	if s.subscriptions.Add(1) > int64(s.opts.MaxSubscriptions) {
 		s.subscriptions.Add(-1)
-		c.mu.Unlock()
-		fail(schema.CodeOperationForbidden, "The LiveQuery server holds %d subscriptions, the most allowed", s.opts.MaxSubscriptions)
-		return
+		return &protoError{code: schema.CodeOperationForbidden,
+			msg: fmt.Sprintf("The LiveQuery server holds %d subscriptions, the most allowed", s.opts.MaxSubscriptions)}
 	}
-	c.subs[sub.requestID] = sub
-	sub.group = s.index.Add(q, sub)
-	c.mu.Unlock()
-	c.sendJSON(c.reply("subscribed", sub.requestID))
+	return nil
 }
 
 func (c *client) unsubscribe(req *request) {

@@ -152,6 +152,10 @@ func (s *Server) deliver(sub *subscription, c *Change, before, after schema.Obje
 		}
 		enc = &encoder{change: c} // this subscriber's objects: encoded apart
 	}
+	if sub.local != nil {
+		s.deliverLocal(sub, ev, before, after, hideBefore, hideAfter)
+		return
+	}
 	var object, original []byte
 	switch ev {
 	case match.Delete:
@@ -256,6 +260,10 @@ func (s *Server) sessionFailed(sub *subscription, err error) {
 		return
 	}
 	if sub.revoked.CompareAndSwap(false, true) {
+		if sub.local != nil {
+			sub.local.Failed(pe)
+			return
+		}
 		sub.client.sendError(&protoError{code: schema.CodeInvalidSessionToken, msg: pe.Message, requestID: json.Number(sub.requestID)})
 	}
 }

@@ -60,8 +60,9 @@ type Server struct {
 	files        *fileStore     // file URLs' base; a temporary files directory
 	links        *linkBase      // the base of links in emails (email.go)
 	limiter      *ratelimit.Limiter
-	cache        *sharedCache // cacheAdapter; nil without
-	mailQueue    *email.Queue // retries emails; nil without emailAdapter (email.go)
+	cache        *sharedCache     // cacheAdapter; nil without
+	mailQueue    *email.Queue     // retries emails; nil without emailAdapter (email.go)
+	graphql      *graphql.Handler // nil unless mountGraphQL
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -215,11 +216,20 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	undo = append(undo, func() { limiter.Close() })
-	gql, err := mountGraphQL(opts, svc, reg.FunctionNames, log)
+	var rest *transport.Server
+	gql, err := mountGraphQL(opts, svc, reg.FunctionNames, log, graphQLEvents(lq, opts),
+		func(headers map[string]string, remote net.Addr) (service.Auth, error) {
+			return rest.AuthenticateHeaders(headers, remote)
+		})
 	if err != nil {
 		return nil, err
 	}
-	rest, err := transport.New(svc, transport.Options{
+	var gqlServe func(*fasthttp.RequestCtx, service.Auth)
+	var gqlSocket fasthttp.RequestHandler
+	if gql != nil {
+		gqlServe, gqlSocket = gql.Serve, gql.ServeWebSocket
+	}
+	rest, err = transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
 		DotNetKey: opts.DotNetKey, MasterKeyIPs: opts.MasterKeyIPs, MountPath: opts.MountPath,
@@ -233,11 +243,12 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		CloudCode:        cloudCode,
 		Push:             pusher,
 		Pages:            pagesOptions(opts),
-		GraphQL:          gql,
+		GraphQL:          gqlServe,
 		GraphQLPath:      opts.GraphQLPath,
 		Playground:       mountPlayground(opts),
 		PlaygroundPath:   opts.PlaygroundPath,
 		RateLimit:        limiter,
+		GraphQLWebSocket: gqlSocket,
 	})
 	if err != nil {
 		return nil, err
@@ -251,7 +262,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
-		scripts: scripts, files: fileStore, Push: sender, links: links, limiter: limiter}
+		scripts: scripts, files: fileStore, Push: sender, links: links, limiter: limiter, graphql: gql}
 	srv.mailQueue = mailQueue
 	if lq != nil {
 		srv.Live = lq.server
@@ -263,7 +274,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 // mountGraphQL returns the GraphQL front end's handler when mountGraphQL
 // is on, nil otherwise. The custom schema (graphQLCustomTypeDefs and the
 // graphQLSchema file) is checked now, so a mistake stops the start.
-func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func() []string, log *slog.Logger) (func(*fasthttp.RequestCtx, service.Auth), error) {
+func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func() []string, log *slog.Logger,
+	events graphql.Events, authenticate func(map[string]string, net.Addr) (service.Auth, error)) (*graphql.Handler, error) {
 	if !opts.MountGraphQL {
 		return nil, nil
 	}
@@ -283,11 +295,13 @@ func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func
 		CustomTypeDefs:      custom,
 		FunctionNames:       functionNames,
 		Logger:              log,
+		Events:              events,
+		Authenticate:        authenticate,
 	})
 	if _, err := h.SDL(); err != nil {
 		return nil, fmt.Errorf("graphQLCustomTypeDefs: %w", err)
 	}
-	return h.Serve, nil
+	return h, nil
 }
 
 // mountPlayground returns the GraphQL playground's handler when both
@@ -382,6 +396,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.closePush()
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
 	// LiveQuery closes them, then Redis, before the store goes.
+	if s.graphql != nil {
+		s.graphql.Close()
+	}
 	s.live.close()
 	// Jobs still running stop with the process: say so in their status.
 	s.Service.AbandonJobs()

@@ -54,6 +54,9 @@ func (s *Service) SetGraphQLConfig(a Auth, params map[string]any) error {
 			return schema.Errorf(schema.CodeInvalidJSON, "graphql-config: unknown key %q (enabledForClasses, disabledForClasses and classConfigs are known)", k)
 		}
 	}
+	if err := checkGraphQLConfig(params); err != nil {
+		return err
+	}
 	b, err := json.Marshal(params)
 	if err != nil {
 		return schema.Errorf(schema.CodeInvalidJSON, "graphql-config: %v", err)

@@ -6,9 +6,11 @@
 package transport
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"runtime/debug"
 	"strings"
@@ -89,6 +91,9 @@ type Options struct {
 	// RateLimit refuses requests over the rateLimit rules with 429; nil
 	// limits nothing.
 	RateLimit *ratelimit.Limiter
+	// GraphQLWebSocket, when set, receives WebSocket upgrades on
+	// GraphQLPath (GraphQL subscriptions); other upgrades go to WebSocket.
+	GraphQLWebSocket fasthttp.RequestHandler
 }
 
 // Server answers the REST API.
@@ -223,6 +228,10 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	if isWebSocketUpgrade(ctx) {
+		if s.opts.GraphQLWebSocket != nil && string(ctx.Path()) == s.opts.GraphQLPath {
+			s.opts.GraphQLWebSocket(ctx)
+			return
+		}
 		if s.opts.WebSocket != nil {
 			s.opts.WebSocket(ctx)
 			return
@@ -309,7 +318,19 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 // serveGraphQL runs the envelope and the session lookup, then hands the
 // request to the GraphQL front end.
 func (s *Server) serveGraphQL(ctx *fasthttp.RequestCtx) {
+	// A GraphQL multipart request (file uploads) carries its credentials
+	// in headers: the envelope must not read the files as JSON. An empty
+	// object stands in (an empty body would read as the form fasthttp
+	// has already parsed).
+	multipart := bytes.HasPrefix(ctx.Request.Header.ContentType(), []byte("multipart/form-data"))
+	var raw []byte
+	if multipart {
+		raw = ctx.Request.SwapBody([]byte("{}"))
+	}
 	c, err := s.envelope(ctx)
+	if multipart {
+		ctx.Request.SwapBody(raw)
+	}
 	if err == nil {
 		c.auth, err = s.svc.Authenticate(c.auth)
 	}
@@ -318,6 +339,24 @@ func (s *Server) serveGraphQL(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	s.opts.GraphQL(ctx, c.auth)
+}
+
+// AuthenticateHeaders checks credentials that arrive outside an HTTP
+// request, named as its headers would be (a GraphQL socket's
+// connection_init payload), exactly as the envelope checks a request's:
+// application id, keys, master key addresses, then the session.
+func (s *Server) AuthenticateHeaders(headers map[string]string, remote net.Addr) (service.Auth, error) {
+	var ctx fasthttp.RequestCtx
+	ctx.Init(&fasthttp.Request{}, remote, nil)
+	ctx.Request.Header.SetMethod(fasthttp.MethodGet)
+	for k, v := range headers {
+		ctx.Request.Header.Set(k, v)
+	}
+	c, err := s.envelope(&ctx)
+	if err != nil {
+		return service.Auth{}, err
+	}
+	return s.svc.Authenticate(c.auth)
 }
 
 // recoverPanic keeps a bug in one request from taking the server down: the

@@ -70,3 +70,24 @@ test('a query and a mutation round trip', async () => {
   assert.equal(body.data.gameScores.count, 1);
   assert.equal(body.data.gameScores.edges[0].node.id, created.body.data.createGameScore.gameScore.id);
 });
+
+test('a file uploads by the GraphQL multipart request spec', async () => {
+  // fetch's own FormData encodes the multipart body, as a browser would.
+  const form = new FormData();
+  form.append('operations', JSON.stringify({
+    query: 'mutation ($file: Upload!) { createFile(input: {upload: $file}) { fileInfo { name url } } }',
+    variables: { file: null },
+  }));
+  form.append('map', JSON.stringify({ 0: ['variables.file'] }));
+  form.append('0', new Blob(['hello from graphql'], { type: 'text/plain' }), 'hello.txt');
+  const res = await fetch(`${server.baseURL}/graphql`, {
+    method: 'POST',
+    headers: { 'X-Parse-Application-Id': 'e2e-app', 'X-Parse-Master-Key': 'e2e-master' },
+    body: form,
+  });
+  const body = await res.json();
+  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+  const { name, url } = body.data.createFile.fileInfo;
+  assert.match(name, /hello\.txt$/);
+  assert.equal(await (await fetch(url)).text(), 'hello from graphql');
+});
