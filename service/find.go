@@ -161,6 +161,9 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	for _, k := range p.Order {
 		q.Order = append(q.Order, planner.SortKey{Path: k.Path, Desc: k.Desc})
 	}
+	if s.isSQLClass(class) {
+		return s.findSQL(auth, class, p, q, guards, includes)
+	}
 	plan, res, err := s.runPlan(q, false)
 	if err != nil {
 		return FindResult{}, err

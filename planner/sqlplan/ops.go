@@ -1,0 +1,384 @@
+package sqlplan
+
+import (
+	"time"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/store"
+	"github.com/quarrydata/quarry/where"
+)
+
+// typed is a key kept in a typed column.
+type typed struct {
+	expr   string // the column, quoted
+	kind   store.ColumnKind
+	target string // a Pointer column's class
+	key    string // the object key ("" for objectId, always present)
+}
+
+// present is whether the object has the key: a value in the column, or
+// one (a null) left in the extra column.
+func (b *builder) present(t typed) string {
+	if t.key == "" {
+		return "TRUE"
+	}
+	return "(" + t.expr + " IS NOT NULL OR COALESCE(" + quote(b.t.Extra) + " ? " + b.arg(t.key) + "::text, FALSE))"
+}
+
+// isNull is the matcher's "equals null": missing, or null (which never
+// fills a typed column).
+func (b *builder) isNull(t typed) string {
+	if t.key == "" {
+		return "FALSE"
+	}
+	return "(" + t.expr + " IS NULL)"
+}
+
+// param is q as an argument comparable with the column, when it has the
+// column's type; other values never equal or order against the column's.
+func (b *builder) param(t typed, q any) (string, bool) {
+	switch t.kind {
+	case store.ColumnText:
+		if s, ok := q.(string); ok {
+			return b.arg(s) + "::text", true
+		}
+	case store.ColumnNumber:
+		if f, ok := q.(float64); ok {
+			return b.arg(f) + "::float8", true
+		}
+	case store.ColumnBoolean:
+		if v, ok := q.(bool); ok {
+			return b.arg(v) + "::boolean", true
+		}
+	case store.ColumnDate, store.ColumnStamp:
+		if tm, ok := timeOf(q); ok {
+			return b.arg(tm) + "::timestamptz", true
+		}
+	case store.ColumnPointer:
+		if m, ok := q.(map[string]any); ok && m["__type"] == "Pointer" && m["className"] == t.target {
+			if id, ok := m["objectId"].(string); ok {
+				return b.arg(id) + "::text", true
+			}
+		}
+	}
+	return "", false
+}
+
+// collated is the column as it orders: strings byte-wise, as Go does.
+func collated(t typed) string {
+	if t.kind == store.ColumnText || t.kind == store.ColumnPointer {
+		return t.expr + ` COLLATE "C"`
+	}
+	return t.expr
+}
+
+var comparisons = map[where.OpCode]string{where.OpLt: "<", where.OpLte: "<=", where.OpGt: ">", where.OpGte: ">="}
+
+func not(s string) string { return "(NOT " + s + ")" }
+
+// scalarOp translates op on a typed column.
+func (b *builder) scalarOp(path string, t typed, op *where.Op) (string, error) {
+	if t.kind == store.ColumnGeoPoint && (op.Code.IsGeo() || op.Code == where.OpExists) {
+		return b.geoOp(path, t, op)
+	}
+	if t.kind == store.ColumnGeoPoint {
+		return "", unsupported(b.class, "%s on the GeoPoint field %q", op.Code, path)
+	}
+	switch op.Code {
+	case where.OpEq, where.OpNe:
+		s := b.scalarEq(t, op.Value)
+		if op.Code == where.OpNe {
+			s = not(s)
+		}
+		return s, nil
+	case where.OpLt, where.OpLte, where.OpGt, where.OpGte:
+		if op.Value == nil {
+			if op.Code == where.OpLte || op.Code == where.OpGte {
+				return b.isNull(t), nil
+			}
+			return "FALSE", nil
+		}
+		if t.kind == store.ColumnPointer {
+			return "", unsupported(b.class, "%s on the Pointer field %q", op.Code, path)
+		}
+		p, ok := b.param(t, op.Value)
+		if !ok {
+			return "FALSE", nil // another type rank: no value compares
+		}
+		return "COALESCE(" + collated(t) + " " + comparisons[op.Code] + " " + p + ", FALSE)", nil
+	case where.OpIn, where.OpNin:
+		s := b.scalarIn(t, op.Values)
+		if op.Code == where.OpNin {
+			s = not(s)
+		}
+		return s, nil
+	case where.OpAll:
+		if len(op.Values) == 0 {
+			return "FALSE", nil
+		}
+		parts := []string{b.present(t)}
+		for _, v := range op.Values {
+			parts = append(parts, b.scalarEq(t, v))
+		}
+		return and(parts), nil
+	case where.OpContainedBy:
+		return "TRUE", nil // only an array can hold an element outside the list
+	case where.OpExists:
+		if op.Exists {
+			return b.present(t), nil
+		}
+		return not(b.present(t)), nil
+	case where.OpRegex, where.OpAllRegex:
+		if t.kind != store.ColumnText {
+			return "FALSE", nil // a regex matches strings only
+		}
+		return b.regexes(path, t.expr, false, op)
+	case where.OpNearSphere, where.OpWithinBox, where.OpWithinPolygon, where.OpWithinSphere, where.OpGeoIntersects:
+		return "FALSE", nil // only a GeoPoint (or Polygon) is near or within
+	}
+	return "", unsupported(b.class, "%s on %q", op.Code, path)
+}
+
+func and(parts []string) string {
+	out := "("
+	for i, p := range parts {
+		if i > 0 {
+			out += " AND "
+		}
+		out += p
+	}
+	return out + ")"
+}
+
+func (b *builder) scalarEq(t typed, q any) string {
+	if q == nil {
+		return b.isNull(t)
+	}
+	p, ok := b.param(t, q)
+	if !ok {
+		return "FALSE"
+	}
+	return "COALESCE(" + t.expr + " = " + p + ", FALSE)"
+}
+
+// scalarIn is $in on a typed column: one = ANY of the values of its type.
+func (b *builder) scalarIn(t typed, values []any) string {
+	var (
+		texts []string
+		nums  []float64
+		bools []bool
+		times []time.Time
+		null  bool
+	)
+	for _, v := range values {
+		if v == nil {
+			null = true
+			continue
+		}
+		switch t.kind {
+		case store.ColumnText:
+			if s, ok := v.(string); ok {
+				texts = append(texts, s)
+			}
+		case store.ColumnPointer:
+			if m, ok := v.(map[string]any); ok && m["__type"] == "Pointer" && m["className"] == t.target {
+				if id, ok := m["objectId"].(string); ok {
+					texts = append(texts, id)
+				}
+			}
+		case store.ColumnNumber:
+			if f, ok := v.(float64); ok {
+				nums = append(nums, f)
+			}
+		case store.ColumnBoolean:
+			if x, ok := v.(bool); ok {
+				bools = append(bools, x)
+			}
+		case store.ColumnDate, store.ColumnStamp:
+			if tm, ok := timeOf(v); ok {
+				times = append(times, tm)
+			}
+		}
+	}
+	var parts []string
+	switch {
+	case len(texts) > 0:
+		parts = append(parts, "COALESCE("+t.expr+" = ANY("+b.arg(texts)+"::text[]), FALSE)")
+	case len(nums) > 0:
+		parts = append(parts, "COALESCE("+t.expr+" = ANY("+b.arg(nums)+"::float8[]), FALSE)")
+	case len(bools) > 0:
+		parts = append(parts, "COALESCE("+t.expr+" = ANY("+b.arg(bools)+"::boolean[]), FALSE)")
+	case len(times) > 0:
+		parts = append(parts, "COALESCE("+t.expr+" = ANY("+b.arg(times)+"::timestamptz[]), FALSE)")
+	}
+	if null {
+		parts = append(parts, b.isNull(t))
+	}
+	if len(parts) == 0 {
+		return "FALSE"
+	}
+	return "(" + join(parts, " OR ") + ")"
+}
+
+func join(parts []string, sep string) string {
+	out := ""
+	for i, p := range parts {
+		if i > 0 {
+			out += sep
+		}
+		out += p
+	}
+	return out
+}
+
+// anyElem is test on the value or, for an array, on one of its elements:
+// the matcher's reach into arrays. test must give a boolean for any
+// jsonb; the CASE keeps jsonb_array_elements from seeing a non-array.
+func anyElem(j string, test func(x string) string) string {
+	return "(" + test(j) + " OR CASE WHEN jsonb_typeof(" + j + ") = 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements(" + j +
+		") AS e(v) WHERE " + test("e.v") + ") ELSE FALSE END)"
+}
+
+// jsonNull is the matcher's "equals null" on a jsonb value: missing, null,
+// or an array holding null.
+func jsonNull(j string) string {
+	return "COALESCE(" + j + " IS NULL OR " + j + " = 'null'::jsonb OR (jsonb_typeof(" + j + ") = 'array' AND " + j + " @> '[null]'::jsonb), FALSE)"
+}
+
+// jsonOp translates op on a value kept as jsonb.
+func (b *builder) jsonOp(path, j string, op *where.Op) (string, error) {
+	switch op.Code {
+	case where.OpEq, where.OpNe:
+		s, err := b.jsonEq(j, op.Value)
+		if err != nil {
+			return "", err
+		}
+		if op.Code == where.OpNe {
+			s = not(s)
+		}
+		return s, nil
+	case where.OpLt, where.OpLte, where.OpGt, where.OpGte:
+		return b.jsonRange(path, j, op)
+	case where.OpIn, where.OpNin:
+		s, err := b.jsonIn(j, op.Values)
+		if err != nil {
+			return "", err
+		}
+		if op.Code == where.OpNin {
+			s = not(s)
+		}
+		return s, nil
+	case where.OpAll:
+		if len(op.Values) == 0 {
+			return "FALSE", nil
+		}
+		parts := []string{"(" + j + " IS NOT NULL)"}
+		for _, v := range op.Values {
+			s, err := b.jsonEq(j, v)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, s)
+		}
+		return and(parts), nil
+	case where.OpContainedBy:
+		set, err := b.jsonSet(op.Values)
+		if err != nil {
+			return "", err
+		}
+		return "(NOT CASE WHEN jsonb_typeof(" + j + ") = 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements(" + j +
+			") AS e(v) WHERE NOT (e.v = ANY(" + set + "))) ELSE FALSE END)", nil
+	case where.OpExists:
+		if op.Exists {
+			return "(" + j + " IS NOT NULL)", nil
+		}
+		return "(" + j + " IS NULL)", nil
+	case where.OpRegex, where.OpAllRegex:
+		return b.regexes(path, j, true, op)
+	case where.OpNearSphere, where.OpWithinBox, where.OpWithinPolygon, where.OpWithinSphere, where.OpGeoIntersects:
+		return "", unsupported(b.class, "%s on %q, which has no GeoPoint column", op.Code, path)
+	}
+	return "", unsupported(b.class, "%s on %q", op.Code, path)
+}
+
+func (b *builder) jsonEq(j string, q any) (string, error) {
+	if q == nil {
+		return jsonNull(j), nil
+	}
+	text, err := jsonText(q)
+	if err != nil {
+		return "", err
+	}
+	p := b.arg(text) + "::jsonb"
+	return "COALESCE(" + anyElem(j, func(x string) string { return "(" + x + " = " + p + ")" }) + ", FALSE)", nil
+}
+
+// jsonSet is values as a jsonb[] argument.
+func (b *builder) jsonSet(values []any) (string, error) {
+	texts := make([]string, len(values))
+	for i, v := range values {
+		t, err := jsonText(v)
+		if err != nil {
+			return "", err
+		}
+		texts[i] = t
+	}
+	return b.arg(texts) + "::text[]::jsonb[]", nil
+}
+
+func (b *builder) jsonIn(j string, values []any) (string, error) {
+	if len(values) == 0 {
+		return "FALSE", nil
+	}
+	set, err := b.jsonSet(values)
+	if err != nil {
+		return "", err
+	}
+	s := "COALESCE(" + anyElem(j, func(x string) string { return "(" + x + " = ANY(" + set + "))" }) + ", FALSE)"
+	for _, v := range values {
+		if v == nil {
+			s = "(" + s + " OR " + j + " IS NULL)"
+			break
+		}
+	}
+	return s, nil
+}
+
+// jsonRange compares within the operand's type rank, as the matcher does.
+func (b *builder) jsonRange(path, j string, op *where.Op) (string, error) {
+	cmp := comparisons[op.Code]
+	var test func(x string) string
+	switch q := op.Value.(type) {
+	case nil:
+		if op.Code == where.OpLte || op.Code == where.OpGte {
+			return jsonNull(j), nil
+		}
+		return "FALSE", nil
+	case float64:
+		p := b.arg(q) + "::float8"
+		test = func(x string) string {
+			return "CASE WHEN jsonb_typeof(" + x + ") = 'number' THEN (" + x + ")::float8 " + cmp + " " + p + " ELSE FALSE END"
+		}
+	case string:
+		p := b.arg(q) + "::text"
+		test = func(x string) string {
+			return "CASE WHEN jsonb_typeof(" + x + ") = 'string' THEN (" + x + ` #>> '{}') COLLATE "C" ` + cmp + " " + p + " ELSE FALSE END"
+		}
+	case bool:
+		p := b.arg(q) + "::boolean"
+		test = func(x string) string {
+			return "CASE WHEN jsonb_typeof(" + x + ") = 'boolean' THEN (" + x + ")::boolean " + cmp + " " + p + " ELSE FALSE END"
+		}
+	default:
+		if schema.RankOf(q) != schema.RankDate {
+			return "", unsupported(b.class, "%s with a %T operand on %q", op.Code, q, path)
+		}
+		iso, _ := q.(map[string]any)["iso"].(string)
+		p := b.arg(iso) + "::text"
+		test = func(x string) string {
+			return "CASE WHEN jsonb_typeof(" + x + ") = 'object' AND " + x + " ->> '__type' = 'Date' THEN (" + x +
+				` ->> 'iso') COLLATE "C" ` + cmp + " " + p + " ELSE FALSE END"
+		}
+	}
+	return "COALESCE(" + anyElem(j, test) + ", FALSE)", nil
+}

@@ -1,0 +1,265 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/quarrydata/quarry/store"
+)
+
+// KeepOut implements store.Querier: Load skips these classes' objects.
+func (a *Adapter) KeepOut(classes []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.keepOut == nil {
+		a.keepOut = map[string]bool{}
+	}
+	for _, c := range classes {
+		a.keepOut[c] = true
+	}
+}
+
+func (a *Adapter) keptOut(class string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.keepOut[class]
+}
+
+// tableOf is the layout queries read class's table with: the one derived
+// from the schema this instance's memory holds, as commits derive theirs.
+func (a *Adapter) tableOf(class string) (*layout, bool) {
+	raw, ok := a.knownSchema(class)
+	if !ok {
+		return nil, false
+	}
+	return layoutOf(class, parseSchema(raw), true), true
+}
+
+// Table implements store.Querier.
+func (a *Adapter) Table(class string) (store.Table, bool) {
+	l, ok := a.tableOf(class)
+	if !ok {
+		return store.Table{}, false
+	}
+	t := store.Table{Columns: make(map[string]store.Column, len(l.cols)), ID: colID, Extra: colExtra}
+	for _, c := range l.cols {
+		t.Columns[c.key] = store.Column{Name: c.name, Kind: columnKinds[c.kind], Target: c.target}
+	}
+	return t, true
+}
+
+var columnKinds = [...]store.ColumnKind{
+	kindText: store.ColumnText, kindNumber: store.ColumnNumber, kindBool: store.ColumnBoolean,
+	kindDate: store.ColumnDate, kindStamp: store.ColumnStamp, kindPointer: store.ColumnPointer,
+	kindGeo: store.ColumnGeoPoint, kindJSON: store.ColumnJSON,
+}
+
+// statement is q as SQL over l's table, selecting what.
+func (l *layout) statement(what string, q store.Select, page bool) (string, []any) {
+	sql := l.shape() + "SELECT " + what + " FROM " + quote(l.table)
+	if q.Where != "" {
+		sql += " WHERE " + q.Where
+	}
+	args := q.Args
+	if !page {
+		return sql, args
+	}
+	if q.OrderBy != "" {
+		sql += " ORDER BY " + q.OrderBy
+	}
+	if q.Limit >= 0 {
+		args = append(args[:len(args):len(args)], q.Limit)
+		sql += " LIMIT $" + strconv.Itoa(len(args))
+	}
+	if q.Offset > 0 {
+		args = append(args[:len(args):len(args)], q.Offset)
+		sql += " OFFSET $" + strconv.Itoa(len(args))
+	}
+	return sql, args
+}
+
+// noTable reports whether err is PostgreSQL's "relation does not exist":
+// a class whose table is not there (yet) holds no object.
+func noTable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01"
+}
+
+// Select implements store.Querier.
+func (a *Adapter) Select(ctx context.Context, class string, q store.Select, fn func(id string, object []byte) error) error {
+	l, ok := a.tableOf(class)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	sql, args := l.statement(l.selectList()[len(l.shape()):], q, true)
+	rows, err := a.pool.Query(ctx, sql, args...)
+	if err != nil {
+		if noTable(err) {
+			return nil
+		}
+		return fmt.Errorf("postgres: query on %s: %w", class, err)
+	}
+	defer rows.Close()
+	d := l.decoder()
+	for rows.Next() {
+		if err := rows.Scan(d.dest...); err != nil {
+			return fmt.Errorf("postgres: query on %s: %w", class, err)
+		}
+		b, err := d.object()
+		if err != nil {
+			return fmt.Errorf("%w: %v", store.ErrDamaged, err)
+		}
+		if err := fn(d.id, b); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil && !noTable(err) {
+		return fmt.Errorf("postgres: query on %s: %w", class, err)
+	}
+	return nil
+}
+
+// Count implements store.Querier.
+func (a *Adapter) Count(ctx context.Context, class string, q store.Select) (int, error) {
+	l, ok := a.tableOf(class)
+	if !ok {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	sql, args := l.statement("count(*)", q, false)
+	var n int64
+	if err := a.pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		if noTable(err) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("postgres: count on %s: %w", class, err)
+	}
+	return int(n), nil
+}
+
+// planNode is one node of EXPLAIN (FORMAT JSON)'s plan tree.
+type planNode struct {
+	Type     string     `json:"Node Type"`
+	Relation string     `json:"Relation Name"`
+	Rows     float64    `json:"Plan Rows"`
+	Plans    []planNode `json:"Plans"`
+}
+
+// Explain implements store.Querier: a sequential scan of the table reads
+// its estimated size (the planner's estimate for the whole table, asked
+// separately), an index scan the rows of its index condition.
+func (a *Adapter) Explain(ctx context.Context, class string, q store.Select) (float64, bool, error) {
+	l, ok := a.tableOf(class)
+	if !ok {
+		return 0, false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	sql, args := l.statement(quote(colID), q, true)
+	root, err := a.explain(ctx, sql, args)
+	if err != nil {
+		if noTable(err) {
+			return 0, false, nil
+		}
+		return 0, false, fmt.Errorf("postgres: explain on %s: %w", class, err)
+	}
+	// A Limit over a streaming child stops it early: its scans read the
+	// fraction of their rows PostgreSQL expects the limit to need.
+	type scan struct {
+		rows float64
+		seq  bool
+	}
+	var scans []scan
+	var walk func(n planNode, frac float64)
+	walk = func(n planNode, frac float64) {
+		switch {
+		case n.Relation == l.table && n.Type == "Seq Scan":
+			scans = append(scans, scan{frac, true})
+		case n.Type == "Index Scan" || n.Type == "Index Only Scan" || n.Type == "Bitmap Index Scan":
+			scans = append(scans, scan{n.Rows * frac, false})
+		}
+		if n.Type == "Limit" && len(n.Plans) == 1 && n.Plans[0].Rows > 0 && !blocking[n.Plans[0].Type] {
+			frac *= min(1, n.Rows/n.Plans[0].Rows)
+		}
+		for _, c := range n.Plans {
+			walk(c, frac)
+		}
+	}
+	walk(root, 1)
+	var rows, all float64
+	seq := false
+	for _, s := range scans {
+		if !s.seq {
+			rows += s.rows
+			continue
+		}
+		if !seq {
+			whole, err := a.explain(ctx, l.shape()+"SELECT 1 FROM "+quote(l.table), nil)
+			if err != nil {
+				return 0, false, fmt.Errorf("postgres: explain on %s: %w", class, err)
+			}
+			all, seq = whole.Rows, true
+		}
+		rows += all * s.rows
+	}
+	return rows, seq, nil
+}
+
+// blocking are the plan nodes that read all their input before the first
+// row comes out: a Limit above them does not shorten their scans.
+var blocking = map[string]bool{"Sort": true, "Incremental Sort": true, "Aggregate": true, "Hash": true,
+	"Materialize": true, "WindowAgg": true, "Unique": true, "SetOp": true}
+
+func (a *Adapter) explain(ctx context.Context, sql string, args []any) (planNode, error) {
+	var raw []byte
+	if err := a.pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
+		return planNode{}, err
+	}
+	var out []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out) == 0 {
+		return planNode{}, fmt.Errorf("EXPLAIN gave no plan")
+	}
+	return out[0].Plan, nil
+}
+
+// Related implements store.Querier.
+func (a *Adapter) Related(ctx context.Context, owningClass, key, owningID string, fn func(relatedID string) bool) error {
+	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	var table string
+	err := a.pool.QueryRow(ctx, `SELECT "tableName" FROM `+quote(tableJoins)+` WHERE "joinClass" = $1`, key+":"+owningClass).Scan(&table)
+	if err == pgx.ErrNoRows {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: relation %s of %s: %w", key, owningClass, err)
+	}
+	rows, err := a.pool.Query(ctx, `SELECT "relatedId" FROM `+quote(table)+` WHERE "owningId" = $1 ORDER BY "relatedId"`, owningID)
+	if err != nil {
+		return fmt.Errorf("postgres: relation %s of %s: %w", key, owningClass, err)
+	}
+	defer rows.Close()
+	var id string
+	for rows.Next() {
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		if !fn(id) {
+			return nil
+		}
+	}
+	return rows.Err()
+}
+
+var _ store.Querier = (*Adapter)(nil)
