@@ -284,3 +284,20 @@ func (s *Service) findSQL(auth Auth, class string, p FindParams, q planner.Query
 	}
 	return out, nil
 }
+
+// storedObject is one stored object, from memory or, for a class kept out
+// of memory, from the store (a failed read finds nothing).
+func (s *Service) storedObject(class, id string) (schema.Object, bool) {
+	if s.isSQLClass(class) {
+		obj, ok, err := s.getSQL(class, id)
+		if err != nil {
+			s.warn(err.Error())
+		}
+		return obj, ok && err == nil
+	}
+	c := s.data.Collection(class, false)
+	if c == nil {
+		return nil, false
+	}
+	return c.Get(id)
+}

@@ -3,6 +3,8 @@ package sqlplan
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/quarrydata/quarry/schema"
@@ -61,7 +63,29 @@ func Translate(t store.Table, q Query) (store.Select, error) {
 	if cond == "(TRUE)" || cond == "TRUE" {
 		cond = ""
 	}
-	return store.Select{Where: cond, Args: b.args, OrderBy: order, Limit: q.Limit, Offset: q.Skip}, nil
+	cond, args := compact(cond, b.args)
+	return store.Select{Where: cond, Args: args, OrderBy: order, Limit: q.Limit, Offset: q.Skip}, nil
+}
+
+var placeholder = regexp.MustCompile(`\$[0-9]+`)
+
+// compact renumbers the placeholders sql uses and drops the arguments it
+// does not: a constraint decided without its operands (a type mismatch,
+// an empty list) leaves arguments PostgreSQL could not type. Only arg
+// writes "$<n>": identifiers are quoted and no key holds a '$'.
+func compact(sql string, args []any) (string, []any) {
+	renum := map[string]string{}
+	var out []any
+	sql = placeholder.ReplaceAllStringFunc(sql, func(p string) string {
+		if r, ok := renum[p]; ok {
+			return r
+		}
+		n, _ := strconv.Atoi(p[1:])
+		out = append(out, args[n-1])
+		renum[p] = "$" + strconv.Itoa(len(out))
+		return renum[p]
+	})
+	return sql, out
 }
 
 // acl is Parse's read rule over the ACL key: no ACL (or not an object)
