@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/planner"
 	"github.com/quarrydata/quarry/planner/sqlplan"
 	"github.com/quarrydata/quarry/schema"
@@ -101,7 +102,8 @@ func (s *Service) runSQL(auth Auth, q planner.Query, sub bool) (planner.Result, 
 	}
 	sq := sqlplan.Query{Class: q.Class, Where: where, Skip: q.Skip, Limit: q.Limit, Readers: readers(auth),
 		FieldType: func(name string) (schema.Type, bool) { return source{s}.FieldType(q.Class, name) },
-		Now:       s.opts.Now, Internal: q.Exempt, Resolver: &sqlResolver{s: s, auth: auth, guard: q.Guard}}
+		Now:       s.opts.Now, Internal: q.Exempt, Resolver: &sqlResolver{s: s, auth: auth, guard: q.Guard},
+		NearSphereMax: s.nearSphereMax()}
 	for _, k := range q.Order {
 		sq.Order = append(sq.Order, sqlplan.SortKey{Path: k.Path, Desc: k.Desc})
 	}
@@ -300,4 +302,17 @@ func (s *Service) storedObject(class, id string) (schema.Object, bool) {
 		return nil, false
 	}
 	return c.Get(id)
+}
+
+// nearSphereMax is the planner's limit on a $nearSphere without a maximum
+// (Options.NearSphereMaxDistance: 0 the default, negative none).
+func (s *Service) nearSphereMax() float64 {
+	switch m := s.opts.NearSphereMaxDistance; {
+	case m == 0:
+		return geo.DefaultNearSphereMaxDistance
+	case m < 0:
+		return 0
+	default:
+		return m
+	}
 }

@@ -62,12 +62,14 @@ const (
 )
 
 // Select is one query on a class table: a boolean SQL expression over its
-// columns with $1... placeholders bound to Args, an ORDER BY list, and a
-// page (Limit < 0: no limit).
+// columns with $1... placeholders bound to Args, an ORDER BY list whose
+// placeholders follow on and are bound to OrderArgs, and a page (Limit <
+// 0: no limit).
 type Select struct {
-	Where   string
-	Args    []any
-	OrderBy string
-	Limit   int
-	Offset  int
+	Where     string
+	Args      []any
+	OrderBy   string
+	OrderArgs []any
+	Limit     int
+	Offset    int
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/quarrydata/quarry/matcher"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 	"github.com/quarrydata/quarry/where"
@@ -32,6 +33,9 @@ type Query struct {
 	Internal bool
 	// Resolver answers relations and subqueries; nil refuses them.
 	Resolver Resolver
+	// NearSphereMax (radians) limits a $nearSphere without a maximum; 0
+	// or less leaves it unlimited (the caller resolves the default).
+	NearSphereMax float64
 }
 
 // SortKey is one element of an order.
@@ -48,6 +52,8 @@ func Translate(t store.Table, q Query) (store.Select, error) {
 	if err != nil {
 		return store.Select{}, err
 	}
+	// A $nearSphere without a maximum gets the configured one, as in memory.
+	matcher.LimitNearSphere(tree, q.NearSphereMax)
 	b := &builder{class: q.Class, t: t, res: q.Resolver}
 	cond, err := b.node(tree)
 	if err != nil {
@@ -56,24 +62,25 @@ func Translate(t store.Table, q Query) (store.Select, error) {
 	if q.Readers != nil {
 		cond = "(" + cond + " AND " + b.acl(q.Readers) + ")"
 	}
-	order, err := b.orderBy(q.Order, nearOf(tree))
+	order, err := b.orderBy(q.Order, b.nearOf(tree))
 	if err != nil {
 		return store.Select{}, err
 	}
 	if cond == "(TRUE)" || cond == "TRUE" {
 		cond = ""
 	}
-	cond, args := compact(cond, b.args)
-	return store.Select{Where: cond, Args: args, OrderBy: order, Limit: q.Limit, Offset: q.Skip}, nil
+	cond, args := compact(cond, b.args, 0)
+	order, orderArgs := compact(order, b.args, len(args))
+	return store.Select{Where: cond, Args: args, OrderBy: order, OrderArgs: orderArgs, Limit: q.Limit, Offset: q.Skip}, nil
 }
 
 var placeholder = regexp.MustCompile(`\$[0-9]+`)
 
-// compact renumbers the placeholders sql uses and drops the arguments it
-// does not: a constraint decided without its operands (a type mismatch,
+// compact renumbers the placeholders sql uses, from after+1 on, and drops
+// the arguments it does not: a constraint decided without its operands (a type mismatch,
 // an empty list) leaves arguments PostgreSQL could not type. Only arg
 // writes "$<n>": identifiers are quoted and no key holds a '$'.
-func compact(sql string, args []any) (string, []any) {
+func compact(sql string, args []any, after int) (string, []any) {
 	renum := map[string]string{}
 	var out []any
 	sql = placeholder.ReplaceAllStringFunc(sql, func(p string) string {
@@ -82,7 +89,7 @@ func compact(sql string, args []any) (string, []any) {
 		}
 		n, _ := strconv.Atoi(p[1:])
 		out = append(out, args[n-1])
-		renum[p] = "$" + strconv.Itoa(len(out))
+		renum[p] = "$" + strconv.Itoa(after+len(out))
 		return renum[p]
 	})
 	return sql, out

@@ -72,6 +72,7 @@ func (l *layout) statement(what string, q store.Select, page bool) (string, []an
 	}
 	if q.OrderBy != "" {
 		sql += " ORDER BY " + q.OrderBy
+		args = append(args[:len(args):len(args)], q.OrderArgs...)
 	}
 	if q.Limit >= 0 {
 		args = append(args[:len(args):len(args)], q.Limit)
