@@ -82,7 +82,7 @@ func (b *builder) scalarOp(path string, t typed, op *where.Op) (string, error) {
 		return b.geoOp(path, t, op)
 	}
 	if t.kind == store.ColumnGeoPoint {
-		return "", unsupported(b.class, "%s on the GeoPoint field %q", op.Code, path)
+		return b.pointOp(path, t, op)
 	}
 	switch op.Code {
 	case where.OpEq, where.OpNe:
@@ -381,4 +381,51 @@ func (b *builder) jsonRange(path, j string, op *where.Op) (string, error) {
 		}
 	}
 	return "COALESCE(" + anyElem(j, test) + ", FALSE)", nil
+}
+
+// pointOp is equality on a GeoPoint column: the same coordinates.
+func (b *builder) pointOp(path string, t typed, op *where.Op) (string, error) {
+	eq := func(q any) string {
+		if q == nil {
+			return b.isNull(t)
+		}
+		m, ok := q.(map[string]any)
+		lat, ok1 := m["latitude"].(float64)
+		lng, ok2 := m["longitude"].(float64)
+		if !ok || len(m) != 3 || m["__type"] != "GeoPoint" || !ok1 || !ok2 {
+			return "FALSE"
+		}
+		x, y := coords(t.expr)
+		return "COALESCE(" + x + " = " + b.arg(lng) + "::float8 AND " + y + " = " + b.arg(lat) + "::float8, FALSE)"
+	}
+	var parts []string
+	switch op.Code {
+	case where.OpEq, where.OpNe:
+		parts = []string{eq(op.Value)}
+	case where.OpIn, where.OpNin:
+		parts = []string{"FALSE"}
+		for _, v := range op.Values {
+			parts = append(parts, eq(v))
+		}
+	case where.OpAll:
+		if len(op.Values) == 0 {
+			return "FALSE", nil
+		}
+		all := []string{b.present(t)}
+		for _, v := range op.Values {
+			all = append(all, eq(v))
+		}
+		return and(all), nil
+	case where.OpContainedBy:
+		return "TRUE", nil
+	case where.OpRegex, where.OpAllRegex:
+		return "FALSE", nil
+	default:
+		return "", unsupported(b.class, "%s on the GeoPoint field %q", op.Code, path)
+	}
+	s := "(" + join(parts, " OR ") + ")"
+	if op.Code == where.OpNe || op.Code == where.OpNin {
+		s = not(s)
+	}
+	return s, nil
 }
