@@ -222,6 +222,11 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("building indexes: %w", err)
 	}
 	s.data.FinishLoad()
+	for class := range s.sqlClasses {
+		if err := s.sqlIndexes(class); err != nil {
+			return nil, fmt.Errorf("building indexes: %w", err)
+		}
+	}
 	s.loadWebhooks()
 	return s, nil
 }

@@ -316,3 +316,14 @@ func (s *Service) nearSphereMax() float64 {
 		return m
 	}
 }
+
+// sqlIndexes has the store index what the class's schema and the
+// operator's indexes option declare for a class kept out of memory.
+func (s *Service) sqlIndexes(class string) error {
+	var keys []string
+	if cls := s.Class(class); cls != nil {
+		keys = indexedPaths(cls)
+	}
+	keys = append(keys, s.configIndexes[class]...)
+	return s.querier.EnsureIndexes(context.Background(), class, keys)
+}

@@ -490,6 +490,12 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 	}
 	for name, cls := range newSchemas {
 		s.schemas.Store(name, cls)
+		if s.isSQLClass(name) {
+			// Its table may be new, or have new columns to index.
+			if err := s.sqlIndexes(name); err != nil {
+				s.warn(err.Error())
+			}
+		}
 	}
 	for _, d := range drafts {
 		if s.isSQLClass(d.class) {

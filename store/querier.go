@@ -23,6 +23,10 @@ type Querier interface {
 	// class's table: a sequential scan reads them all, an index scan
 	// those of its index condition.
 	Explain(ctx context.Context, class string, q Select) (rows float64, seqScan bool, err error)
+	// EnsureIndexes creates the database indexes that serve constraints
+	// and orders on these keys of class (typed columns only; others are
+	// skipped).
+	EnsureIndexes(ctx context.Context, class string, keys []string) error
 	// Related calls fn with each objectId in the relation key of
 	// owningClass/owningID, read from its join table.
 	Related(ctx context.Context, owningClass, key, owningID string, fn func(relatedID string) bool) error

@@ -26,7 +26,8 @@ func coords(col string) (lng, lat string) {
 	return "ST_X(" + col + "::geometry)", "ST_Y(" + col + "::geometry)"
 }
 
-// distance is geo.Distance(center, point at col) in radians, as SQL.
+// distance is geo.Distance(center, point at col) in radians, as SQL
+// (+Inf without a point).
 func (b *builder) distance(col string, c geo.Point) string {
 	lng, lat := coords(col)
 	rad := b.arg(geo.Radian) + "::float8"
@@ -35,7 +36,9 @@ func (b *builder) distance(col string, c geo.Point) string {
 	sLat := "sin((" + lat2 + " - " + lat1 + ") / 2)"
 	sLng := "sin((" + lng + " - " + b.arg(c.Lng) + "::float8) * " + rad + " / 2)"
 	h := "least(1::float8, greatest(0::float8, " + sLat + " * " + sLat + " + cos(" + lat1 + ") * cos(" + lat2 + ") * " + sLng + " * " + sLng + "))"
-	return "(2 * atan2(sqrt(" + h + "), sqrt(1 - " + h + ")))"
+	// least and greatest skip NULLs: an object without the point is
+	// infinitely far, as the in-memory order puts it.
+	return "(CASE WHEN " + col + " IS NULL THEN 'Infinity'::float8 ELSE 2 * atan2(sqrt(" + h + "), sqrt(1 - " + h + ")) END)"
 }
 
 // geoOp translates a geo operator (or $exists) on a GeoPoint column.
@@ -61,17 +64,17 @@ func (b *builder) geoOp(path string, t typed, op *where.Op) (string, error) {
 	case geo.Cap:
 		exact := "(" + b.distance(t.expr, r.Center) + " <= " + b.arg(r.Radius) + "::float8)"
 		if r.Radius >= math.Pi {
-			return "COALESCE(" + exact + ", FALSE)", nil
+			return "(" + exact + ")", nil
 		}
 		center := "ST_SetSRID(ST_MakePoint(" + b.arg(r.Center.Lng) + "::float8, " + b.arg(r.Center.Lat) + "::float8), 4326)::geography"
 		meters := (r.Radius+geo.Margin)*sphereRadiusMeters + 1
-		return "COALESCE(ST_DWithin(" + t.expr + ", " + center + ", " + b.arg(meters) + "::float8, false) AND " + exact + ", FALSE)", nil
+		return "(ST_DWithin(" + t.expr + ", " + center + ", " + b.arg(meters) + "::float8, false) AND " + exact + ")", nil
 	case geo.Box:
 		lngTest := "(" + lng + " >= " + b.arg(r.West) + "::float8 AND " + lng + " <= " + b.arg(r.East) + "::float8)"
 		if r.West > r.East {
 			lngTest = "(" + lng + " >= " + b.arg(r.West) + "::float8 OR " + lng + " <= " + b.arg(r.East) + "::float8)"
 		}
-		return "COALESCE(" + lat + " >= " + b.arg(r.South) + "::float8 AND " + lat + " <= " + b.arg(r.North) + "::float8 AND " + lngTest + ", FALSE)", nil
+		return "(" + lat + " >= " + b.arg(r.South) + "::float8 AND " + lat + " <= " + b.arg(r.North) + "::float8 AND " + lngTest + ")", nil
 	case *geo.Polygon:
 		return b.polygon(t.expr, r), nil
 	}
@@ -100,10 +103,10 @@ func (b *builder) polygon(col string, pg *geo.Polygon) string {
 		" AND abs((e.bx - e.ax) * (p.y - e.ay) - (e.by - e.ay) * (p.x - e.ax)) <= " + eps + " * sqrt((e.bx - e.ax) ^ 2 + (e.by - e.ay) ^ 2))"
 	crossings := "(SELECT count(*) FROM " + edges + " WHERE CASE WHEN (e.ay > p.y) <> (e.by > p.y) THEN p.x < e.ax + (p.y - e.ay) * (e.bx - e.ax) / (e.by - e.ay) ELSE FALSE END)"
 	lng, lat := coords(col)
-	return "COALESCE(EXISTS (SELECT 1 FROM (SELECT " + lng + " + s AS x, " + lat + " AS y FROM unnest(" + b.arg(shifts) + "::float8[]) AS sh(s)) AS p" +
+	return "(EXISTS (SELECT 1 FROM (SELECT " + lng + " + s AS x, " + lat + " AS y FROM unnest(" + b.arg(shifts) + "::float8[]) AS sh(s)) AS p" +
 		" WHERE p.x >= " + b.arg(minX) + "::float8 - " + eps + " AND p.x <= " + b.arg(maxX) + "::float8 + " + eps +
 		" AND p.y >= " + b.arg(minY) + "::float8 - " + eps + " AND p.y <= " + b.arg(maxY) + "::float8 + " + eps +
-		" AND (" + onEdge + " OR " + crossings + " % 2 = 1)), FALSE)"
+		" AND (" + onEdge + " OR " + crossings + " % 2 = 1)))"
 }
 
 // nearOf is the distance order of the first top-level $nearSphere on a

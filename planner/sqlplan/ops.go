@@ -64,7 +64,8 @@ func (b *builder) param(t typed, q any) (string, bool) {
 	return "", false
 }
 
-// collated is the column as it orders: strings byte-wise, as Go does.
+// collated is the column as it compares and orders: strings byte-wise, as
+// Go does (and as the indexes EnsureIndexes makes are built).
 func collated(t typed) string {
 	if t.kind == store.ColumnText || t.kind == store.ColumnPointer {
 		return t.expr + ` COLLATE "C"`
@@ -74,7 +75,11 @@ func collated(t typed) string {
 
 var comparisons = map[where.OpCode]string{where.OpLt: "<", where.OpLte: "<=", where.OpGt: ">", where.OpGte: ">="}
 
-func not(s string) string { return "(NOT " + s + ")" }
+// not negates a predicate. Predicates may be NULL (a comparison with a
+// missing column), which a WHERE treats as false; they are not wrapped in
+// COALESCE, which would hide them from PostgreSQL's index matching and
+// estimates, so the negation is where NULL becomes false.
+func not(s string) string { return "(" + s + " IS NOT TRUE)" }
 
 // scalarOp translates op on a typed column.
 func (b *builder) scalarOp(path string, t typed, op *where.Op) (string, error) {
@@ -105,7 +110,7 @@ func (b *builder) scalarOp(path string, t typed, op *where.Op) (string, error) {
 		if !ok {
 			return "FALSE", nil // another type rank: no value compares
 		}
-		return "COALESCE(" + collated(t) + " " + comparisons[op.Code] + " " + p + ", FALSE)", nil
+		return "(" + collated(t) + " " + comparisons[op.Code] + " " + p + ")", nil
 	case where.OpIn, where.OpNin:
 		s := b.scalarIn(t, op.Values)
 		if op.Code == where.OpNin {
@@ -158,7 +163,7 @@ func (b *builder) scalarEq(t typed, q any) string {
 	if !ok {
 		return "FALSE"
 	}
-	return "COALESCE(" + t.expr + " = " + p + ", FALSE)"
+	return "(" + collated(t) + " = " + p + ")"
 }
 
 // scalarIn is $in on a typed column: one = ANY of the values of its type.
@@ -203,13 +208,13 @@ func (b *builder) scalarIn(t typed, values []any) string {
 	var parts []string
 	switch {
 	case len(texts) > 0:
-		parts = append(parts, "COALESCE("+t.expr+" = ANY("+b.arg(texts)+"::text[]), FALSE)")
+		parts = append(parts, "("+collated(t)+" = ANY("+b.arg(texts)+"::text[]))")
 	case len(nums) > 0:
-		parts = append(parts, "COALESCE("+t.expr+" = ANY("+b.arg(nums)+"::float8[]), FALSE)")
+		parts = append(parts, "("+t.expr+" = ANY("+b.arg(nums)+"::float8[]))")
 	case len(bools) > 0:
-		parts = append(parts, "COALESCE("+t.expr+" = ANY("+b.arg(bools)+"::boolean[]), FALSE)")
+		parts = append(parts, "("+t.expr+" = ANY("+b.arg(bools)+"::boolean[]))")
 	case len(times) > 0:
-		parts = append(parts, "COALESCE("+t.expr+" = ANY("+b.arg(times)+"::timestamptz[]), FALSE)")
+		parts = append(parts, "("+t.expr+" = ANY("+b.arg(times)+"::timestamptz[]))")
 	}
 	if null {
 		parts = append(parts, b.isNull(t))
@@ -242,7 +247,7 @@ func anyElem(j string, test func(x string) string) string {
 // jsonNull is the matcher's "equals null" on a jsonb value: missing, null,
 // or an array holding null.
 func jsonNull(j string) string {
-	return "COALESCE(" + j + " IS NULL OR " + j + " = 'null'::jsonb OR (jsonb_typeof(" + j + ") = 'array' AND " + j + " @> '[null]'::jsonb), FALSE)"
+	return "(" + j + " IS NULL OR " + j + " = 'null'::jsonb OR (jsonb_typeof(" + j + ") = 'array' AND " + j + " @> '[null]'::jsonb))"
 }
 
 // jsonOp translates op on a value kept as jsonb.
@@ -310,7 +315,7 @@ func (b *builder) jsonEq(j string, q any) (string, error) {
 		return "", err
 	}
 	p := b.arg(text) + "::jsonb"
-	return "COALESCE(" + anyElem(j, func(x string) string { return "(" + x + " = " + p + ")" }) + ", FALSE)", nil
+	return "(" + anyElem(j, func(x string) string { return "(" + x + " = " + p + ")" }) + ")", nil
 }
 
 // jsonSet is values as a jsonb[] argument.
@@ -334,7 +339,7 @@ func (b *builder) jsonIn(j string, values []any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s := "COALESCE(" + anyElem(j, func(x string) string { return "(" + x + " = ANY(" + set + "))" }) + ", FALSE)"
+	s := "(" + anyElem(j, func(x string) string { return "(" + x + " = ANY(" + set + "))" }) + ")"
 	for _, v := range values {
 		if v == nil {
 			s = "(" + s + " OR " + j + " IS NULL)"
@@ -380,7 +385,7 @@ func (b *builder) jsonRange(path, j string, op *where.Op) (string, error) {
 				` ->> 'iso') COLLATE "C" ` + cmp + " " + p + " ELSE FALSE END"
 		}
 	}
-	return "COALESCE(" + anyElem(j, test) + ", FALSE)", nil
+	return "(" + anyElem(j, test) + ")", nil
 }
 
 // pointOp is equality on a GeoPoint column: the same coordinates.
@@ -396,7 +401,7 @@ func (b *builder) pointOp(path string, t typed, op *where.Op) (string, error) {
 			return "FALSE"
 		}
 		x, y := coords(t.expr)
-		return "COALESCE(" + x + " = " + b.arg(lng) + "::float8 AND " + y + " = " + b.arg(lat) + "::float8, FALSE)"
+		return "(" + x + " = " + b.arg(lng) + "::float8 AND " + y + " = " + b.arg(lat) + "::float8)"
 	}
 	var parts []string
 	switch op.Code {

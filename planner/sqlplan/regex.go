@@ -40,12 +40,12 @@ func (b *builder) regexes(path, expr string, isJSON bool, op *where.Op) (string,
 			return "(" + text + " LIKE " + p + ")"
 		}
 		if !isJSON {
-			parts = append(parts, "COALESCE("+like(expr)+", FALSE)")
+			parts = append(parts, "("+like(expr)+")")
 			continue
 		}
-		parts = append(parts, "COALESCE("+anyElem(expr, func(x string) string {
+		parts = append(parts, "("+anyElem(expr, func(x string) string {
 			return "CASE WHEN jsonb_typeof(" + x + ") = 'string' THEN " + like(x+" #>> '{}'") + " ELSE FALSE END"
-		})+", FALSE)")
+		})+")")
 	}
 	return and(parts), nil
 }

@@ -50,8 +50,7 @@ func (b *builder) arg(v any) string {
 
 func quote(name string) string { return pgx.Identifier{name}.Sanitize() }
 
-// node is n as a boolean SQL expression that is never NULL, so NOT and
-// the combinations keep two-valued logic.
+// node is n as a boolean SQL expression; NULL means false (see not).
 func (b *builder) node(n *where.Node) (string, error) {
 	switch n.Kind {
 	case where.KindAnd, where.KindOr, where.KindNor:
@@ -75,7 +74,7 @@ func (b *builder) node(n *where.Node) (string, error) {
 		case where.KindOr:
 			return "(" + strings.Join(parts, " OR ") + ")", nil
 		}
-		return "(NOT (" + strings.Join(parts, " OR ") + "))", nil
+		return not("(" + strings.Join(parts, " OR ") + ")"), nil
 	case where.KindField:
 		parts := make([]string, 0, len(n.Ops))
 		for i := range n.Ops {
@@ -168,7 +167,7 @@ func (b *builder) op(path string, op *where.Op) (string, error) {
 		}
 		s := b.idIn(owners)
 		if op.Code == where.OpRelationNin {
-			s = "(NOT " + s + ")"
+			s = not(s)
 		}
 		return s, nil
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -149,10 +151,11 @@ func (a *Adapter) Count(ctx context.Context, class string, q store.Select) (int,
 
 // planNode is one node of EXPLAIN (FORMAT JSON)'s plan tree.
 type planNode struct {
-	Type     string     `json:"Node Type"`
-	Relation string     `json:"Relation Name"`
-	Rows     float64    `json:"Plan Rows"`
-	Plans    []planNode `json:"Plans"`
+	Type      string     `json:"Node Type"`
+	Relation  string     `json:"Relation Name"`
+	Rows      float64    `json:"Plan Rows"`
+	IndexCond string     `json:"Index Cond"`
+	Plans     []planNode `json:"Plans"`
 }
 
 // Explain implements store.Querier: a sequential scan of the table reads
@@ -182,10 +185,12 @@ func (a *Adapter) Explain(ctx context.Context, class string, q store.Select) (fl
 	var scans []scan
 	var walk func(n planNode, frac float64)
 	walk = func(n planNode, frac float64) {
+		index := n.Type == "Index Scan" || n.Type == "Index Only Scan" || n.Type == "Bitmap Index Scan"
 		switch {
-		case n.Relation == l.table && n.Type == "Seq Scan":
+		case n.Relation == l.table && (n.Type == "Seq Scan" || index && n.IndexCond == ""):
+			// A whole index walked for its order reads the table too.
 			scans = append(scans, scan{frac, true})
-		case n.Type == "Index Scan" || n.Type == "Index Only Scan" || n.Type == "Bitmap Index Scan":
+		case index:
 			scans = append(scans, scan{n.Rows * frac, false})
 		}
 		if n.Type == "Limit" && len(n.Plans) == 1 && n.Plans[0].Rows > 0 && !blocking[n.Plans[0].Type] {
@@ -264,3 +269,41 @@ func (a *Adapter) Related(ctx context.Context, owningClass, key, owningID string
 }
 
 var _ store.Querier = (*Adapter)(nil)
+
+// EnsureIndexes implements store.Querier: a B-tree per typed column
+// (strings under the C collation, as queries compare them), a GiST index
+// per GeoPoint column. Several instances may race to create one: the
+// loser's duplicate is no error.
+func (a *Adapter) EnsureIndexes(ctx context.Context, class string, keys []string) error {
+	l, ok := a.tableOf(class)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	for _, key := range keys {
+		i, found := slices.BinarySearchFunc(l.cols, key, func(c column, k string) int { return strings.Compare(c.key, k) })
+		if !found {
+			continue
+		}
+		c := l.cols[i]
+		var using string
+		switch c.kind {
+		case kindJSON:
+			continue
+		case kindGeo:
+			using = "USING gist (" + quote(c.name) + ")"
+		case kindText, kindPointer:
+			using = "(" + quote(c.name) + ` COLLATE "C")`
+		default:
+			using = "(" + quote(c.name) + ")"
+		}
+		name := identName(l.table + ":" + c.name + ":idx")
+		_, err := a.pool.Exec(ctx, "CREATE INDEX IF NOT EXISTS "+quote(name)+" ON "+quote(l.table)+" "+using)
+		var pe *pgconn.PgError
+		if err != nil && !(errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07")) && !noTable(err) {
+			return fmt.Errorf("postgres: index on %s.%s: %w", class, key, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+package sqlplan_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/store/postgres"
+	"github.com/quarrydata/quarry/store/postgres/pgtest"
+)
+
+var master = service.Auth{Master: true}
+
+// openThings opens a service on a fresh database keeping Thing out of
+// memory, with opts, and writes things through it.
+func openThings(t *testing.T, opts service.Options, things []map[string]any) (*service.Service, string) {
+	t.Helper()
+	uri := pgtest.NewDatabase(t)
+	a, err := postgres.Open(uri, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	opts.SQLClasses = []string{"Thing"}
+	svc, err := service.Open(a, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range things {
+		if _, err := svc.Create(master, "Thing", body); err != nil {
+			t.Fatalf("create %v: %v", body, err)
+		}
+	}
+	return svc, uri
+}
+
+func date(iso string) map[string]any { return map[string]any{"__type": "Date", "iso": iso} }
+func point(lat, lng float64) map[string]any {
+	return map[string]any{"__type": "GeoPoint", "latitude": lat, "longitude": lng}
+}
+func owner(id string) map[string]any {
+	return map[string]any{"__type": "Pointer", "className": "Owner", "objectId": id}
+}
+
+// things holds a value of every column kind, missing or null now and then.
+var things = []map[string]any{
+	{"name": "a", "n": 1.0, "b": true, "d": date("2024-01-01T00:00:00.000Z"), "tags": []any{"x", "y"}, "o": map[string]any{"k": 1.0},
+		"p": owner("o1"), "loc": point(48.85, 2.35)},
+	{"name": "b", "n": 2.0, "b": false, "d": date("2024-06-01T00:00:00.000Z"), "tags": []any{"y", 3.0}, "o": map[string]any{"k": 2.0},
+		"p": owner("o2"), "loc": point(40.7, -74.0), "ACL": map[string]any{"u1": map[string]any{"read": true}}},
+	{"name": "c", "n": nil, "tags": []any{}, "o": map[string]any{"k": "two"}, "loc": point(-33.9, 151.2),
+		"ACL": map[string]any{"role:A": map[string]any{"read": true}}},
+	{"name": "Apple", "n": 10.0, "b": true, "tags": []any{nil, "x"}, "p": owner("o1"),
+		"ACL": map[string]any{"*": map[string]any{"write": true}}},
+	{"name": "a%_", "n": -5.0, "d": date("2023-12-31T23:59:59.999Z"), "loc": point(48.86, 2.34)},
+}
+
+// TestOperators runs each operator on a class kept out of memory.
+func TestOperators(t *testing.T) {
+	svc, _ := openThings(t, service.Options{}, things)
+	cases := []struct {
+		name   string
+		where  map[string]any
+		caller service.Auth
+		want   string // names, in name order
+	}{
+		{"eq string", map[string]any{"name": "a"}, master, "a"},
+		{"eq null is missing or null", map[string]any{"n": nil}, master, "c"},
+		{"ne", map[string]any{"b": map[string]any{"$ne": true}}, master, "a%_ b c"},
+		{"gt number", map[string]any{"n": map[string]any{"$gt": 1}}, master, "Apple b"},
+		{"lte null is missing or null", map[string]any{"b": map[string]any{"$lte": nil}}, master, "a%_ c"},
+		{"range of another type", map[string]any{"n": map[string]any{"$gt": "a"}}, master, ""},
+		{"string range is byte order", map[string]any{"name": map[string]any{"$lt": "a"}}, master, "Apple"},
+		{"date range", map[string]any{"d": map[string]any{"$gte": date("2024-01-01T00:00:00.000Z")}}, master, "a b"},
+		{"createdAt as a string", map[string]any{"createdAt": map[string]any{"$gt": "2000-01-01T00:00:00.000Z"}}, master, "Apple a a%_ b c"},
+		{"in with null", map[string]any{"n": map[string]any{"$in": []any{2, nil}}}, master, "b c"},
+		{"nin", map[string]any{"name": map[string]any{"$nin": []any{"a", "b"}}}, master, "Apple a%_ c"},
+		{"exists", map[string]any{"d": map[string]any{"$exists": true}}, master, "a a%_ b"},
+		{"exists holds a null", map[string]any{"n": map[string]any{"$exists": true}}, master, "Apple a a%_ b c"},
+		{"not exists", map[string]any{"tags": map[string]any{"$exists": false}}, master, "a%_"},
+		{"array holds", map[string]any{"tags": "y"}, master, "a b"},
+		{"array holds a number", map[string]any{"tags": 3}, master, "b"},
+		{"array holds null", map[string]any{"tags": nil}, master, "Apple a%_"},
+		{"array in", map[string]any{"tags": map[string]any{"$in": []any{3, "x"}}}, master, "Apple a b"},
+		{"all", map[string]any{"tags": map[string]any{"$all": []any{"x", "y"}}}, master, "a"},
+		{"all empty", map[string]any{"tags": map[string]any{"$all": []any{}}}, master, ""},
+		{"containedBy", map[string]any{"tags": map[string]any{"$containedBy": []any{"x", "y"}}}, master, "a a%_ c"},
+		{"array range", map[string]any{"tags": map[string]any{"$gte": 3}}, master, "b"},
+		{"object path", map[string]any{"o.k": 2}, master, "b"},
+		{"object path range", map[string]any{"o.k": map[string]any{"$lt": 2}}, master, "a"},
+		{"object equality", map[string]any{"o": map[string]any{"k": "two"}}, master, "c"},
+		{"pointer", map[string]any{"p": owner("o1")}, master, "Apple a"},
+		{"pointer in", map[string]any{"p": map[string]any{"$in": []any{owner("o2"), owner("o9")}}}, master, "b"},
+		{"pointer to another class", map[string]any{"p": map[string]any{"__type": "Pointer", "className": "Other", "objectId": "o1"}}, master, ""},
+		{"prefix regex", map[string]any{"name": map[string]any{"$regex": "^a"}}, master, "a a%_"},
+		{"quoted regex", map[string]any{"name": map[string]any{"$regex": `\Q%_\E`}}, master, "a%_"},
+		{"suffix regex, ignoring case", map[string]any{"name": map[string]any{"$regex": "PLE$", "$options": "i"}}, master, "Apple"},
+		{"regex on an array", map[string]any{"tags": map[string]any{"$regex": "^x$"}}, master, "Apple a"},
+		{"or", map[string]any{"$or": []any{map[string]any{"name": "a"}, map[string]any{"n": 2}}}, master, "a b"},
+		{"and", map[string]any{"$and": []any{map[string]any{"b": true}, map[string]any{"n": map[string]any{"$lt": 5}}}}, master, "a"},
+		{"nor", map[string]any{"$nor": []any{map[string]any{"b": true}, map[string]any{"n": nil}}}, master, "a%_ b"},
+		{"objectId in", map[string]any{"objectId": map[string]any{"$in": []any{"none"}}}, master, ""},
+		{"near with a maximum", map[string]any{"loc": map[string]any{"$nearSphere": point(48.85, 2.35), "$maxDistanceInKilometers": 10}}, master, "a a%_"},
+		{"centerSphere", map[string]any{"loc": map[string]any{"$geoWithin": map[string]any{"$centerSphere": []any{[]any{2.35, 48.85}, 0.1}}}}, master, "a a%_"},
+		{"box", map[string]any{"loc": map[string]any{"$within": map[string]any{"$box": []any{point(40, -75), point(49, 3)}}}}, master, "a a%_ b"},
+		{"box across the antimeridian", map[string]any{"loc": map[string]any{"$within": map[string]any{"$box": []any{point(-40, 150), point(-30, -170)}}}}, master, "c"},
+		{"polygon", map[string]any{"loc": map[string]any{"$geoWithin": map[string]any{"$polygon": []any{point(48, 2), point(49, 2), point(49, 2.36), point(48, 2.36)}}}}, master, "a a%_"},
+		{"public reads", map[string]any{}, service.Auth{}, "a a%_"},
+		{"a user reads", map[string]any{}, service.Auth{UserID: "u1"}, "a a%_ b"},
+		{"a role reads", map[string]any{}, service.Auth{UserID: "u2", Roles: []string{"role:A"}}, "a a%_ c"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := svc.Find(c.caller, "Thing", service.FindParams{Where: c.where, Limit: -1, Count: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, o := range res.Results {
+				names = append(names, o["name"].(string))
+			}
+			slices.Sort(names)
+			if got := strings.Join(names, " "); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+			if res.Count != len(names) {
+				t.Errorf("count %d, want %d", res.Count, len(names))
+			}
+		})
+	}
+}
+
+// TestOrderAndPage: the order (missing first ascending, byte order for
+// strings, objectId last), skip, limit and the distance order of
+// $nearSphere.
+func TestOrderAndPage(t *testing.T) {
+	svc, _ := openThings(t, service.Options{}, things)
+	cases := []struct {
+		order       string
+		where       map[string]any
+		skip, limit int
+		want        string
+	}{
+		{"name", nil, 0, -1, "Apple a a%_ b c"},
+		{"-n", nil, 0, -1, "Apple b a a%_ c"},
+		{"n", nil, 1, 2, "a%_ a"},
+		{"-d,name", nil, 0, 3, "b a a%_"},
+		{"", map[string]any{"loc": map[string]any{"$nearSphere": point(48.855, 2.345)}}, 0, -1, "a%_ a"},
+		{"", map[string]any{"loc": map[string]any{"$nearSphere": point(0, 0), "$maxDistance": 3.2}}, 0, -1, "a a%_ b c"},
+	}
+	for _, c := range cases {
+		order, err := service.ParseOrder(c.order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Find(master, "Thing", service.FindParams{Where: c.where, Order: order, Skip: c.skip, Limit: c.limit})
+		if err != nil {
+			t.Fatalf("order %q: %v", c.order, err)
+		}
+		var names []string
+		for _, o := range res.Results {
+			names = append(names, o["name"].(string))
+		}
+		if got := strings.Join(names, " "); got != c.want {
+			t.Errorf("order %q where %v: got %q, want %q", c.order, c.where, got, c.want)
+		}
+	}
+}
+
+// TestUntranslatable: what SQL cannot answer exactly is refused with 102
+// naming it, never answered differently.
+func TestUntranslatable(t *testing.T) {
+	svc, _ := openThings(t, service.Options{}, things[:1])
+	for _, p := range []service.FindParams{
+		{Where: map[string]any{"name": map[string]any{"$regex": "a.c"}}},
+		{Where: map[string]any{"name": map[string]any{"$regex": "^a", "$options": "m"}}},
+		{Where: map[string]any{"name": map[string]any{"$regex": "ask", "$options": "i"}}},
+		{Where: map[string]any{"name": map[string]any{"$text": map[string]any{"$search": map[string]any{"$term": "a"}}}}},
+		{Order: []service.SortKey{{Path: "o.k"}}},
+		{Order: []service.SortKey{{Path: "tags"}}},
+		{Where: map[string]any{"p": map[string]any{"$lt": owner("o1")}}},
+	} {
+		p.Limit = -1
+		_, err := svc.Find(master, "Thing", p)
+		pe, ok := schema.AsError(err)
+		if !ok || pe.Code != schema.CodeInvalidQuery || !strings.Contains(pe.Message, "kept out of memory") {
+			t.Errorf("%v order %v: got %v, want a 102 that says why", p.Where, p.Order, err)
+		}
+	}
+}
+
+// TestWritesAndGet: get, update and delete by id, with nothing kept in
+// memory.
+func TestWritesAndGet(t *testing.T) {
+	svc, _ := openThings(t, service.Options{}, nil)
+	res, err := svc.Create(master, "Thing", map[string]any{"name": "x", "n": 1.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Update(master, "Thing", res.ObjectID, map[string]any{"n": map[string]any{"__op": "Increment", "amount": 2.0}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.Get(master, "Thing", res.ObjectID, service.ReadOptions{})
+	if err != nil || got["n"] != 3.0 || got["name"] != "x" {
+		t.Fatalf("get after update: %v %v", got, err)
+	}
+	if c := svc.Data().Collection("Thing", false); c != nil && c.Len() > 0 {
+		t.Errorf("memory holds %d Thing objects", c.Len())
+	}
+	if err := svc.Delete(master, "Thing", res.ObjectID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Get(master, "Thing", res.ObjectID, service.ReadOptions{}); err != schema.ErrObjectNotFound {
+		t.Fatalf("get after delete: %v", err)
+	}
+	if err := svc.Delete(master, "Thing", res.ObjectID); err != schema.ErrObjectNotFound {
+		t.Fatalf("second delete: %v", err)
+	}
+}
+
+// TestScanBudget is the 154 rule on PostgreSQL's estimate: a sequential
+// scan of a large table is refused, an index that narrows the query or a
+// limit that stops the scan early lets it run, and the master key is
+// exempt.
+func TestScanBudget(t *testing.T) {
+	svc, uri := openThings(t, service.Options{MaxScan: 200}, []map[string]any{{"n": 0.0, "s": "x"}})
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO "Thing" ("objectId", "n", "s", "createdAt", "updatedAt")
+		SELECT 'id' || g, g % 100, 's' || g, now(), now() FROM generate_series(1, 20000) AS g`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `ANALYZE "Thing"`); err != nil {
+		t.Fatal(err)
+	}
+	public := service.Auth{}
+	find := func(auth service.Auth, where map[string]any, order string, limit int, count bool) error {
+		o, _ := service.ParseOrder(order)
+		_, err := svc.Find(auth, "Thing", service.FindParams{Where: where, Order: o, Limit: limit, Count: count})
+		return err
+	}
+	refused := func(err error) bool {
+		pe, ok := schema.AsError(err)
+		return ok && pe.Code == schema.CodeInefficientQuery
+	}
+	eq := map[string]any{"n": 5}
+	if err := find(public, eq, "", 10, false); !refused(err) {
+		t.Fatalf("a sequential scan of 20000 rows: %v, want 154", err)
+	}
+	if err := find(master, eq, "", 10, false); err != nil {
+		t.Fatalf("the master key is exempt: %v", err)
+	}
+	if err := find(public, nil, "", 10, false); err != nil {
+		t.Fatalf("a page of a table stops early: %v", err)
+	}
+	if err := find(public, nil, "", 0, true); !refused(err) {
+		t.Fatalf("counting the whole table: %v, want 154", err)
+	}
+	if err := svc.EnsureIndex("Thing", "n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `ANALYZE "Thing"`); err != nil {
+		t.Fatal(err)
+	}
+	if err := find(public, eq, "", 10, true); err != nil {
+		t.Fatalf("an index narrows it to about 200 rows: %v", err)
+	}
+	if err := find(public, map[string]any{"n": map[string]any{"$gte": 0}}, "s", 10, false); !refused(err) {
+		t.Fatalf("an index range of every row, sorted: %v, want 154", err)
+	}
+}
