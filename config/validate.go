@@ -89,6 +89,11 @@ func (l *loader) finish() {
 			check("indexes", fmt.Errorf("%q is not Class.field", ix))
 		}
 	}
+	for _, c := range o.SQLClasses {
+		if !validClassName(c) || strings.HasPrefix(c, "_") {
+			check("sqlClasses", fmt.Errorf("%q is not a custom class name", c))
+		}
+	}
 	if err := validateRateLimits(o.RateLimit); err != nil {
 		check("rateLimit", err)
 	}

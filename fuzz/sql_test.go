@@ -16,14 +16,14 @@ import (
 )
 
 // sqlPair is one data set in one PostgreSQL database seen by two
-// services: mem loads it into memory, sql keeps Item and Owner out of
-// memory and answers their queries in SQL.
+// services: mem loads it into memory, sql keeps some of its classes out
+// of memory and answers their queries in SQL.
 type sqlPair struct {
 	mem, sql *service.Service
 	world    *World
 }
 
-func openSQLPair(t *testing.T, seed int64, items int) *sqlPair {
+func openSQLPair(t *testing.T, seed int64, items int, sqlClasses []string) *sqlPair {
 	t.Helper()
 	uri := pgtest.NewDatabase(t)
 	open := func(opts service.Options) *service.Service {
@@ -47,7 +47,7 @@ func openSQLPair(t *testing.T, seed int64, items int) *sqlPair {
 	if err := Mutate(r, serviceWriter{p.mem}, p.world); err != nil {
 		t.Fatal(err)
 	}
-	p.sql = open(service.Options{SQLClasses: []string{ItemClass, OwnerClass}})
+	p.sql = open(service.Options{SQLClasses: sqlClasses})
 	return p
 }
 
@@ -129,7 +129,13 @@ func (p *sqlPair) compare(q Query, tally *sqlTally) error {
 func TestSQLVersusMemory(t *testing.T) {
 	tally := &sqlTally{untranslatedWhy: map[string]int{}}
 	for seed := int64(1); seed <= 3; seed++ {
-		p := openSQLPair(t, seed, 60)
+		// The last data set keeps Owner in memory: subqueries and
+		// relations cross between the two engines.
+		kept := []string{ItemClass, OwnerClass}
+		if seed == 3 {
+			kept = kept[:1]
+		}
+		p := openSQLPair(t, seed, 60, kept)
 		g := &QueryGen{R: rand.New(rand.NewSource(seed * 104729)), World: p.world}
 		for i := 0; i < 300; i++ {
 			q := g.Query()

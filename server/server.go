@@ -140,6 +140,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		ScanBudgetWarnOnly:       opts.MaxScanWarnOnly,
 		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),
 		Indexes:                  opts.Indexes,
+		SQLClasses:               opts.SQLClasses,
 		Files:                    filesOpts,
 		Accounts:                 accountOptions(opts, mailer, links, log),
 		Warn:                     func(msg string) { log.Warn(msg) },

@@ -164,7 +164,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if s.isSQLClass(class) {
 		return s.findSQL(auth, class, p, q, guards, includes)
 	}
-	plan, res, err := s.runPlan(q, false)
+	plan, res, err := s.runPlanAs(auth, q)
 	if err != nil {
 		return FindResult{}, err
 	}

@@ -327,3 +327,53 @@ func (s *Service) sqlIndexes(class string) error {
 	keys = append(keys, s.configIndexes[class]...)
 	return s.querier.EnsureIndexes(context.Background(), class, keys)
 }
+
+// errSQLFieldDrop refuses deleting a field of a class kept out of memory:
+// its values would have to be rewritten out of every row first.
+func errSQLFieldDrop(class, field string) error {
+	return schema.Errorf(schema.CodeInvalidSchemaOperation,
+		"cannot delete field %s: class %s is kept out of memory (sqlClasses), and dropping its data is not supported", field, class)
+}
+
+// sqlIDs lists the objectIds of a class kept out of memory (purge).
+func (s *Service) sqlIDs(class string) ([]string, error) {
+	var ids []string
+	err := s.querier.Select(context.Background(), class, store.Select{OrderBy: `"objectId"`, Limit: -1}, func(id string, _ []byte) error {
+		ids = append(ids, id)
+		return nil
+	})
+	return ids, err
+}
+
+// callerSource is the planner's source for one caller's query: the
+// subqueries it makes on classes kept out of memory run in SQL with the
+// caller's rights (planner.External).
+type callerSource struct {
+	source
+	auth Auth
+}
+
+func (c callerSource) External(q planner.Query) ([]schema.Object, bool, error) {
+	if !c.s.isSQLClass(q.Class) {
+		return nil, false, nil
+	}
+	res, err := c.s.runSQL(c.auth, q, true)
+	return res.Objects, true, err
+}
+
+// runPlanAs is runPlan for a caller's find, whose subqueries may reach
+// classes kept out of memory.
+func (s *Service) runPlanAs(auth Auth, q planner.Query) (*planner.Plan, planner.Result, error) {
+	if len(s.sqlClasses) == 0 {
+		return s.runPlan(q, false)
+	}
+	plan, err := planner.Compile(callerSource{source{s}, auth}, q, s.planOptions())
+	if err != nil {
+		return nil, planner.Result{}, err
+	}
+	res, err := plan.Run()
+	if err != nil {
+		return nil, planner.Result{}, err
+	}
+	return plan, res, nil
+}

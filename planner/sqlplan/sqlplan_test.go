@@ -278,3 +278,57 @@ func TestScanBudget(t *testing.T) {
 		t.Fatalf("an index range of every row, sorted: %v, want 154", err)
 	}
 }
+
+// TestSubqueriesAcross: a class in memory queries one kept out of memory
+// ($inQuery, $select, include) and the other way round.
+func TestSubqueriesAcross(t *testing.T) {
+	svc, _ := openThings(t, service.Options{}, nil)
+	thing := func(name string, n float64) string {
+		res, err := svc.Create(master, "Thing", map[string]any{"name": name, "n": n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.ObjectID
+	}
+	small, big := thing("small", 1), thing("big", 10)
+	for _, o := range []map[string]any{
+		{"name": "likes-small", "fav": map[string]any{"__type": "Pointer", "className": "Thing", "objectId": small}, "tag": "small"},
+		{"name": "likes-big", "fav": map[string]any{"__type": "Pointer", "className": "Thing", "objectId": big}, "tag": "big"},
+	} {
+		if _, err := svc.Create(master, "Fan", o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(class string, p service.FindParams) string {
+		t.Helper()
+		p.Limit = -1
+		res, err := svc.Find(master, class, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, o := range res.Results {
+			out = append(out, o["name"].(string))
+		}
+		slices.Sort(out)
+		return strings.Join(out, " ")
+	}
+	bigThings := map[string]any{"className": "Thing", "where": map[string]any{"n": map[string]any{"$gt": 5}}}
+	if got := names("Fan", service.FindParams{Where: map[string]any{"fav": map[string]any{"$inQuery": bigThings}}}); got != "likes-big" {
+		t.Errorf("memory $inQuery on SQL: %q", got)
+	}
+	if got := names("Fan", service.FindParams{Where: map[string]any{"tag": map[string]any{"$select": map[string]any{"query": bigThings, "key": "name"}}}}); got != "likes-big" {
+		t.Errorf("memory $select on SQL: %q", got)
+	}
+	fans := map[string]any{"className": "Fan", "where": map[string]any{"tag": "small"}}
+	if got := names("Thing", service.FindParams{Where: map[string]any{"name": map[string]any{"$select": map[string]any{"query": fans, "key": "tag"}}}}); got != "small" {
+		t.Errorf("SQL $select on memory: %q", got)
+	}
+	res, err := svc.Find(master, "Fan", service.FindParams{Where: map[string]any{"name": "likes-big"}, Limit: -1, Read: service.ReadOptions{Include: []string{"fav"}}})
+	if err != nil || len(res.Results) != 1 {
+		t.Fatalf("include: %v %v", res.Results, err)
+	}
+	if fav, _ := res.Results[0]["fav"].(map[string]any); fav["name"] != "big" {
+		t.Errorf("include of a SQL object: %v", res.Results[0]["fav"])
+	}
+}
