@@ -66,7 +66,7 @@ func (s *Service) Aggregate(auth Auth, class string, p AggregateParams) (Aggrega
 		return AggregateResult{}, err
 	}
 	if p.Explain {
-		return AggregateResult{Explain: map[string]any{"plan": plan.Explain(res), "pipeline": rest.Names()}}, nil
+		return AggregateResult{Explain: map[string]any{"plan": explainPlan(plan, res), "pipeline": rest.Names()}}, nil
 	}
 	timeout := s.opts.QueryTimeout
 	if timeout <= 0 {
@@ -111,7 +111,7 @@ func (s *Service) distinct(auth Auth, class string, p AggregateParams) (Aggregat
 		return AggregateResult{}, err
 	}
 	if p.Explain {
-		return AggregateResult{Explain: map[string]any{"plan": plan.Explain(res), "distinct": path}}, nil
+		return AggregateResult{Explain: map[string]any{"plan": explainPlan(plan, res), "distinct": path}}, nil
 	}
 	var values []any
 	add := func(v any) {
@@ -149,6 +149,14 @@ func (s *Service) distinct(auth Auth, class string, p AggregateParams) (Aggregat
 func (s *Service) runPlan(q planner.Query, capped bool) (*planner.Plan, planner.Result, error) {
 	if capped {
 		q.Limit = aggregate.DefaultMaxDocuments + 1
+	}
+	if s.isSQLClass(q.Class) {
+		// Aggregates are the master key's: the SQL page feeds the pipeline.
+		res, err := s.runSQL(Auth{Master: true}, q, false)
+		if err == nil && capped && len(res.Objects) > aggregate.DefaultMaxDocuments {
+			err = aggregate.ErrTooManyDocuments
+		}
+		return nil, res, err
 	}
 	plan, err := planner.Compile(source{s}, q, s.planOptions())
 	if err != nil {

@@ -244,8 +244,10 @@ func (r *sqlResolver) Select(sub *where.Subquery) ([]any, error) {
 }
 
 // foreignSQLObject is another instance's write to a class kept out of
-// memory: nothing to keep, and only the new object to announce (its
-// previous version was never here; a deletion has nothing to announce).
+// memory: nothing to keep, and only the new object to announce. Its
+// previous version was never here: an object written before (updatedAt
+// past createdAt) stands in for it, so LiveQuery sends an update rather
+// than a create, and a deletion has nothing to announce.
 func (s *Service) foreignSQLObject(r store.Record) (Change, bool) {
 	if r.Value == nil {
 		return Change{}, false
@@ -255,7 +257,11 @@ func (s *Service) foreignSQLObject(r store.Record) (Change, bool) {
 		s.warn(fmt.Sprintf("following: object %s/%s is not valid JSON", r.Class, r.Key))
 		return Change{}, false
 	}
-	return Change{Class: r.Class, Object: obj}, true
+	c := Change{Class: r.Class, Object: obj}
+	if obj["updatedAt"] != obj["createdAt"] {
+		c.Original = obj
+	}
+	return c, true
 }
 
 // findSQL is Find's second half for a class kept out of memory.
@@ -376,4 +382,13 @@ func (s *Service) runPlanAs(auth Auth, q planner.Query) (*planner.Plan, planner.
 		return nil, planner.Result{}, err
 	}
 	return plan, res, nil
+}
+
+// explainPlan is plan's explain, or the SQL path's for a class kept out
+// of memory (no plan).
+func explainPlan(plan *planner.Plan, res planner.Result) map[string]any {
+	if plan == nil {
+		return map[string]any{"plan": "sql"}
+	}
+	return plan.Explain(res)
 }
