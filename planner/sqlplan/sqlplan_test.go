@@ -100,6 +100,10 @@ func TestOperators(t *testing.T) {
 		{"prefix regex", map[string]any{"name": map[string]any{"$regex": "^a"}}, master, "a a%_"},
 		{"quoted regex", map[string]any{"name": map[string]any{"$regex": `\Q%_\E`}}, master, "a%_"},
 		{"suffix regex, ignoring case", map[string]any{"name": map[string]any{"$regex": "PLE$", "$options": "i"}}, master, "Apple"},
+		{"regex with a class", map[string]any{"name": map[string]any{"$regex": "^[b-c]$"}}, master, "b c"},
+		{"regex with a repeat, ignoring case", map[string]any{"name": map[string]any{"$regex": "^.P+LE$", "$options": "i"}}, master, "Apple"},
+		{"regex alternation", map[string]any{"name": map[string]any{"$regex": "^(b|%)|_$"}}, master, "a%_ b"},
+		{"regex dot is not a newline", map[string]any{"o.k": map[string]any{"$regex": "^t.o$"}}, master, "c"},
 		{"regex on an array", map[string]any{"tags": map[string]any{"$regex": "^x$"}}, master, "Apple a"},
 		{"or", map[string]any{"$or": []any{map[string]any{"name": "a"}, map[string]any{"n": 2}}}, master, "a b"},
 		{"and", map[string]any{"$and": []any{map[string]any{"b": true}, map[string]any{"n": map[string]any{"$lt": 5}}}}, master, "a"},
@@ -177,9 +181,9 @@ func TestOrderAndPage(t *testing.T) {
 func TestUntranslatable(t *testing.T) {
 	svc, _ := openThings(t, service.Options{}, things[:1])
 	for _, p := range []service.FindParams{
-		{Where: map[string]any{"name": map[string]any{"$regex": "a.c"}}},
+		{Where: map[string]any{"name": map[string]any{"$regex": `\ba`}}},
 		{Where: map[string]any{"name": map[string]any{"$regex": "^a", "$options": "m"}}},
-		{Where: map[string]any{"name": map[string]any{"$regex": "ask", "$options": "i"}}},
+		{Where: map[string]any{"name": map[string]any{"$regex": `x\B`}}},
 		{Where: map[string]any{"name": map[string]any{"$text": map[string]any{"$search": map[string]any{"$term": "a"}}}}},
 		{Order: []service.SortKey{{Path: "o.k"}}},
 		{Order: []service.SortKey{{Path: "tags"}}},
