@@ -158,7 +158,7 @@ func (s *Service) runPlan(q planner.Query, capped bool) (*planner.Plan, planner.
 		}
 		return nil, res, err
 	}
-	plan, err := planner.Compile(source{s}, q, s.planOptions())
+	plan, err := planner.Compile(s.sourceFor(Auth{Master: true}), q, s.planOptions()) // aggregates are the master key's
 	if err != nil {
 		return nil, planner.Result{}, err
 	}

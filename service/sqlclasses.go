@@ -202,7 +202,7 @@ func (r *sqlResolver) run(sub *where.Subquery) (string, []schema.Object, error) 
 		res, err = r.s.runSQL(r.auth, q, true)
 	} else {
 		var plan *planner.Plan
-		if plan, err = planner.Compile(source{r.s}, q, r.s.planOptions()); err == nil {
+		if plan, err = planner.Compile(r.s.sourceFor(r.auth), q, r.s.planOptions()); err == nil {
 			res, err = plan.Run()
 		}
 	}
@@ -373,7 +373,7 @@ func (s *Service) runPlanAs(auth Auth, q planner.Query) (*planner.Plan, planner.
 	if len(s.sqlClasses) == 0 {
 		return s.runPlan(q, false)
 	}
-	plan, err := planner.Compile(callerSource{source{s}, auth}, q, s.planOptions())
+	plan, err := planner.Compile(s.sourceFor(auth), q, s.planOptions())
 	if err != nil {
 		return nil, planner.Result{}, err
 	}
@@ -391,4 +391,13 @@ func explainPlan(plan *planner.Plan, res planner.Result) map[string]any {
 		return map[string]any{"plan": "sql"}
 	}
 	return plan.Explain(res)
+}
+
+// sourceFor is the planner's source for auth's queries: plain when every
+// class is in memory, else one whose subqueries reach the others.
+func (s *Service) sourceFor(auth Auth) planner.Source {
+	if len(s.sqlClasses) == 0 {
+		return source{s}
+	}
+	return callerSource{source{s}, auth}
 }

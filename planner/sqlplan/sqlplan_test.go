@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -393,5 +394,69 @@ func BenchmarkFind_Equal_Limit10_20000(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestChangesAcrossInstances: writes to a class kept out of memory are
+// announced with their previous version on the writing instance, reach a
+// second instance's LiveQuery through its follower, and leave both
+// memories empty.
+func TestChangesAcrossInstances(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	open := func(changes chan<- service.Change) *service.Service {
+		a, err := postgres.Open(uri, postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		svc, err := service.Open(a, service.Options{SQLClasses: []string{"Thing"}, OnChange: func(c service.Change) { changes <- c }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return svc
+	}
+	here, there := make(chan service.Change, 16), make(chan service.Change, 16)
+	a, b := open(here), open(there)
+	if _, err := b.Follow(service.FollowOptions{Announce: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.StopFollowing)
+	res, err := a.Create(master, "Thing", map[string]any{"n": 1.0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Update(master, "Thing", res.ObjectID, map[string]any{"n": 2.0}); err != nil {
+		t.Fatal(err)
+	}
+	next := func(ch <-chan service.Change, who string) service.Change {
+		t.Helper()
+		select {
+		case c := <-ch:
+			return c
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: no change arrived", who)
+		}
+		return service.Change{}
+	}
+	if c := next(here, "writer"); c.Original != nil || c.Object["n"] != 1.0 {
+		t.Errorf("writer's create: %+v", c)
+	}
+	if c := next(here, "writer"); c.Original["n"] != 1.0 || c.Object["n"] != 2.0 {
+		t.Errorf("writer's update: %+v", c)
+	}
+	if c := next(there, "follower"); c.Original != nil || c.Object["n"] != 1.0 {
+		t.Errorf("follower's create: %+v", c)
+	}
+	if c := next(there, "follower"); c.Original == nil || c.Object["n"] != 2.0 {
+		t.Errorf("follower's update: %+v", c)
+	}
+	got, err := b.Get(master, "Thing", res.ObjectID, service.ReadOptions{})
+	if err != nil || got["n"] != 2.0 {
+		t.Errorf("the other instance reads %v, %v", got, err)
+	}
+	for _, svc := range []*service.Service{a, b} {
+		if c := svc.Data().Collection("Thing", false); c != nil && c.Len() > 0 {
+			t.Errorf("memory holds %d Thing objects", c.Len())
+		}
 	}
 }
