@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -111,7 +112,21 @@ func (s *Service) runSQL(auth Auth, q planner.Query, sub bool) (planner.Result, 
 	if err != nil {
 		return planner.Result{}, err
 	}
-	ctx := context.Background()
+	timeout := s.opts.QueryTimeout
+	if timeout <= 0 {
+		timeout = planner.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res, err := s.selectSQL(ctx, q, sel)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return planner.Result{}, planner.ErrTimeout
+	}
+	return res, err
+}
+
+// selectSQL applies the 154 rule, then reads the page and the count.
+func (s *Service) selectSQL(ctx context.Context, q planner.Query, sel store.Select) (planner.Result, error) {
 	if !q.Exempt {
 		budget := sel
 		if q.Limit == 0 {

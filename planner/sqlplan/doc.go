@@ -7,5 +7,6 @@
 //
 // Values never enter the SQL text: they are bound as arguments. What cannot
 // be translated exactly is refused with a Parse error naming it. It imports
-// where, schema and store, never service.
+// where, matcher (geo regions), geo, schema and store, never service; the
+// service runs what it builds through store.Querier.
 package sqlplan
