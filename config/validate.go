@@ -75,6 +75,7 @@ func (l *loader) finish() {
 	atLeast("maxLimit", o.MaxLimit, 0)
 	atLeast("batchSize", o.BatchSize, 1)
 	atLeast("maxScan", o.MaxScan, 0)
+	atLeast("sqlClassesOver", o.SQLClassesOver, 0)
 	atLeast("nearSphereMaxDistanceMiles", o.NearSphereMaxDistanceMiles, 0)
 	if o.PasswordHashCost < 4 || o.PasswordHashCost > 31 {
 		check("passwordHashCost", fmt.Errorf("must be between 4 and 31, got %d", o.PasswordHashCost))

@@ -141,6 +141,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),
 		Indexes:                  opts.Indexes,
 		SQLClasses:               opts.SQLClasses,
+		SQLClassesOver:           opts.SQLClassesOver,
 		Files:                    filesOpts,
 		Accounts:                 accountOptions(opts, mailer, links, log),
 		Warn:                     func(msg string) { log.Warn(msg) },
@@ -156,6 +157,9 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 				"or move it aside to start with an empty database", err, redactURI(opts.DatabaseURI))
 		}
 		return nil, err
+	}
+	if kept := svc.SQLClasses(); len(kept) > 0 {
+		log.Info("classes kept out of memory, queried in PostgreSQL", "classes", strings.Join(kept, ","))
 	}
 	scripts, err := startCloud(reg, svc, opts, log)
 	if err != nil {

@@ -84,6 +84,10 @@ type Options struct {
 	// SQLClasses are custom classes kept out of memory: served by queries
 	// the store runs (store.Querier, PostgreSQL only; sqlclasses.go).
 	SQLClasses []string
+	// SQLClassesOver, when positive, also keeps out of memory every custom
+	// class whose table PostgreSQL estimates at more rows, decided at
+	// start-up.
+	SQLClassesOver int
 }
 
 // Auth is who is calling.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/quarrydata/quarry/geo"
@@ -28,7 +30,7 @@ var ErrSQLClassesNeedQuerier = schema.Errorf(schema.CodeInternalServerError,
 
 // keepOut checks Options.SQLClasses and tells the store, before loading.
 func (s *Service) keepOut() error {
-	if len(s.opts.SQLClasses) == 0 {
+	if len(s.opts.SQLClasses) == 0 && s.opts.SQLClassesOver <= 0 {
 		return nil
 	}
 	q, ok := s.store.(store.Querier)
@@ -42,10 +44,24 @@ func (s *Service) keepOut() error {
 		}
 		s.sqlClasses[c] = true
 	}
+	if s.opts.SQLClassesOver > 0 {
+		sizes, err := q.Sizes(context.Background())
+		if err != nil {
+			return err
+		}
+		for class, n := range sizes {
+			if n > float64(s.opts.SQLClassesOver) && !strings.HasPrefix(class, "_") && schema.ValidClassName(class) {
+				s.sqlClasses[class] = true
+			}
+		}
+	}
 	s.querier = q
-	q.KeepOut(s.opts.SQLClasses)
+	q.KeepOut(slices.Collect(maps.Keys(s.sqlClasses)))
 	return nil
 }
+
+// SQLClasses lists the classes kept out of memory, sorted.
+func (s *Service) SQLClasses() []string { return slices.Sorted(maps.Keys(s.sqlClasses)) }
 
 // isSQLClass reports whether class is kept out of memory.
 func (s *Service) isSQLClass(class string) bool { return s.sqlClasses[class] }

@@ -27,6 +27,9 @@ type Querier interface {
 	// and orders on these keys of class (typed columns only; others are
 	// skipped).
 	EnsureIndexes(ctx context.Context, class string, keys []string) error
+	// Sizes estimates the objects of every class table (PostgreSQL's
+	// statistics: cheap, and approximate).
+	Sizes(ctx context.Context) (map[string]float64, error)
 	// Related calls fn with each objectId in the relation key of
 	// owningClass/owningID, read from its join table.
 	Related(ctx context.Context, owningClass, key, owningID string, fn func(relatedID string) bool) error

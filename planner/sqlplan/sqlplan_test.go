@@ -460,3 +460,42 @@ func TestChangesAcrossInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestSizeThreshold: sqlClassesOver keeps out of memory the classes
+// PostgreSQL estimates above it at start-up, and only those.
+func TestSizeThreshold(t *testing.T) {
+	_, uri := openThings(t, service.Options{}, []map[string]any{{"n": 0.0}})
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, stmt := range []string{
+		`INSERT INTO "Thing" ("objectId", "n") SELECT 'id' || g, g FROM generate_series(1, 500) AS g`,
+		`ANALYZE "Thing"`,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := postgres.Open(uri, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	svc, err := service.Open(a, service.Options{SQLClassesOver: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Create(master, "Small", map[string]any{"n": 1.0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := svc.SQLClasses(); !slices.Equal(got, []string{"Thing"}) {
+		t.Errorf("kept out: %v, want [Thing]", got)
+	}
+	res, err := svc.Find(master, "Thing", service.FindParams{Where: map[string]any{"n": map[string]any{"$gte": 499}}, Limit: -1, Count: true})
+	if err != nil || res.Count != 2 || res.Plan != "sql" {
+		t.Errorf("query: count %d plan %q, %v", res.Count, res.Plan, err)
+	}
+}

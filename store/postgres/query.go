@@ -307,3 +307,26 @@ func (a *Adapter) EnsureIndexes(ctx context.Context, class string, keys []string
 	}
 	return nil
 }
+
+// Sizes implements store.Querier from pg_class.reltuples (-1, never
+// analyzed, reads as 0).
+func (a *Adapter) Sizes(ctx context.Context) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
+	defer cancel()
+	rows, err := a.pool.Query(ctx, `SELECT s."className", greatest(c.reltuples, 0)::float8 FROM `+quote(tableSchema)+
+		` s JOIN pg_class c ON c.oid = to_regclass(quote_ident(s."tableName"))`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: class sizes: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]float64{}
+	for rows.Next() {
+		var class string
+		var n float64
+		if err := rows.Scan(&class, &n); err != nil {
+			return nil, err
+		}
+		out[class] = n
+	}
+	return out, rows.Err()
+}
