@@ -489,9 +489,11 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	for name, cls := range newSchemas {
+		created := s.Class(name) == nil
 		s.schemas.Store(name, cls)
-		if s.isSQLClass(name) {
-			// Its table may be new, or have new columns to index.
+		if created && s.isSQLClass(name) {
+			// Its table is new and empty: indexing it is instant, and the
+			// declarations (the indexes option) wait for it.
 			if err := s.sqlIndexes(name); err != nil {
 				s.warn(err.Error())
 			}
