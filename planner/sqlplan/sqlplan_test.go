@@ -355,7 +355,7 @@ func benchThings(b *testing.B, rows int) (sqlSvc, memSvc *service.Service) {
 		}
 		return svc
 	}
-	sqlSvc = open(service.Options{SQLClasses: []string{"Thing"}, Indexes: []string{"Thing.n"}})
+	sqlSvc = open(service.Options{SQLClasses: []string{"Thing"}, Indexes: []string{"Thing.n"}, MaxScan: 10000})
 	if _, err := sqlSvc.Create(master, "Thing", map[string]any{"n": 0.0, "s": "x"}); err != nil {
 		b.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func benchThings(b *testing.B, rows int) (sqlSvc, memSvc *service.Service) {
 	if _, err := conn.Exec(ctx, `ANALYZE "Thing"`); err != nil {
 		b.Fatal(err)
 	}
-	return sqlSvc, open(service.Options{Indexes: []string{"Thing.n"}})
+	return sqlSvc, open(service.Options{Indexes: []string{"Thing.n"}, MaxScan: 10000})
 }
 
 // BenchmarkFind_Equal_Limit10_20000 is one indexed equality page of 10 on
