@@ -11,8 +11,9 @@ type Querier interface {
 	// KeepOut names the classes whose objects Load must not hand over.
 	// Call it before Load.
 	KeepOut(classes []string)
-	// Table describes how class's objects are stored; ok is false when
-	// the class has no table (no object was ever written).
+	// Table describes how class's objects are stored, from the schema
+	// this instance holds; ok is false for a class it knows no schema of
+	// (which holds no object either).
 	Table(class string) (t Table, ok bool)
 	// Select calls fn with each object q selects, in q's order.
 	Select(ctx context.Context, class string, q Select, fn func(id string, object []byte) error) error
@@ -30,9 +31,6 @@ type Querier interface {
 	// Sizes estimates the objects of every class table (PostgreSQL's
 	// statistics: cheap, and approximate).
 	Sizes(ctx context.Context) (map[string]float64, error)
-	// Related calls fn with each objectId in the relation key of
-	// owningClass/owningID, read from its join table.
-	Related(ctx context.Context, owningClass, key, owningID string, fn func(relatedID string) bool) error
 }
 
 // Table is a class table as a query sees it.

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/quarrydata/quarry/store"
@@ -102,7 +101,7 @@ func (a *Adapter) Select(ctx context.Context, class string, q store.Select, fn f
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
-	sql, args := l.statement(l.selectList()[len(l.shape()):], q, true)
+	sql, args := l.statement(strings.TrimPrefix(l.selectList(), l.shape()), q, true)
 	rows, err := a.pool.Query(ctx, sql, args...)
 	if err != nil {
 		if noTable(err) {
@@ -237,35 +236,6 @@ func (a *Adapter) explain(ctx context.Context, sql string, args []any) (planNode
 		return planNode{}, fmt.Errorf("EXPLAIN gave no plan")
 	}
 	return out[0].Plan, nil
-}
-
-// Related implements store.Querier.
-func (a *Adapter) Related(ctx context.Context, owningClass, key, owningID string, fn func(relatedID string) bool) error {
-	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
-	defer cancel()
-	var table string
-	err := a.pool.QueryRow(ctx, `SELECT "tableName" FROM `+quote(tableJoins)+` WHERE "joinClass" = $1`, key+":"+owningClass).Scan(&table)
-	if err == pgx.ErrNoRows {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: relation %s of %s: %w", key, owningClass, err)
-	}
-	rows, err := a.pool.Query(ctx, `SELECT "relatedId" FROM `+quote(table)+` WHERE "owningId" = $1 ORDER BY "relatedId"`, owningID)
-	if err != nil {
-		return fmt.Errorf("postgres: relation %s of %s: %w", key, owningClass, err)
-	}
-	defer rows.Close()
-	var id string
-	for rows.Next() {
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		if !fn(id) {
-			return nil
-		}
-	}
-	return rows.Err()
 }
 
 var _ store.Querier = (*Adapter)(nil)
