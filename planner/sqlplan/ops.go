@@ -1,6 +1,7 @@
 package sqlplan
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/quarrydata/quarry/schema"
@@ -287,12 +288,12 @@ func (b *builder) jsonOp(path, j string, op *where.Op) (string, error) {
 		}
 		return and(parts), nil
 	case where.OpContainedBy:
-		set, err := b.jsonSet(op.Values)
+		test, err := b.jsonMember(op.Values)
 		if err != nil {
 			return "", err
 		}
 		return "(NOT CASE WHEN jsonb_typeof(" + j + ") = 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements(" + j +
-			") AS e(v) WHERE NOT (e.v = ANY(" + set + "))) ELSE FALSE END)", nil
+			") AS e(v) WHERE " + not(test("e.v")) + ") ELSE FALSE END)", nil
 	case where.OpExists:
 		if op.Exists {
 			return "(" + j + " IS NOT NULL)", nil
@@ -310,36 +311,76 @@ func (b *builder) jsonEq(j string, q any) (string, error) {
 	if q == nil {
 		return jsonNull(j), nil
 	}
-	text, err := jsonText(q)
+	test, err := b.jsonMember([]any{q})
 	if err != nil {
 		return "", err
 	}
-	p := b.arg(text) + "::jsonb"
-	return "(" + anyElem(j, func(x string) string { return "(" + x + " = " + p + ")" }) + ")", nil
+	return "(" + anyElem(j, test) + ")", nil
 }
 
-// jsonSet is values as a jsonb[] argument.
-func (b *builder) jsonSet(values []any) (string, error) {
-	texts := make([]string, len(values))
-	for i, v := range values {
-		t, err := jsonText(v)
-		if err != nil {
-			return "", err
+// jsonMember is the test "x equals one of values" (schema.Equal) on one
+// jsonb value: Files are equal by name and Pointers by class and id
+// (schema.Equal ignores the rest), everything else structurally, as
+// jsonb's = compares.
+func (b *builder) jsonMember(values []any) (func(x string) string, error) {
+	var plain []string
+	var special []func(x string) string
+	for _, v := range values {
+		if m, ok := v.(map[string]any); ok {
+			switch m["__type"] {
+			case "File":
+				name := b.arg(fmt.Sprint(m["name"])) + "::text"
+				special = append(special, func(x string) string {
+					return "(" + x + " ->> '__type' = 'File' AND " + x + " ->> 'name' = " + name + ")"
+				})
+				continue
+			case "Pointer", "Object":
+				class, id := b.arg(fmt.Sprint(m["className"]))+"::text", b.arg(fmt.Sprint(m["objectId"]))+"::text"
+				special = append(special, func(x string) string {
+					return "(" + x + " ->> '__type' IN ('Pointer', 'Object') AND " + x + " ->> 'className' = " + class +
+						" AND " + x + " ->> 'objectId' = " + id + ")"
+				})
+				continue
+			}
 		}
-		texts[i] = t
+		text, err := jsonText(v)
+		if err != nil {
+			return nil, err
+		}
+		plain = append(plain, text)
 	}
-	return b.arg(texts) + "::text[]::jsonb[]", nil
+	var set string
+	switch len(plain) {
+	case 0:
+	case 1:
+		set = " = " + b.arg(plain[0]) + "::jsonb"
+	default:
+		set = " = ANY(" + b.arg(plain) + "::text[]::jsonb[])"
+	}
+	return func(x string) string {
+		var parts []string
+		if set != "" {
+			parts = append(parts, "("+x+set+")")
+		}
+		for _, t := range special {
+			parts = append(parts, t(x))
+		}
+		if len(parts) == 0 {
+			return "FALSE"
+		}
+		return "(" + join(parts, " OR ") + ")"
+	}, nil
 }
 
 func (b *builder) jsonIn(j string, values []any) (string, error) {
 	if len(values) == 0 {
 		return "FALSE", nil
 	}
-	set, err := b.jsonSet(values)
+	test, err := b.jsonMember(values)
 	if err != nil {
 		return "", err
 	}
-	s := "(" + anyElem(j, func(x string) string { return "(" + x + " = ANY(" + set + "))" }) + ")"
+	s := "(" + anyElem(j, test) + ")"
 	for _, v := range values {
 		if v == nil {
 			s = "(" + s + " OR " + j + " IS NULL)"

@@ -51,7 +51,7 @@ func owner(id string) map[string]any {
 // things holds a value of every column kind, missing or null now and then.
 var things = []map[string]any{
 	{"name": "a", "n": 1.0, "b": true, "d": date("2024-01-01T00:00:00.000Z"), "tags": []any{"x", "y"}, "o": map[string]any{"k": 1.0},
-		"p": owner("o1"), "loc": point(48.85, 2.35)},
+		"p": owner("o1"), "loc": point(48.85, 2.35), "ps": []any{owner("o1"), owner("o3")}},
 	{"name": "b", "n": 2.0, "b": false, "d": date("2024-06-01T00:00:00.000Z"), "tags": []any{"y", 3.0}, "o": map[string]any{"k": 2.0},
 		"p": owner("o2"), "loc": point(40.7, -74.0), "ACL": map[string]any{"u1": map[string]any{"read": true}}},
 	{"name": "c", "n": nil, "tags": []any{}, "o": map[string]any{"k": "two"}, "loc": point(-33.9, 151.2),
@@ -98,6 +98,9 @@ func TestOperators(t *testing.T) {
 		{"pointer", map[string]any{"p": owner("o1")}, master, "Apple a"},
 		{"pointer in", map[string]any{"p": map[string]any{"$in": []any{owner("o2"), owner("o9")}}}, master, "b"},
 		{"pointer to another class", map[string]any{"p": map[string]any{"__type": "Pointer", "className": "Other", "objectId": "o1"}}, master, ""},
+		{"array of pointers holds", map[string]any{"ps": owner("o3")}, master, "a"},
+		{"array of pointers in", map[string]any{"ps": map[string]any{"$in": []any{owner("o9"), owner("o1")}}}, master, "a"},
+		{"array of pointers containedBy", map[string]any{"ps": map[string]any{"$containedBy": []any{owner("o1")}}}, master, "Apple a%_ b c"},
 		{"prefix regex", map[string]any{"name": map[string]any{"$regex": "^a"}}, master, "a a%_"},
 		{"quoted regex", map[string]any{"name": map[string]any{"$regex": `\Q%_\E`}}, master, "a%_"},
 		{"suffix regex, ignoring case", map[string]any{"name": map[string]any{"$regex": "PLE$", "$options": "i"}}, master, "Apple"},
