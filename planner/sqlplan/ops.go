@@ -2,6 +2,7 @@ package sqlplan
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/quarrydata/quarry/schema"
@@ -105,7 +106,7 @@ func (b *builder) scalarOp(path string, t typed, op *where.Op) (string, error) {
 			return "FALSE", nil
 		}
 		if t.kind == store.ColumnPointer {
-			return "", unsupported(b.class, "%s on the Pointer field %q", op.Code, path)
+			return b.pointerRange(path, t, op)
 		}
 		p, ok := b.param(t, op.Value)
 		if !ok {
@@ -474,4 +475,27 @@ func (b *builder) pointOp(path string, t typed, op *where.Op) (string, error) {
 		s = not(s)
 	}
 	return s, nil
+}
+
+// pointerRange orders a Pointer column's values against a Pointer as
+// schema.Compare does: by class, then by objectId. Every value has the
+// column's class, so only an operand of that class compares by id.
+func (b *builder) pointerRange(path string, t typed, op *where.Op) (string, error) {
+	q, ok := op.Value.(map[string]any)
+	if !ok || schema.RankOf(op.Value) != schema.RankObject {
+		return "FALSE", nil // another type rank: no value compares
+	}
+	class, _ := q["className"].(string)
+	id, _ := q["objectId"].(string)
+	if q["__type"] != "Pointer" {
+		return "", unsupported(b.class, "%s with an Object operand on the Pointer field %q", op.Code, path)
+	}
+	below := op.Code == where.OpLt || op.Code == where.OpLte
+	switch c := strings.Compare(t.target, class); {
+	case c == 0:
+		return "(" + collated(t) + " " + comparisons[op.Code] + " " + b.arg(id) + "::text)", nil
+	case (c < 0) == below:
+		return "(" + t.expr + " IS NOT NULL)", nil
+	}
+	return "FALSE", nil
 }
