@@ -152,7 +152,7 @@ func (s *Service) runPlan(q planner.Query, capped bool) (*planner.Plan, planner.
 	}
 	if s.isSQLClass(q.Class) {
 		// Aggregates are the master key's: the SQL page feeds the pipeline.
-		res, err := s.runSQL(Auth{Master: true}, q, false)
+		res, err := s.runSQL(Auth{Master: true}, q, 0)
 		if err == nil && capped && len(res.Objects) > aggregate.DefaultMaxDocuments {
 			err = aggregate.ErrTooManyDocuments
 		}

@@ -98,35 +98,10 @@ func readers(auth Auth) []string {
 // runSQL is runPlan for a class kept out of memory: the guard's CLP check
 // and pointer-permission where, the translation, the 154 rule on
 // PostgreSQL's estimate, then the page and the count.
-func (s *Service) runSQL(auth Auth, q planner.Query, sub bool) (planner.Result, error) {
-	where := q.Where
-	if q.Guard != nil {
-		_, extra, err := q.Guard(q.Class, q.Where, sub)
-		if err != nil {
-			return planner.Result{}, err
-		}
-		if extra != nil {
-			if len(where) == 0 {
-				where = extra
-			} else {
-				where = map[string]any{"$and": []any{where, extra}}
-			}
-		}
-	}
-	t, ok := s.querier.Table(q.Class)
-	if !ok {
-		return planner.Result{Objects: []schema.Object{}}, nil
-	}
-	sq := sqlplan.Query{Class: q.Class, Where: where, Skip: q.Skip, Limit: q.Limit, Readers: readers(auth),
-		FieldType: func(name string) (schema.Type, bool) { return source{s}.FieldType(q.Class, name) },
-		Now:       s.opts.Now, Internal: q.Exempt, Resolver: &sqlResolver{s: s, auth: auth, guard: q.Guard},
-		NearSphereMax: s.nearSphereMax()}
-	for _, k := range q.Order {
-		sq.Order = append(sq.Order, sqlplan.SortKey{Path: k.Path, Desc: k.Desc})
-	}
-	sel, err := sqlplan.Translate(t, sq)
-	if err != nil {
-		return planner.Result{}, err
+func (s *Service) runSQL(auth Auth, q planner.Query, depth int) (planner.Result, error) {
+	sel, ok, err := s.translateSQL(auth, q, depth)
+	if err != nil || !ok {
+		return planner.Result{Objects: []schema.Object{}}, err
 	}
 	timeout := s.opts.QueryTimeout
 	if timeout <= 0 {
@@ -139,6 +114,53 @@ func (s *Service) runSQL(auth Auth, q planner.Query, sub bool) (planner.Result, 
 		return planner.Result{}, planner.ErrTimeout
 	}
 	return res, err
+}
+
+// translateSQL checks q through its guard (a subquery's when depth > 0)
+// and builds its statement; ok is false when the class has no table.
+func (s *Service) translateSQL(auth Auth, q planner.Query, depth int) (sel store.Select, ok bool, err error) {
+	where := q.Where
+	if q.Guard != nil {
+		_, extra, err := q.Guard(q.Class, q.Where, depth > 0)
+		if err != nil {
+			return store.Select{}, false, err
+		}
+		if extra != nil {
+			if len(where) == 0 {
+				where = extra
+			} else {
+				where = map[string]any{"$and": []any{where, extra}}
+			}
+		}
+	}
+	t, ok := s.querier.Table(q.Class)
+	if !ok {
+		return store.Select{}, false, nil
+	}
+	sq := sqlplan.Query{Class: q.Class, Where: where, Skip: q.Skip, Limit: q.Limit, Readers: readers(auth),
+		FieldType: func(name string) (schema.Type, bool) { return source{s}.FieldType(q.Class, name) },
+		Now:       s.opts.Now, Internal: q.Exempt, Resolver: &sqlResolver{s: s, auth: auth, guard: q.Guard, depth: depth},
+		NearSphereMax: s.nearSphereMax()}
+	for _, k := range q.Order {
+		sq.Order = append(sq.Order, sqlplan.SortKey{Path: k.Path, Desc: k.Desc})
+	}
+	sel, err = sqlplan.Translate(t, sq)
+	return sel, err == nil, err
+}
+
+// explainSQL is explain's answer for a class kept out of memory: the
+// statement (placeholders, never values) and PostgreSQL's estimate.
+func (s *Service) explainSQL(auth Auth, q planner.Query) map[string]any {
+	out := map[string]any{"plan": "sql", "class": q.Class}
+	sel, ok, err := s.translateSQL(auth, q, 0)
+	if err != nil || !ok {
+		return out
+	}
+	out["where"], out["orderBy"] = sel.Where, sel.OrderBy
+	if rows, seq, err := s.querier.Explain(context.Background(), q.Class, sel); err == nil {
+		out["estimatedRows"], out["sequentialScan"] = rows, seq
+	}
+	return out
 }
 
 // selectSQL applies the 154 rule, then reads the page and the count.
@@ -230,7 +252,7 @@ func (r *sqlResolver) run(sub *where.Subquery) (string, []schema.Object, error) 
 	var res planner.Result
 	var err error
 	if r.s.isSQLClass(class) {
-		res, err = r.s.runSQL(r.auth, q, true)
+		res, err = r.s.runSQL(r.auth, q, r.depth+1)
 	} else {
 		var plan *planner.Plan
 		if plan, err = planner.Compile(r.s.sourceFor(r.auth), q, r.s.planOptions()); err == nil {
@@ -297,7 +319,7 @@ func (s *Service) foreignSQLObject(r store.Record) (Change, bool) {
 
 // findSQL is Find's second half for a class kept out of memory.
 func (s *Service) findSQL(auth Auth, class string, p FindParams, q planner.Query, guards *findGuards, includes [][]string) (FindResult, error) {
-	res, err := s.runSQL(auth, q, false)
+	res, err := s.runSQL(auth, q, 0)
 	if err != nil {
 		return FindResult{}, err
 	}
@@ -316,7 +338,7 @@ func (s *Service) findSQL(auth Auth, class string, p FindParams, q planner.Query
 		out.ClassName = class
 	}
 	if p.Explain {
-		out.Explain = map[string]any{"plan": "sql", "class": class}
+		out.Explain = s.explainSQL(auth, q)
 	}
 	if err := s.afterFind(auth, class, &p, &out); err != nil {
 		return FindResult{}, err
@@ -394,7 +416,7 @@ func (c callerSource) External(q planner.Query) ([]schema.Object, bool, error) {
 	if !c.s.isSQLClass(q.Class) {
 		return nil, false, nil
 	}
-	res, err := c.s.runSQL(c.auth, q, true)
+	res, err := c.s.runSQL(c.auth, q, 1)
 	return res.Objects, true, err
 }
 

@@ -286,6 +286,13 @@ func TestScanBudget(t *testing.T) {
 	if err := find(public, map[string]any{"n": map[string]any{"$gte": 0}}, "s", 10, false); !refused(err) {
 		t.Fatalf("an index range of every row, sorted: %v, want 154", err)
 	}
+	res, err := svc.Find(master, "Thing", service.FindParams{Where: map[string]any{"s": "s77"}, Limit: 1, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := res.Explain["where"].(string); !strings.Contains(w, "$1") || strings.Contains(w, "s77") || res.Explain["sequentialScan"] != true {
+		t.Errorf("explain shows the statement with placeholders and the scan: %v", res.Explain)
+	}
 }
 
 // TestSubqueriesAcross: a class in memory queries one kept out of memory
