@@ -40,8 +40,10 @@ type Table struct {
 	// Extra column under its own name.
 	Columns map[string]Column
 	// ID and Extra name the objectId column and the jsonb column of the
-	// keys without a typed column.
-	ID, Extra string
+	// keys without a typed column; Raw the bytea column of an object kept
+	// whole (one PostgreSQL cannot hold as text: a \u0000), whose fields
+	// no other column shows.
+	ID, Extra, Raw string
 }
 
 // Column is one typed column.

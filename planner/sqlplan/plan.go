@@ -96,10 +96,16 @@ func compact(sql string, args []any, after int) (string, []any) {
 }
 
 // acl is Parse's read rule over the ACL key: no ACL (or not an object)
-// lets everyone read; else one of the readers must hold "read": true.
+// lets everyone read; else one of the readers must hold "read": true. An
+// object kept whole as bytes shows SQL no ACL: only the master key reads
+// it here, rather than everyone.
 func (b *builder) acl(readers []string) string {
 	j := b.jsonValue("ACL")
-	return "(CASE WHEN jsonb_typeof(" + j + ") = 'object' THEN EXISTS (SELECT 1 FROM jsonb_each(" + j +
+	raw := ""
+	if b.t.Raw != "" {
+		raw = quote(b.t.Raw) + " IS NULL AND "
+	}
+	return "(" + raw + "CASE WHEN jsonb_typeof(" + j + ") = 'object' THEN EXISTS (SELECT 1 FROM jsonb_each(" + j +
 		") AS a(k, v) WHERE a.k = ANY(" + b.arg(readers) + "::text[]) AND a.v -> 'read' = 'true'::jsonb) ELSE TRUE END)"
 }
 

@@ -510,3 +510,25 @@ func TestSizeThreshold(t *testing.T) {
 		t.Errorf("query: count %d plan %q, %v", res.Count, res.Plan, err)
 	}
 }
+
+// TestRawObjects: an object PostgreSQL keeps whole as bytes (it holds a
+// \u0000) shows SQL no ACL, so only the master key reads it, never the
+// public.
+func TestRawObjects(t *testing.T) {
+	svc, _ := openThings(t, service.Options{}, []map[string]any{
+		{"name": "nul\u0000", "ACL": map[string]any{"u1": map[string]any{"read": true}}},
+		{"name": "plain"},
+	})
+	for _, c := range []struct {
+		auth service.Auth
+		want int
+	}{{service.Auth{}, 1}, {service.Auth{UserID: "u1"}, 1}, {master, 2}} {
+		res, err := svc.Find(c.auth, "Thing", service.FindParams{Limit: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Results) != c.want {
+			t.Errorf("%+v reads %d objects, want %d", c.auth, len(res.Results), c.want)
+		}
+	}
+}

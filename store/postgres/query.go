@@ -48,7 +48,7 @@ func (a *Adapter) Table(class string) (store.Table, bool) {
 	if !ok {
 		return store.Table{}, false
 	}
-	t := store.Table{Columns: make(map[string]store.Column, len(l.cols)), ID: colID, Extra: colExtra}
+	t := store.Table{Columns: make(map[string]store.Column, len(l.cols)), ID: colID, Extra: colExtra, Raw: colRaw}
 	for _, c := range l.cols {
 		t.Columns[c.key] = store.Column{Name: c.name, Kind: columnKinds[c.kind], Target: c.target}
 	}
