@@ -132,6 +132,12 @@ type Options struct {
 	// Indexes is indexes: secondary indexes as "Class.field" entries, kept
 	// in addition to those declared through the schema API.
 	Indexes []string
+	// SQLClasses is sqlClasses: custom classes kept out of memory, whose
+	// queries run in PostgreSQL (a postgres:// databaseURI only).
+	SQLClasses []string
+	// SQLClassesOver is sqlClassesOver: also keep out of memory the custom
+	// classes PostgreSQL estimates at more rows at start-up; 0 = none.
+	SQLClassesOver int
 	// EnforcePrivateUsers is enforcePrivateUsers: new users readable only
 	// by themselves.
 	EnforcePrivateUsers bool

@@ -81,6 +81,8 @@ func TestEnvNames(t *testing.T) {
 		"maxScanWarnOnly":                  "QUARRY_MAX_SCAN_WARN_ONLY",
 		"nearSphereMaxDistanceMiles":       "QUARRY_NEAR_SPHERE_MAX_DISTANCE_MILES",
 		"indexes":                          "QUARRY_INDEXES",
+		"sqlClasses":                       "QUARRY_SQL_CLASSES",
+		"sqlClassesOver":                   "QUARRY_SQL_CLASSES_OVER",
 		"enforcePrivateUsers":              "QUARRY_ENFORCE_PRIVATE_USERS PARSE_SERVER_ENFORCE_PRIVATE_USERS",
 		"auth":                             "QUARRY_AUTH PARSE_SERVER_AUTH_PROVIDERS",
 		"enableAnonymousUsers":             "QUARRY_ENABLE_ANONYMOUS_USERS PARSE_SERVER_ENABLE_ANON_USERS",

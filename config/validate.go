@@ -75,6 +75,7 @@ func (l *loader) finish() {
 	atLeast("maxLimit", o.MaxLimit, 0)
 	atLeast("batchSize", o.BatchSize, 1)
 	atLeast("maxScan", o.MaxScan, 0)
+	atLeast("sqlClassesOver", o.SQLClassesOver, 0)
 	atLeast("nearSphereMaxDistanceMiles", o.NearSphereMaxDistanceMiles, 0)
 	if o.PasswordHashCost < 4 || o.PasswordHashCost > 31 {
 		check("passwordHashCost", fmt.Errorf("must be between 4 and 31, got %d", o.PasswordHashCost))
@@ -91,6 +92,11 @@ func (l *loader) finish() {
 	}
 	if err := checkCacheAdapter(o.CacheAdapter); err != nil {
 		check("cacheAdapter", err)
+	}
+	for _, c := range o.SQLClasses {
+		if !validClassName(c) || strings.HasPrefix(c, "_") {
+			check("sqlClasses", fmt.Errorf("%q is not a custom class name", c))
+		}
 	}
 	if err := validateRateLimits(o.RateLimit); err != nil {
 		check("rateLimit", err)

@@ -43,6 +43,14 @@ type Source interface {
 	RelationTarget(class, field string) string
 }
 
+// External is implemented by Sources some of whose classes are kept out of
+// memory (served by SQL): a subquery on such a class runs there.
+type External interface {
+	// External runs q (a subquery) when its class is kept out of memory;
+	// handled is false for a class in memory.
+	External(q Query) (objs []schema.Object, handled bool, err error)
+}
+
 // SortKey is one element of an order.
 type SortKey struct {
 	Path string

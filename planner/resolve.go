@@ -244,6 +244,14 @@ func (p *planner) subquery(sub *where.Subquery, depth int) (string, []schema.Obj
 		cls = target
 	}
 	q := Query{Class: cls, Where: sub.Where, Limit: p.subqueryCap() + 1, Exempt: p.q.Exempt, Guard: p.q.Guard, RelatedVisible: p.q.RelatedVisible}
+	if ext, ok := p.src.(External); ok {
+		if objs, handled, err := ext.External(q); handled {
+			if err == nil && len(objs) > p.subqueryCap() {
+				err = p.errSubqueryTooLarge()
+			}
+			return cls, objs, err
+		}
+	}
 	child := &planner{src: p.src, opts: p.opts, q: q, deadline: p.deadline}
 	plan, err := child.plan(depth + 1)
 	if err != nil {

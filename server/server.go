@@ -155,6 +155,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		ScanBudgetWarnOnly:       opts.MaxScanWarnOnly,
 		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),
 		Indexes:                  opts.Indexes,
+		SQLClasses:               opts.SQLClasses,
+		SQLClassesOver:           opts.SQLClassesOver,
 		Files:                    filesOpts,
 		Accounts:                 accountOptions(opts, mailer, links, log),
 		Warn:                     func(msg string) { log.Warn(msg) },
@@ -173,6 +175,9 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	authFunctions.svc.Store(svc)
+	if kept := svc.SQLClasses(); len(kept) > 0 {
+		log.Info("classes kept out of memory, queried in PostgreSQL", "classes", strings.Join(kept, ","))
+	}
 	scripts, err := startCloud(reg, svc, opts, log)
 	if err != nil {
 		return nil, err

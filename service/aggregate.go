@@ -66,7 +66,7 @@ func (s *Service) Aggregate(auth Auth, class string, p AggregateParams) (Aggrega
 		return AggregateResult{}, err
 	}
 	if p.Explain {
-		return AggregateResult{Explain: map[string]any{"plan": plan.Explain(res), "pipeline": rest.Names()}}, nil
+		return AggregateResult{Explain: map[string]any{"plan": explainPlan(plan, res), "pipeline": rest.Names()}}, nil
 	}
 	timeout := s.opts.QueryTimeout
 	if timeout <= 0 {
@@ -111,7 +111,7 @@ func (s *Service) distinct(auth Auth, class string, p AggregateParams) (Aggregat
 		return AggregateResult{}, err
 	}
 	if p.Explain {
-		return AggregateResult{Explain: map[string]any{"plan": plan.Explain(res), "distinct": path}}, nil
+		return AggregateResult{Explain: map[string]any{"plan": explainPlan(plan, res), "distinct": path}}, nil
 	}
 	var values []any
 	add := func(v any) {
@@ -150,7 +150,15 @@ func (s *Service) runPlan(q planner.Query, capped bool) (*planner.Plan, planner.
 	if capped {
 		q.Limit = aggregate.DefaultMaxDocuments + 1
 	}
-	plan, err := planner.Compile(source{s}, q, s.planOptions())
+	if s.isSQLClass(q.Class) {
+		// Aggregates are the master key's: the SQL page feeds the pipeline.
+		res, err := s.runSQL(Auth{Master: true}, q, 0)
+		if err == nil && capped && len(res.Objects) > aggregate.DefaultMaxDocuments {
+			err = aggregate.ErrTooManyDocuments
+		}
+		return nil, res, err
+	}
+	plan, err := planner.Compile(s.sourceFor(Auth{Master: true}), q, s.planOptions()) // aggregates are the master key's
 	if err != nil {
 		return nil, planner.Result{}, err
 	}

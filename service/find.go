@@ -161,7 +161,10 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	for _, k := range p.Order {
 		q.Order = append(q.Order, planner.SortKey{Path: k.Path, Desc: k.Desc})
 	}
-	plan, res, err := s.runPlan(q, false)
+	if s.isSQLClass(class) {
+		return s.findSQL(auth, class, p, q, guards, includes)
+	}
+	plan, res, err := s.runPlanAs(auth, q)
 	if err != nil {
 		return FindResult{}, err
 	}

@@ -179,6 +179,9 @@ func (s *Service) applyForeignSchemas(fc store.ForeignCommit) {
 
 // applyForeignObject puts or deletes one object; callers hold its lock.
 func (s *Service) applyForeignObject(r store.Record) (Change, bool) {
+	if s.isSQLClass(r.Class) {
+		return s.foreignSQLObject(r)
+	}
 	coll := s.data.Collection(r.Class, true)
 	original, _ := coll.Get(r.Key)
 	if r.Value == nil {

@@ -126,11 +126,7 @@ func (s *Service) aclFilters(class string) bool {
 // is not protected from it. Parse Server lists them to anyone; a caller
 // who cannot see the field must not learn who is in it.
 func (s *Service) relatedVisible(a Auth, ownerClass, key, ownerID string) bool {
-	c := s.data.Collection(ownerClass, false)
-	if c == nil {
-		return false
-	}
-	owner, ok := c.Get(ownerID)
+	owner, ok := s.storedObject(ownerClass, ownerID)
 	if !ok {
 		return false
 	}

@@ -182,9 +182,7 @@ func (s *Service) beforeTriggers(auth Auth, ops []WriteOp) ([]preparedTrigger, e
 func (s *Service) runBeforeTrigger(auth Auth, op *WriteOp, kind TriggerKind) (map[string]any, error) {
 	var cur schema.Object
 	if op.Method != MethodCreate {
-		if c := s.data.Collection(op.Class, false); c != nil {
-			cur, _ = c.Get(op.ID)
-		}
+		cur, _ = s.storedObject(op.Class, op.ID)
 		if cur == nil {
 			return nil, schema.ErrObjectNotFound
 		}

@@ -95,7 +95,8 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 		found := make(map[pointerRef]schema.Object, n)
 		for class, ids := range want {
 			coll := s.data.Collection(class, false)
-			if coll == nil {
+			sqlClass := s.isSQLClass(class)
+			if coll == nil && !sqlClass {
 				continue
 			}
 			// Included objects pass the same checks as a get of each.
@@ -104,8 +105,11 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 				continue
 			}
 			visible := s.queryVisible(g, class)
+			if sqlClass {
+				visible = g.visible // no flag counts without memory (aclFilters)
+			}
 			for id := range ids {
-				if obj, ok := coll.Get(id); ok && (visible == nil || visible(obj)) && g.scope.Allows(obj) {
+				if obj, ok := s.storedObject(class, id); ok && (visible == nil || visible(obj)) && g.scope.Allows(obj) {
 					exp := s.presentWithRoom(class, obj, ReadOptions{}, g, 2)
 					exp["__type"] = "Object"
 					exp["className"] = class

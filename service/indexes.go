@@ -48,6 +48,9 @@ func (s *Service) EnsureIndex(class, path string) error {
 		}
 		s.schemas.Store(class, cls)
 	}
+	if s.isSQLClass(class) {
+		return s.sqlIndexes(class)
+	}
 	return s.data.Collection(class, true).EnsureIndex(path)
 }
 

@@ -39,6 +39,9 @@ func (s *Service) getDirect(auth Auth, class, id string, opts ReadOptions) (res 
 	if h := s.opts.Hooks; h != nil && (h.Has(BeforeFind, class) || h.Has(AfterFind, class)) {
 		return FindResult{}, false, nil
 	}
+	if s.isSQLClass(class) {
+		return FindResult{}, false, nil
+	}
 	if len(opts.Include) > 0 || opts.IncludeAll || dotted(opts.Keys) {
 		return FindResult{}, false, nil
 	}

@@ -98,6 +98,14 @@ func indexUses(spec any, fields []string) bool {
 // syncIndexes builds the B-trees the new declarations need and drops the
 // ones no declaration (or the service's own lookups) needs any more.
 func (s *Service) syncIndexes(class string, before, after *schema.Class) {
+	if s.isSQLClass(class) {
+		// PostgreSQL's indexes are kept while any declaration is dropped:
+		// they cost writes, never answers.
+		if err := s.sqlIndexes(class); err != nil {
+			s.warn(err.Error())
+		}
+		return
+	}
 	want := map[string]bool{}
 	for _, p := range indexedPaths(after) {
 		want[p] = true

@@ -29,14 +29,21 @@ func (s *Service) Purge(auth Auth, class string) error {
 		return classMissing(class)
 	}
 	coll := s.data.Collection(class, false)
-	if coll == nil {
-		return nil
-	}
 	var ids []string
-	coll.Scan(func(o schema.Object) bool {
-		ids = append(ids, o["objectId"].(string))
-		return true
-	})
+	switch {
+	case s.isSQLClass(class):
+		var err error
+		if ids, err = s.sqlIDs(class); err != nil {
+			return fmt.Errorf("purge: %w", err)
+		}
+	case coll == nil:
+		return nil
+	default:
+		coll.Scan(func(o schema.Object) bool {
+			ids = append(ids, o["objectId"].(string))
+			return true
+		})
+	}
 	relKeys := s.relationKeys(class)
 	for start := 0; start < len(ids); start += schemaRewriteBatch {
 		batch := ids[start:min(start+schemaRewriteBatch, len(ids))]
@@ -57,7 +64,9 @@ func (s *Service) Purge(auth Auth, class string) error {
 			return fmt.Errorf("purge: %w", err)
 		}
 		for _, id := range batch {
-			coll.Delete(id)
+			if coll != nil {
+				coll.Delete(id)
+			}
 		}
 		for _, j := range joins {
 			s.data.SetRelation(class, j.key, j.owner, j.related, false)
@@ -113,6 +122,9 @@ func (s *Service) shareClasses(ops []WriteOp) func() {
 // Relation, every membership), a batch of objects per store commit. The
 // caller holds every object lock.
 func (s *Service) dropFieldData(class, field string, relation bool) error {
+	if s.isSQLClass(class) {
+		return errSQLFieldDrop(class, field)
+	}
 	coll := s.data.Collection(class, false)
 	if coll == nil {
 		return nil

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -311,6 +312,15 @@ func (s *Service) DeleteSchema(auth Auth, class string) error {
 	if c := s.data.Collection(class, false); c != nil && c.Len() > 0 {
 		return schema.Errorf(schema.CodeInvalidSchemaOperation,
 			"Class %s is not empty, contains %d objects, cannot drop schema.", class, c.Len())
+	}
+	if s.isSQLClass(class) {
+		if n, err := s.querier.Count(context.Background(), class, store.Select{}); err != nil || n > 0 {
+			if err != nil {
+				return fmt.Errorf("dropping schema: %w", err)
+			}
+			return schema.Errorf(schema.CodeInvalidSchemaOperation,
+				"Class %s is not empty, contains %d objects, cannot drop schema.", class, n)
+		}
 	}
 	if err := s.store.Commit([]store.Record{{Kind: store.KindSchema, Class: class}}); err != nil {
 		return fmt.Errorf("dropping schema: %w", err)

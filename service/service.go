@@ -81,6 +81,13 @@ type Options struct {
 	// Auth holds the third-party sign-in providers (the auth option);
 	// nil turns authData sign-in off.
 	Auth *auth.Registry
+	// SQLClasses are custom classes kept out of memory: served by queries
+	// the store runs (store.Querier, PostgreSQL only; sqlclasses.go).
+	SQLClasses []string
+	// SQLClassesOver, when positive, also keeps out of memory every custom
+	// class whose table PostgreSQL estimates at more rows, decided at
+	// start-up.
+	SQLClassesOver int
 }
 
 // Auth is who is calling.
@@ -160,6 +167,11 @@ type Service struct {
 
 	// configIndexes are Options.Indexes by class (read-only after Open).
 	configIndexes map[string][]string
+
+	// sqlClasses are Options.SQLClasses, served through querier
+	// (read-only after Open; sqlclasses.go).
+	sqlClasses map[string]bool
+	querier    store.Querier
 }
 
 // Open loads everything the adapter holds into memory and returns a
@@ -179,6 +191,9 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	}
 	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic), seed: maphash.MakeSeed(), meta: map[string][]byte{},
 		configIndexes: map[string][]string{}}
+	if err := s.keepOut(); err != nil {
+		return nil, err
+	}
 	s.data.BeginLoad()
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("loading store: %w", err)
@@ -211,6 +226,11 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("building indexes: %w", err)
 	}
 	s.data.FinishLoad()
+	for class := range s.sqlClasses {
+		if err := s.sqlIndexes(class); err != nil {
+			return nil, fmt.Errorf("building indexes: %w", err)
+		}
+	}
 	s.loadWebhooks()
 	return s, nil
 }

@@ -343,7 +343,12 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 	k := op.Class + "\x00" + op.ID
 	cur, ok := overlay[k]
 	if !ok && !deleted[k] {
-		if c := s.data.Collection(op.Class, false); c != nil {
+		if s.isSQLClass(op.Class) {
+			var err error
+			if cur, ok, err = s.getSQL(op.Class, op.ID); err != nil {
+				return nil, err
+			}
+		} else if c := s.data.Collection(op.Class, false); c != nil {
 			cur, ok = c.Get(op.ID)
 		}
 	}
@@ -484,14 +489,23 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	for name, cls := range newSchemas {
+		created := s.Class(name) == nil
 		s.schemas.Store(name, cls)
+		if created && s.isSQLClass(name) {
+			// Its table is new and empty: indexing it is instant, and the
+			// declarations (the indexes option) wait for it.
+			if err := s.sqlIndexes(name); err != nil {
+				s.warn(err.Error())
+			}
+		}
 	}
 	for _, d := range drafts {
-		coll := s.data.Collection(d.class, true)
-		ensureGeoIndexes(coll, d.fields) // geo queries need an S2 index on GeoPoint/Polygon fields (indexes.go)
-		if d.obj == nil {
+		if s.isSQLClass(d.class) {
+			// Kept out of memory: the store's table is its only copy.
+		} else if coll := s.data.Collection(d.class, true); d.obj == nil {
 			coll.Delete(d.id)
 		} else {
+			ensureGeoIndexes(coll, d.fields) // geo queries need an S2 index on GeoPoint/Polygon fields (indexes.go)
 			coll.PutEncoded(d.obj, d.enc)
 		}
 		for _, j := range d.joins {

@@ -140,6 +140,9 @@ func (l *loader) objects() error {
 		return err
 	}
 	for _, class := range names {
+		if l.a.keptOut(class) {
+			continue // read by queries (query.go)
+		}
 		var c *schema.Class
 		if raw := schemas[class]; raw != nil {
 			c = &schema.Class{}

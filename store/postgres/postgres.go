@@ -98,6 +98,8 @@ type Adapter struct {
 	mergedOwn map[int64][]store.Record
 	closed    bool
 	stops     []func()
+	// keepOut are the classes kept out of memory (query.go).
+	keepOut map[string]bool
 }
 
 // Open connects to the database at uri (a libpq URI), creates the

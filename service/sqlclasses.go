@@ -1,0 +1,456 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/quarrydata/quarry/geo"
+	"github.com/quarrydata/quarry/planner"
+	"github.com/quarrydata/quarry/planner/sqlplan"
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/store"
+	"github.com/quarrydata/quarry/where"
+)
+
+// Classes kept out of memory (Options.SQLClasses) live only in a store
+// that answers queries (store.Querier, PostgreSQL): their objects are not
+// loaded nor kept by the follower, reads are queries planner/sqlplan
+// translates, and writes read the object they change from the store.
+// Their relations, schemas and everything else stay in memory.
+
+// ErrSQLClassesNeedQuerier refuses sqlClasses on a store that cannot run
+// queries.
+var ErrSQLClassesNeedQuerier = schema.Errorf(schema.CodeInternalServerError,
+	"sqlClasses needs a PostgreSQL databaseURI: the embedded store cannot answer queries itself")
+
+// keepOut checks Options.SQLClasses and tells the store, before loading.
+func (s *Service) keepOut() error {
+	if len(s.opts.SQLClasses) == 0 && s.opts.SQLClassesOver <= 0 {
+		return nil
+	}
+	q, ok := s.store.(store.Querier)
+	if !ok {
+		return ErrSQLClassesNeedQuerier
+	}
+	s.sqlClasses = map[string]bool{}
+	for _, c := range s.opts.SQLClasses {
+		if !schema.ValidClassName(c) || strings.HasPrefix(c, "_") {
+			return schema.Errorf(schema.CodeInvalidClassName, "sqlClasses: %q is not a custom class (built-in classes stay in memory)", c)
+		}
+		s.sqlClasses[c] = true
+	}
+	if s.opts.SQLClassesOver > 0 {
+		sizes, err := q.Sizes(context.Background())
+		if err != nil {
+			return err
+		}
+		for class, n := range sizes {
+			if n > float64(s.opts.SQLClassesOver) && !strings.HasPrefix(class, "_") && schema.ValidClassName(class) {
+				s.sqlClasses[class] = true
+			}
+		}
+	}
+	s.querier = q
+	q.KeepOut(slices.Collect(maps.Keys(s.sqlClasses)))
+	return nil
+}
+
+// SQLClasses lists the classes kept out of memory, sorted.
+func (s *Service) SQLClasses() []string { return slices.Sorted(maps.Keys(s.sqlClasses)) }
+
+// isSQLClass reports whether class is kept out of memory.
+func (s *Service) isSQLClass(class string) bool { return s.sqlClasses[class] }
+
+// getSQL reads one object of a class kept out of memory.
+func (s *Service) getSQL(class, id string) (schema.Object, bool, error) {
+	t, ok := s.querier.Table(class)
+	if !ok {
+		return nil, false, nil
+	}
+	sel := store.Select{Where: `"` + t.ID + `" = $1`, Args: []any{id}, Limit: 1}
+	var obj schema.Object
+	err := s.querier.Select(context.Background(), class, sel, func(_ string, b []byte) error {
+		return json.Unmarshal(b, &obj)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s/%s: %w", class, id, err)
+	}
+	return obj, obj != nil, nil
+}
+
+// readers are the ACL entries that let auth read; nil for the master key.
+func readers(auth Auth) []string {
+	if auth.Master || auth.internal {
+		return nil
+	}
+	out := []string{"*"}
+	if auth.UserID != "" {
+		out = append(out, auth.UserID)
+	}
+	return append(out, auth.Roles...)
+}
+
+// runSQL is runPlan for a class kept out of memory: the guard's CLP check
+// and pointer-permission where, the translation, the 154 rule on
+// PostgreSQL's estimate, then the page and the count.
+func (s *Service) runSQL(auth Auth, q planner.Query, depth int) (planner.Result, error) {
+	sel, ok, err := s.translateSQL(auth, q, depth)
+	if err != nil || !ok {
+		return planner.Result{Objects: []schema.Object{}}, err
+	}
+	timeout := s.opts.QueryTimeout
+	if timeout <= 0 {
+		timeout = planner.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	res, err := s.selectSQL(ctx, q, sel)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return planner.Result{}, planner.ErrTimeout
+	}
+	return res, err
+}
+
+// translateSQL checks q through its guard (a subquery's when depth > 0)
+// and builds its statement; ok is false when the class has no table.
+func (s *Service) translateSQL(auth Auth, q planner.Query, depth int) (sel store.Select, ok bool, err error) {
+	where := q.Where
+	if q.Guard != nil {
+		_, extra, err := q.Guard(q.Class, q.Where, depth > 0)
+		if err != nil {
+			return store.Select{}, false, err
+		}
+		if extra != nil {
+			if len(where) == 0 {
+				where = extra
+			} else {
+				where = map[string]any{"$and": []any{where, extra}}
+			}
+		}
+	}
+	t, ok := s.querier.Table(q.Class)
+	if !ok {
+		return store.Select{}, false, nil
+	}
+	sq := sqlplan.Query{Class: q.Class, Where: where, Skip: q.Skip, Limit: q.Limit, Readers: readers(auth),
+		FieldType: func(name string) (schema.Type, bool) { return source{s}.FieldType(q.Class, name) },
+		Now:       s.opts.Now, Internal: q.Exempt, Resolver: &sqlResolver{s: s, auth: auth, guard: q.Guard, depth: depth},
+		NearSphereMax: s.nearSphereMax()}
+	for _, k := range q.Order {
+		sq.Order = append(sq.Order, sqlplan.SortKey{Path: k.Path, Desc: k.Desc})
+	}
+	sel, err = sqlplan.Translate(t, sq)
+	return sel, err == nil, err
+}
+
+// explainSQL is explain's answer for a class kept out of memory: the
+// statement (placeholders, never values) and PostgreSQL's estimate.
+func (s *Service) explainSQL(auth Auth, q planner.Query) map[string]any {
+	out := map[string]any{"plan": "sql", "class": q.Class}
+	sel, ok, err := s.translateSQL(auth, q, 0)
+	if err != nil || !ok {
+		return out
+	}
+	out["where"], out["orderBy"] = sel.Where, sel.OrderBy
+	if rows, seq, err := s.querier.Explain(context.Background(), q.Class, sel); err == nil {
+		out["estimatedRows"], out["sequentialScan"] = rows, seq
+	}
+	return out
+}
+
+// selectSQL applies the 154 rule, then reads the page and the count.
+func (s *Service) selectSQL(ctx context.Context, q planner.Query, sel store.Select) (planner.Result, error) {
+	if !q.Exempt {
+		budget := sel
+		if q.Limit == 0 {
+			budget.OrderBy, budget.Limit, budget.Offset = "", -1, 0
+		}
+		if err := sqlplan.CheckBudget(ctx, s.querier, q.Class, budget, s.opts.MaxScan); err != nil {
+			if !s.opts.ScanBudgetWarnOnly {
+				return planner.Result{}, err
+			}
+			s.warn(err.Error())
+		}
+	}
+	res := planner.Result{Objects: []schema.Object{}}
+	if q.Limit != 0 {
+		err := s.querier.Select(ctx, q.Class, sel, func(id string, b []byte) error {
+			var obj schema.Object
+			if err := json.Unmarshal(b, &obj); err != nil {
+				return fmt.Errorf("%w: object %s/%s is not valid JSON", store.ErrDamaged, q.Class, id)
+			}
+			res.Objects = append(res.Objects, obj)
+			return nil
+		})
+		if err != nil {
+			return planner.Result{}, err
+		}
+		res.Examined = len(res.Objects)
+	}
+	if q.Count {
+		n, err := s.querier.Count(ctx, q.Class, sel)
+		if err != nil {
+			return planner.Result{}, err
+		}
+		res.Count = n
+	}
+	return res, nil
+}
+
+// sqlResolver answers a SQL query's relations from memory and its
+// subqueries through the engine of their own class, with the caller's
+// rights.
+type sqlResolver struct {
+	s     *Service
+	auth  Auth
+	guard planner.Guard
+	depth int
+}
+
+func (r *sqlResolver) RelatedTo(ownerClass, ownerID, key string) ([]string, error) {
+	if !r.auth.Master && !r.auth.internal && !r.s.relatedVisible(r.auth, ownerClass, key, ownerID) {
+		return []string{}, nil
+	}
+	ids := []string{}
+	r.s.data.Related(ownerClass, key, ownerID, func(id string) bool { ids = append(ids, id); return true })
+	return ids, nil
+}
+
+func (r *sqlResolver) RelationOwners(class, key string, relatedIDs []string) ([]string, error) {
+	seen := map[string]bool{}
+	owners := []string{}
+	for _, rel := range relatedIDs {
+		r.s.data.Owners(class, key, rel, func(id string) bool {
+			if !seen[id] {
+				seen[id] = true
+				owners = append(owners, id)
+			}
+			return true
+		})
+	}
+	return owners, nil
+}
+
+// run runs sub on its class, capped at planner.MaxSubqueryResults.
+func (r *sqlResolver) run(sub *where.Subquery) (string, []schema.Object, error) {
+	if r.depth >= planner.MaxSubqueryDepth {
+		return "", nil, planner.ErrSubqueryTooDeep
+	}
+	class := sub.ClassName
+	if key := sub.RedirectClassNameForKey; key != "" {
+		if class = (source{r.s}).RelationTarget(sub.ClassName, key); class == "" {
+			return "", nil, schema.Errorf(schema.CodeInvalidQuery, "redirectClassNameForKey %q is not a relation of %s", key, sub.ClassName)
+		}
+	}
+	q := planner.Query{Class: class, Where: sub.Where, Limit: planner.MaxSubqueryResults + 1, Guard: r.guard,
+		Exempt: r.auth.Master && !r.s.opts.ScanBudgetForMaster}
+	var res planner.Result
+	var err error
+	if r.s.isSQLClass(class) {
+		res, err = r.s.runSQL(r.auth, q, r.depth+1)
+	} else {
+		var plan *planner.Plan
+		if plan, err = planner.Compile(r.s.sourceFor(r.auth), q, r.s.planOptions()); err == nil {
+			res, err = plan.Run()
+		}
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if len(res.Objects) > planner.MaxSubqueryResults {
+		return "", nil, schema.Errorf(schema.CodeInefficientQuery, "a subquery matched more than %d objects; narrow it", planner.MaxSubqueryResults)
+	}
+	return class, res.Objects, nil
+}
+
+func (r *sqlResolver) InQuery(sub *where.Subquery) (string, []string, error) {
+	class, objs, err := r.run(sub)
+	if err != nil {
+		return "", nil, err
+	}
+	ids := make([]string, 0, len(objs))
+	for _, o := range objs {
+		if id, ok := o["objectId"].(string); ok {
+			ids = append(ids, id)
+		}
+	}
+	return class, ids, nil
+}
+
+func (r *sqlResolver) Select(sub *where.Subquery) ([]any, error) {
+	_, objs, err := r.run(sub)
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]any, 0, len(objs))
+	for _, o := range objs {
+		if v, ok := schema.Get(o, sub.Key); ok {
+			vals = append(vals, v)
+		}
+	}
+	return vals, nil
+}
+
+// foreignSQLObject is another instance's write to a class kept out of
+// memory: nothing to keep, and only the new object to announce. Its
+// previous version was never here: an object written before (updatedAt
+// past createdAt) stands in for it, so LiveQuery sends an update rather
+// than a create, and a deletion has nothing to announce.
+func (s *Service) foreignSQLObject(r store.Record) (Change, bool) {
+	if r.Value == nil {
+		return Change{}, false
+	}
+	var obj schema.Object
+	if err := json.Unmarshal(r.Value, &obj); err != nil {
+		s.warn(fmt.Sprintf("following: object %s/%s is not valid JSON", r.Class, r.Key))
+		return Change{}, false
+	}
+	c := Change{Class: r.Class, Object: obj}
+	if obj["updatedAt"] != obj["createdAt"] {
+		c.Original = obj
+	}
+	return c, true
+}
+
+// findSQL is Find's second half for a class kept out of memory.
+func (s *Service) findSQL(auth Auth, class string, p FindParams, q planner.Query, guards *findGuards, includes [][]string) (FindResult, error) {
+	res, err := s.runSQL(auth, q, 0)
+	if err != nil {
+		return FindResult{}, err
+	}
+	out := FindResult{Results: res.Objects, Count: res.Count, Counted: p.Count, Plan: "sql", Examined: res.Examined}
+	g := guards.main
+	for i, o := range res.Objects {
+		out.Results[i] = s.present(class, o, p.Read, g)
+	}
+	s.expandIncludes(auth, out.Results, includes)
+	if len(includes) > 0 && len(p.Read.Keys) > 0 {
+		for _, r := range out.Results {
+			projectKeys(r, p.Read.Keys, alwaysReturned)
+		}
+	}
+	if p.RedirectClassNameForKey != "" {
+		out.ClassName = class
+	}
+	if p.Explain {
+		out.Explain = s.explainSQL(auth, q)
+	}
+	if err := s.afterFind(auth, class, &p, &out); err != nil {
+		return FindResult{}, err
+	}
+	return out, nil
+}
+
+// storedObject is one stored object, from memory or, for a class kept out
+// of memory, from the store (a failed read finds nothing).
+func (s *Service) storedObject(class, id string) (schema.Object, bool) {
+	if s.isSQLClass(class) {
+		obj, ok, err := s.getSQL(class, id)
+		if err != nil {
+			s.warn(err.Error())
+		}
+		return obj, ok && err == nil
+	}
+	c := s.data.Collection(class, false)
+	if c == nil {
+		return nil, false
+	}
+	return c.Get(id)
+}
+
+// nearSphereMax is the planner's limit on a $nearSphere without a maximum
+// (Options.NearSphereMaxDistance: 0 the default, negative none).
+func (s *Service) nearSphereMax() float64 {
+	switch m := s.opts.NearSphereMaxDistance; {
+	case m == 0:
+		return geo.DefaultNearSphereMaxDistance
+	case m < 0:
+		return 0
+	default:
+		return m
+	}
+}
+
+// sqlIndexes has the store index what the class's schema and the
+// operator's indexes option declare for a class kept out of memory.
+func (s *Service) sqlIndexes(class string) error {
+	var keys []string
+	if cls := s.Class(class); cls != nil {
+		keys = indexedPaths(cls)
+	}
+	keys = append(keys, s.configIndexes[class]...)
+	return s.querier.EnsureIndexes(context.Background(), class, keys)
+}
+
+// errSQLFieldDrop refuses deleting a field of a class kept out of memory:
+// its values would have to be rewritten out of every row first.
+func errSQLFieldDrop(class, field string) error {
+	return schema.Errorf(schema.CodeInvalidSchemaOperation,
+		"cannot delete field %s: class %s is kept out of memory (sqlClasses), and dropping its data is not supported", field, class)
+}
+
+// sqlIDs lists the objectIds of a class kept out of memory (purge).
+func (s *Service) sqlIDs(class string) ([]string, error) {
+	var ids []string
+	err := s.querier.Select(context.Background(), class, store.Select{OrderBy: `"objectId"`, Limit: -1}, func(id string, _ []byte) error {
+		ids = append(ids, id)
+		return nil
+	})
+	return ids, err
+}
+
+// callerSource is the planner's source for one caller's query: the
+// subqueries it makes on classes kept out of memory run in SQL with the
+// caller's rights (planner.External).
+type callerSource struct {
+	source
+	auth Auth
+}
+
+func (c callerSource) External(q planner.Query) ([]schema.Object, bool, error) {
+	if !c.s.isSQLClass(q.Class) {
+		return nil, false, nil
+	}
+	res, err := c.s.runSQL(c.auth, q, 1)
+	return res.Objects, true, err
+}
+
+// runPlanAs is runPlan for a caller's find, whose subqueries may reach
+// classes kept out of memory.
+func (s *Service) runPlanAs(auth Auth, q planner.Query) (*planner.Plan, planner.Result, error) {
+	if len(s.sqlClasses) == 0 {
+		return s.runPlan(q, false)
+	}
+	plan, err := planner.Compile(s.sourceFor(auth), q, s.planOptions())
+	if err != nil {
+		return nil, planner.Result{}, err
+	}
+	res, err := plan.Run()
+	if err != nil {
+		return nil, planner.Result{}, err
+	}
+	return plan, res, nil
+}
+
+// explainPlan is plan's explain, or the SQL path's for a class kept out
+// of memory (no plan).
+func explainPlan(plan *planner.Plan, res planner.Result) map[string]any {
+	if plan == nil {
+		return map[string]any{"plan": "sql"}
+	}
+	return plan.Explain(res)
+}
+
+// sourceFor is the planner's source for auth's queries: plain when every
+// class is in memory, else one whose subqueries reach the others.
+func (s *Service) sourceFor(auth Auth) planner.Source {
+	if len(s.sqlClasses) == 0 {
+		return source{s}
+	}
+	return callerSource{source{s}, auth}
+}
