@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -156,13 +155,13 @@ func (a *Adapter) commitGroup(batch []*pending) error {
 					return err
 				}
 			}
-			if err := tx.QueryRow(ctx, "INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
-				a.origin, payload).Scan(&ids[i]); err != nil {
-				return err
-			}
+			id := &ids[i]
+			c.queued.Queue("INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
+				a.origin, payload).QueryRow(func(row pgx.Row) error { return row.Scan(id) })
 		}
-		_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", channel, strconv.FormatInt(ids[len(ids)-1], 10))
-		return err
+		// A wake-up only: followers read _changes from their own position.
+		c.queued.Queue("SELECT pg_notify($1, '')", channel)
+		return c.flush()
 	})
 	if err != nil {
 		return err
@@ -223,6 +222,22 @@ type committer struct {
 	tx     pgx.Tx
 	tables map[string]*tableState
 	joins  map[string]string // joinClass -> table, once seen
+	// queued holds the plain row writes (objects, relations, settings,
+	// the _changes rows) until a statement needs to read what they wrote
+	// or the transaction ends: they reach PostgreSQL in one round trip.
+	// Every instance's commits wait on the commit lock, so each round
+	// trip made while holding it is paid by all of them.
+	queued pgx.Batch
+}
+
+// flush sends the queued writes, in order, and reports the first error.
+func (c *committer) flush() error {
+	if c.queued.Len() == 0 {
+		return nil
+	}
+	err := c.tx.SendBatch(c.ctx, &c.queued).Close()
+	c.queued = pgx.Batch{}
+	return err
 }
 
 func (c *committer) apply(r store.Record) error {
@@ -235,26 +250,25 @@ func (c *committer) apply(r store.Record) error {
 			return err
 		}
 		if r.Value == nil {
-			_, err = c.tx.Exec(c.ctx, "DELETE FROM "+quote(t.layout.table)+" WHERE "+quote(colID)+" = $1", r.Key)
-			return err
+			c.queued.Queue("DELETE FROM "+quote(t.layout.table)+" WHERE "+quote(colID)+" = $1", r.Key)
+			return nil
 		}
 		args, err := t.layout.encode(r.Key, r.Value)
 		if err != nil {
 			return fmt.Errorf("%w: %v", store.ErrInvalidRecord, err)
 		}
-		_, err = c.tx.Exec(c.ctx, t.layout.upsert(), args...)
-		return err
+		c.queued.Queue(t.layout.upsert(), args...)
+		return nil
 	case store.KindJoin:
 		return c.applyJoin(r)
 	default: // store.KindMeta
-		var err error
 		if r.Value == nil {
-			_, err = c.tx.Exec(c.ctx, "DELETE FROM "+quote(tableMeta)+` WHERE "key" = $1`, r.Key)
+			c.queued.Queue("DELETE FROM "+quote(tableMeta)+` WHERE "key" = $1`, r.Key)
 		} else {
-			_, err = c.tx.Exec(c.ctx, "INSERT INTO "+quote(tableMeta)+` ("key", "value") VALUES ($1, $2) ON CONFLICT ("key") DO UPDATE SET "value" = EXCLUDED."value"`,
+			c.queued.Queue("INSERT INTO "+quote(tableMeta)+` ("key", "value") VALUES ($1, $2) ON CONFLICT ("key") DO UPDATE SET "value" = EXCLUDED."value"`,
 				r.Key, r.Value)
 		}
-		return err
+		return nil
 	}
 }
 
@@ -311,6 +325,11 @@ func (c *committer) createTable(l *layout) error {
 // fields get columns (ALTER TABLE ... ADD COLUMN); a dropped or retyped
 // field's column is dropped after the values it still holds move to $extra.
 func (c *committer) applySchema(r store.Record) error {
+	// Reshaping reads the table's rows and changes its columns: the rows
+	// queued so far must be in it, in the shape they were encoded for.
+	if err := c.flush(); err != nil {
+		return err
+	}
 	t, err := c.table(r.Class, true)
 	if err != nil {
 		return err
@@ -439,6 +458,9 @@ func (c *committer) dropEmpty() error {
 		if !t.dropped || !t.exists {
 			continue
 		}
+		if err := c.flush(); err != nil { // the emptiness check must see them
+			return err
+		}
 		var empty bool
 		if err := c.tx.QueryRow(c.ctx, "SELECT NOT EXISTS (SELECT 1 FROM "+quote(t.layout.table)+")").Scan(&empty); err != nil {
 			return err
@@ -469,11 +491,11 @@ func (c *committer) applyJoin(r store.Record) error {
 		return err
 	}
 	if r.Value == nil {
-		_, err = c.tx.Exec(c.ctx, "DELETE FROM "+quote(table)+` WHERE "owningId" = $1 AND "relatedId" = $2`, owning, related)
+		c.queued.Queue("DELETE FROM "+quote(table)+` WHERE "owningId" = $1 AND "relatedId" = $2`, owning, related)
 	} else {
-		_, err = c.tx.Exec(c.ctx, "INSERT INTO "+quote(table)+` ("owningId", "relatedId") VALUES ($1, $2) ON CONFLICT DO NOTHING`, owning, related)
+		c.queued.Queue("INSERT INTO "+quote(table)+` ("owningId", "relatedId") VALUES ($1, $2) ON CONFLICT DO NOTHING`, owning, related)
 	}
-	return err
+	return nil
 }
 
 // joinTable names joinClass's table, creating it when create is set; ""
