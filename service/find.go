@@ -81,6 +81,9 @@ type FindResult struct {
 	// coll holds the stored objects among Results, whose encodings it
 	// keeps (AppendResults).
 	coll *index.Collection
+	// one holds a get's result, so Results needs no allocation of its own
+	// (GetResultInto).
+	one [1]schema.Object
 }
 
 // PlanSummary describes the query's plan in one line without any value of

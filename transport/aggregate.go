@@ -75,7 +75,7 @@ func runAggregate(s *Server, c *call) (any, error) {
 		}
 		p.Stages = stages
 	}
-	res, err := s.svc.Aggregate(c.auth, c.params["className"], p)
+	res, err := s.svc.Aggregate(c.auth, c.params.get("className"), p)
 	if err != nil {
 		return nil, err
 	}
