@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math"
+	"strings"
 
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/matcher"
@@ -136,7 +137,26 @@ func (p *planner) intersectedRange(n *where.Node) *access {
 		return &access{kind: accessEmpty, why: "an empty range on " + n.Path}
 	}
 	est := p.coll.EstimateRange(n.Path, r, p.budgetCap())
-	return &access{kind: accessRanges, path: n.Path, ranges: []index.Range{r}, estimate: est, why: "range on " + n.Path}
+	a := &access{kind: accessRanges, path: n.Path, ranges: []index.Range{r}, estimate: est, why: "range on " + n.Path}
+	if bounds == len(n.Ops) && p.exactComparison(n.Path, r.Lo) {
+		a.tight, a.node = true, n
+	}
+	return a
+}
+
+// exactComparison reports whether a range scan for a comparison with
+// operand v on path yields exactly the objects the comparison matches, so
+// the constraint can leave the residual and a count can come from the
+// index's ranks: a plain top-level field whose index holds no arrays (on
+// arrays one object may sit under several keys), and a number or string
+// operand, whose rank-bounded range orders as the matcher compares.
+func (p *planner) exactComparison(path string, v any) bool {
+	switch v.(type) {
+	case float64, string:
+	default:
+		return false
+	}
+	return p.coll != nil && !strings.Contains(path, ".") && p.coll.HasIndex(path) && !p.coll.Multikey(path)
 }
 
 func isComparison(c where.OpCode) bool {
@@ -235,6 +255,8 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 		ranges = []index.Range{point(op.Values[0])}
 	case where.OpLt, where.OpLte, where.OpGt, where.OpGte:
 		ranges = []index.Range{bounded(op)}
+		return &access{kind: accessRanges, path: path, ranges: ranges, estimate: p.estimate(path, ranges), op: op,
+			tight: p.exactComparison(path, op.Value)}
 	case where.OpRegex:
 		prefix, ok := op.Regex.Prefix()
 		if !ok {
