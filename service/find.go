@@ -84,6 +84,11 @@ type FindResult struct {
 	// one holds a get's result, so Results needs no allocation of its own
 	// (GetResultInto).
 	one [1]schema.Object
+	// srcs[i], when set, is the stored object the copy Results[i] was
+	// made from by removing top-level keys (project.go); oneSrc holds a
+	// single result's.
+	srcs   []schema.Object
+	oneSrc [1]schema.Object
 }
 
 // PlanSummary describes the query's plan in one line without any value of
@@ -176,8 +181,12 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	// one object is the caller's to change (a user reading themselves gets
 	// their token added): no sharing for either.
 	shareable := len(includes) == 0 && (p.op != opGet || p.shareGet) && s.canShare(class, p.Read)
+	derived := s.derivedBy(class, p.Read, len(includes) > 0)
 	for i, o := range res.Objects {
 		out.Results[i] = s.view(class, o, p.Read, g, shareable)
+		if derived {
+			out.noteSource(s, class, i, o)
+		}
 	}
 	s.expandIncludes(auth, out.Results, includes)
 	if len(includes) > 0 && len(p.Read.Keys) > 0 {

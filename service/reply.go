@@ -82,6 +82,11 @@ func (s *Service) getDirect(auth Auth, class, id string, opts ReadOptions, res *
 	}
 	res.one[0] = s.view(class, obj, opts, &g, s.canShare(class, opts))
 	res.Results, res.Plan, res.Examined, res.coll = res.one[:], "id_lookup", 1, coll
+	if s.derivedBy(class, opts, false) && res.keptFrom(s, class, 0, obj) {
+		// res is the caller's (GetResultInto): its inline slot will do.
+		res.oneSrc[0] = obj
+		res.srcs = res.oneSrc[:]
+	}
 	return true, nil
 }
 
@@ -119,6 +124,16 @@ func (r *FindResult) AppendResults(dst []byte) ([]byte, error) {
 
 // AppendResult appends result i to dst as AppendResults does.
 func (r *FindResult) AppendResult(dst []byte, i int) ([]byte, error) {
+	if r.srcs != nil && r.srcs[i] != nil && r.coll != nil {
+		enc, err := r.coll.Encoding(r.srcs[i])
+		if err != nil {
+			return dst, err
+		}
+		out, ok, err := appendKept(dst, enc, r.Results[i])
+		if ok || err != nil {
+			return out, err
+		}
+	}
 	b, err := encodeObject(r.coll, r.Results[i])
 	if err != nil {
 		return dst, err
