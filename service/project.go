@@ -4,45 +4,47 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
+	"unsafe"
 
+	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 )
 
-// A reply copy made from a stored object by removing top-level keys only
-// (a keys or excludeKeys projection, protected fields, internal keys,
-// hidden authData) is encoded from the stored version's bytes: their
-// members the copy keeps, copied as they are. encoding/json writes a
-// map's members sorted by key and without spaces, so the kept members in
-// the stored order are byte for byte Marshal of the copy.
+// A reply copy made from a stored object (a keys or excludeKeys
+// projection, protected fields or internal keys removed, included objects
+// put in place of pointers, a File's url rewritten, a relation field
+// added) is encoded from the stored version's bytes: each member whose
+// value the copy still holds as stored (the same map, slice or scalar:
+// stored objects are never changed in place) is copied as it is, an
+// included object is encoded the same way from its own stored bytes, and
+// only what differs is encoded anew. encoding/json writes a map's members
+// sorted by key and without spaces, so the result is byte for byte
+// Marshal of the copy.
 
 // errNotObject is a stored encoding that is not a JSON object: never
 // expected, as the encodings are encoding/json's of maps.
 var errNotObject = errors.New("service: a stored encoding is not a JSON object")
 
-// derivedBy reports whether the copies this find makes of its class's
-// objects differ from them only by removed top-level keys, so that
-// AppendResult may filter the stored bytes: no include, afterFind trigger
-// (they change or replace results), dotted key (it projects inside a
-// value) or relation field (present adds it).
-func (s *Service) derivedBy(class string, opts ReadOptions, includes bool) bool {
-	if includes || dotted(opts.Keys) || len(s.relationFields(class)) > 0 {
-		return false
-	}
+// derivedBy reports whether this find's results may be encoded from their
+// stored objects' bytes (see noteSource): not when an afterFind trigger
+// may replace them, so that a result and its noted source could be
+// unrelated objects (still correct, but no cheaper).
+func (s *Service) derivedBy(class string) bool {
 	h := s.opts.Hooks
 	return h == nil || !h.Has(AfterFind, class)
 }
 
-// keptFrom reports whether result i is a copy made from the stored object
-// src by removing keys (see derivedBy): not src itself, and src holds no
-// File, whose url present rewrites.
-func (r *FindResult) keptFrom(s *Service, class string, i int, src schema.Object) bool {
-	return !sameObject(r.Results[i], src) && !s.holdsFiles(class, src)
+// keptFrom reports whether result i is a copy of the stored object src
+// (not src itself, which AppendResult sends as it is).
+func (r *FindResult) keptFrom(i int, src schema.Object) bool {
+	return !sameObject(r.Results[i], src)
 }
 
 // noteSource records src as result i's source when keptFrom holds; the
 // slice is allocated when first needed.
-func (r *FindResult) noteSource(s *Service, class string, i int, src schema.Object) {
-	if !r.keptFrom(s, class, i, src) {
+func (r *FindResult) noteSource(i int, src schema.Object) {
+	if !r.keptFrom(i, src) {
 		return
 	}
 	if r.srcs == nil {
@@ -51,55 +53,161 @@ func (r *FindResult) noteSource(s *Service, class string, i int, src schema.Obje
 	r.srcs[i] = src
 }
 
+// noteExpansion records that exp, an included object, is a copy of src,
+// the stored object of coll.
+func (r *FindResult) noteExpansion(exp, src schema.Object, coll *index.Collection) {
+	if r.expanded == nil {
+		r.expanded = map[unsafe.Pointer]expansion{}
+	}
+	r.expanded[reflect.ValueOf(exp).UnsafePointer()] = expansion{src: src, coll: coll}
+}
+
+// expansion is an included object's stored source.
+type expansion struct {
+	src  schema.Object
+	coll *index.Collection
+}
+
 func sameObject(a, b schema.Object) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
-// appendKept appends the JSON object enc with only the members whose key
-// kept holds; ok is false (and dst unchanged) when kept holds a key enc
-// lacks, so the caller encodes kept itself.
-func appendKept(dst, enc []byte, kept schema.Object) (out []byte, ok bool, err error) {
-	if len(enc) < 2 || enc[0] != '{' {
-		return dst, false, errNotObject
+// sameValue reports whether a copy's value is the stored one itself.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && sameObject(x, y)
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
 	}
-	start := len(dst)
+	return false
+}
+
+// appendDerived appends copy's JSON to dst, from enc, the stored bytes of
+// src, wherever copy holds src's values (see above).
+func (r *FindResult) appendDerived(dst, enc []byte, src, copy schema.Object) ([]byte, error) {
+	if len(enc) < 2 || enc[0] != '{' {
+		return dst, errNotObject
+	}
+	// Keys the copy adds, emitted in their sorted places among the stored.
+	var added []string
+	if len(copy) > 0 {
+		for k := range copy {
+			if _, ok := src[k]; !ok {
+				added = append(added, k)
+			}
+		}
+		slices.Sort(added)
+	}
 	dst = append(dst, '{')
-	copied := 0
+	n := 0
+	var err error
 	for i := 1; i < len(enc) && enc[i] != '}'; {
 		keyEnd, escaped := stringEnd(enc, i)
 		if keyEnd < 0 || keyEnd >= len(enc) || enc[keyEnd] != ':' {
-			return dst[:start], false, errNotObject
+			return dst, errNotObject
 		}
 		end := valueEnd(enc, keyEnd+1)
 		if end < 0 {
-			return dst[:start], false, errNotObject
+			return dst, errNotObject
 		}
-		var keep bool
-		if !escaped {
-			_, keep = kept[string(enc[i+1:keyEnd-1])] // no copy for a lookup
-		} else {
+		key := enc[i+1 : keyEnd-1] // looked up as string(key): no copy
+		if escaped {
 			var k string
 			if err := json.Unmarshal(enc[i:keyEnd], &k); err != nil {
-				return dst[:start], false, errNotObject
+				return dst, errNotObject
 			}
-			_, keep = kept[k]
+			key = []byte(k)
 		}
-		if keep {
-			if copied > 0 {
+		for len(added) > 0 && added[0] < string(key) {
+			if dst, err = r.appendMember(dst, &n, added[0], copy[added[0]]); err != nil {
+				return dst, err
+			}
+			added = added[1:]
+		}
+		if v, kept := copy[string(key)]; kept {
+			if n > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, enc[i:end]...)
-			copied++
+			n++
+			if sameValue(v, src[string(key)]) {
+				dst = append(dst, enc[i:end]...)
+			} else if dst, err = r.appendValue(append(dst, enc[i:keyEnd+1]...), v); err != nil {
+				return dst, err
+			}
 		}
 		i = end
 		if i < len(enc) && enc[i] == ',' {
 			i++
 		}
 	}
-	if copied != len(kept) {
-		return dst[:start], false, nil
+	for _, k := range added {
+		if dst, err = r.appendMember(dst, &n, k, copy[k]); err != nil {
+			return dst, err
+		}
 	}
-	return append(dst, '}'), true, nil
+	return append(dst, '}'), nil
+}
+
+// appendMember appends "key":value, after a comma unless it is the first
+// (*n counts the members written).
+func (r *FindResult) appendMember(dst []byte, n *int, key string, v any) ([]byte, error) {
+	if *n > 0 {
+		dst = append(dst, ',')
+	}
+	*n++
+	k, err := json.Marshal(key)
+	if err != nil {
+		return dst, err
+	}
+	return r.appendValue(append(append(dst, k...), ':'), v)
+}
+
+// appendValue appends v: an included object from its stored bytes, any
+// other value through encoding/json.
+func (r *FindResult) appendValue(dst []byte, v any) ([]byte, error) {
+	if m, ok := v.(map[string]any); ok && r.expanded != nil {
+		if e, ok := r.expanded[reflect.ValueOf(m).UnsafePointer()]; ok {
+			enc, err := e.coll.Encoding(e.src)
+			if err != nil {
+				return dst, err
+			}
+			return r.appendDerived(dst, enc, e.src, m)
+		}
+	}
+	if arr, ok := v.([]any); ok && r.expanded != nil {
+		// An array of included objects (an include through an array of
+		// pointers).
+		dst = append(dst, '[')
+		for i, e := range arr {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = r.appendValue(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
 }
 
 // stringEnd is the index just past the JSON string starting at b[i] (a

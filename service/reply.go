@@ -82,7 +82,7 @@ func (s *Service) getDirect(auth Auth, class, id string, opts ReadOptions, res *
 	}
 	res.one[0] = s.view(class, obj, opts, &g, s.canShare(class, opts))
 	res.Results, res.Plan, res.Examined, res.coll = res.one[:], "id_lookup", 1, coll
-	if s.derivedBy(class, opts, false) && res.keptFrom(s, class, 0, obj) {
+	if s.derivedBy(class) && res.keptFrom(0, obj) {
 		// res is the caller's (GetResultInto): its inline slot will do.
 		res.oneSrc[0] = obj
 		res.srcs = res.oneSrc[:]
@@ -129,10 +129,7 @@ func (r *FindResult) AppendResult(dst []byte, i int) ([]byte, error) {
 		if err != nil {
 			return dst, err
 		}
-		out, ok, err := appendKept(dst, enc, r.Results[i])
-		if ok || err != nil {
-			return out, err
-		}
+		return r.appendDerived(dst, enc, r.srcs[i], r.Results[i])
 	}
 	b, err := encodeObject(r.coll, r.Results[i])
 	if err != nil {
