@@ -42,7 +42,7 @@ func (p *planner) accessFor(n *where.Node) *access {
 	case where.KindOr:
 		// An $or uses indexes only when every branch can; otherwise one
 		// scan with the whole $or as residual is cheaper than several.
-		u := &access{kind: accessUnion, why: "every $or branch can use an index"}
+		u := &access{kind: accessUnion, why: "every $or branch can use an index", tight: true, node: n}
 		for _, c := range n.Children {
 			a := p.accessFor(c)
 			if a == nil {
@@ -53,6 +53,9 @@ func (p *planner) accessFor(n *where.Node) *access {
 			}
 			u.branches = append(u.branches, a)
 			u.estimate += a.estimate
+			// The union yields each object once (iterate), so when every
+			// branch yields exactly its matches the $or leaves the residual.
+			u.tight = u.tight && decides(a, c)
 		}
 		if len(u.branches) == 0 {
 			return &access{kind: accessEmpty, why: "every $or branch is empty"}
@@ -74,6 +77,18 @@ func (p *planner) accessFor(n *where.Node) *access {
 		return best
 	}
 	return nil
+}
+
+// decides reports whether a, the access of an $or branch c, yields exactly
+// c's matches: a tight access of c's one field constraint.
+func decides(a *access, c *where.Node) bool {
+	if !a.tight {
+		return false
+	}
+	if c.Kind == where.KindAnd && len(c.Children) == 1 {
+		c = c.Children[0]
+	}
+	return c.Kind == where.KindField && (c == a.node || len(c.Ops) == 1 && &c.Ops[0] == a.op)
 }
 
 // cheaper returns the access with the smaller estimate (either may be

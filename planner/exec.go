@@ -109,7 +109,7 @@ func residual(root *where.Node, a *access) *where.Node {
 		return root
 	}
 	for i, c := range root.Children {
-		if c.Kind == where.KindField && (c == a.node || len(c.Ops) == 1 && &c.Ops[0] == a.op) {
+		if c == a.node || c.Kind == where.KindField && len(c.Ops) == 1 && &c.Ops[0] == a.op {
 			out := &where.Node{Kind: where.KindAnd, Children: make([]*where.Node, 0, len(root.Children)-1)}
 			out.Children = append(append(out.Children, root.Children[:i]...), root.Children[i+1:]...)
 			return out
