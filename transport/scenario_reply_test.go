@@ -59,6 +59,16 @@ func TestReplyBytesFollowEachVersion(t *testing.T) {
 				}
 			}
 		}
+		// An aggregate whose pipeline the planner runs alone replies with
+		// plain objects, encoded from their stored bytes.
+		agg := srv.Do(t, "GET", "/aggregate/Ready?pipeline="+url.QueryEscape(`[{"$match":{"tag":"<a&b>"}}]`), nil, servertest.Master())
+		if agg.Status != 200 {
+			t.Fatalf("%s: aggregate: status %d %s", step, agg.Status, agg.Body)
+		}
+		sameAsEncodingJSON(t, step+": aggregate", agg.Body)
+		if obj, _ := first("results")(agg.JSON()).(map[string]any); obj["v"] != v {
+			t.Errorf("%s: aggregate: v = %v, want %v: %s", step, obj["v"], v, agg.Body)
+		}
 		batch := srv.Do(t, "POST", "/batch", map[string]any{"requests": []any{
 			map[string]any{"method": "GET", "path": "/parse/classes/Ready/" + id},
 			map[string]any{"method": "GET", "path": "/parse/classes/Ready", "body": map[string]any{"where": map[string]any{"tag": "<a&b>"}}},
