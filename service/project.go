@@ -96,16 +96,16 @@ func sameValue(a, b any) bool {
 	return false
 }
 
-// appendDerived appends copy's JSON to dst, from enc, the stored bytes of
-// src, wherever copy holds src's values (see above).
-func (r *FindResult) appendDerived(dst, enc []byte, src, copy schema.Object) ([]byte, error) {
+// appendDerived appends reply's JSON to dst, from enc, the stored bytes of
+// src, wherever reply holds src's values (see above).
+func (r *FindResult) appendDerived(dst, enc []byte, src, reply schema.Object) ([]byte, error) {
 	if len(enc) < 2 || enc[0] != '{' {
 		return dst, errNotObject
 	}
 	// Keys the copy adds, emitted in their sorted places among the stored.
 	var added []string
-	if len(copy) > 0 {
-		for k := range copy {
+	if len(reply) > 0 {
+		for k := range reply {
 			if _, ok := src[k]; !ok {
 				added = append(added, k)
 			}
@@ -133,12 +133,12 @@ func (r *FindResult) appendDerived(dst, enc []byte, src, copy schema.Object) ([]
 			key = []byte(k)
 		}
 		for len(added) > 0 && added[0] < string(key) {
-			if dst, err = r.appendMember(dst, &n, added[0], copy[added[0]]); err != nil {
+			if dst, err = r.appendMember(dst, &n, added[0], reply[added[0]]); err != nil {
 				return dst, err
 			}
 			added = added[1:]
 		}
-		if v, kept := copy[string(key)]; kept {
+		if v, kept := reply[string(key)]; kept {
 			if n > 0 {
 				dst = append(dst, ',')
 			}
@@ -155,7 +155,7 @@ func (r *FindResult) appendDerived(dst, enc []byte, src, copy schema.Object) ([]
 		}
 	}
 	for _, k := range added {
-		if dst, err = r.appendMember(dst, &n, k, copy[k]); err != nil {
+		if dst, err = r.appendMember(dst, &n, k, reply[k]); err != nil {
 			return dst, err
 		}
 	}
