@@ -85,9 +85,9 @@ type FindResult struct {
 	// one holds a get's result, so Results needs no allocation of its own
 	// (GetResultInto).
 	one [1]schema.Object
-	// srcs[i], when set, is the stored object the copy Results[i] was
-	// made from by removing top-level keys (project.go); oneSrc holds a
-	// single result's.
+	// srcs[i], when set, is the stored object the reply copy Results[i]
+	// was made from, whose bytes encode what the copy kept of it
+	// (project.go); oneSrc holds a get's.
 	srcs   []schema.Object
 	oneSrc [1]schema.Object
 	// expanded maps each included object (a copy) to its stored source.
