@@ -48,6 +48,18 @@ func Benchmark_Reply_Query50_Server(b *testing.B) {
 	runReply(b, h, reqs, `"results":[{`)
 }
 
+// Benchmark_Reply_Query50Keys_Server: Benchmark_Reply_Query50_Server with
+// keys=n,category,score: each result a projection of its stored object.
+func Benchmark_Reply_Query50Keys_Server(b *testing.B) {
+	h, _ := replyFixture(b)
+	reqs := make([]*fasthttp.Request, 64)
+	for i := range reqs {
+		where := fmt.Sprintf(`{"category":"c%d"}`, (i*7)%(replyObjects/replyPerCategory))
+		reqs[i] = replyRequest("/parse/classes/Item?keys=n,category,score&where=" + url.QueryEscape(where))
+	}
+	runReply(b, h, reqs, `"results":[{`)
+}
+
 // replyFixture starts a server (on-disk buntdb, index on Item.category)
 // and creates replyObjects items through the service, in transactions.
 func replyFixture(b *testing.B) (fasthttp.RequestHandler, []string) {

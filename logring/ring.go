@@ -24,14 +24,16 @@ type Entry struct {
 	Message string
 	Attrs   map[string]any // for entries added directly
 
-	record *slog.Record
+	// record is kept by value (tee set) so keeping a line costs no
+	// allocation of its own.
+	record slog.Record
 	tee    *teeHandler
 }
 
 // attrs flattens the entry's attributes.
 func (e *Entry) attrs() map[string]any {
 	out := map[string]any{}
-	if e.record == nil {
+	if e.tee == nil {
 		for k, v := range e.Attrs {
 			out[k] = v
 		}
@@ -149,8 +151,7 @@ func (t *teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
 
 func (t *teeHandler) Handle(ctx context.Context, rec slog.Record) error {
 	if rec.Level >= t.min {
-		kept := rec.Clone()
-		t.ring.Add(Entry{Time: rec.Time, Level: rec.Level, Message: rec.Message, record: &kept, tee: t})
+		t.ring.Add(Entry{Time: rec.Time, Level: rec.Level, Message: rec.Message, record: rec.Clone(), tee: t})
 	}
 	if t.next.Enabled(ctx, rec.Level) {
 		return t.next.Handle(ctx, rec)

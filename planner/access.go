@@ -2,6 +2,7 @@ package planner
 
 import (
 	"math"
+	"strings"
 
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/matcher"
@@ -41,7 +42,7 @@ func (p *planner) accessFor(n *where.Node) *access {
 	case where.KindOr:
 		// An $or uses indexes only when every branch can; otherwise one
 		// scan with the whole $or as residual is cheaper than several.
-		u := &access{kind: accessUnion, why: "every $or branch can use an index"}
+		u := &access{kind: accessUnion, why: "every $or branch can use an index", tight: true, node: n}
 		for _, c := range n.Children {
 			a := p.accessFor(c)
 			if a == nil {
@@ -52,6 +53,9 @@ func (p *planner) accessFor(n *where.Node) *access {
 			}
 			u.branches = append(u.branches, a)
 			u.estimate += a.estimate
+			// The union yields each object once (iterate), so when every
+			// branch yields exactly its matches the $or leaves the residual.
+			u.tight = u.tight && decides(a, c)
 		}
 		if len(u.branches) == 0 {
 			return &access{kind: accessEmpty, why: "every $or branch is empty"}
@@ -73,6 +77,18 @@ func (p *planner) accessFor(n *where.Node) *access {
 		return best
 	}
 	return nil
+}
+
+// decides reports whether a, the access of an $or branch c, yields exactly
+// c's matches: a tight access of c's one field constraint.
+func decides(a *access, c *where.Node) bool {
+	if !a.tight {
+		return false
+	}
+	if c.Kind == where.KindAnd && len(c.Children) == 1 {
+		c = c.Children[0]
+	}
+	return c.Kind == where.KindField && (c == a.node || len(c.Ops) == 1 && &c.Ops[0] == a.op)
 }
 
 // cheaper returns the access with the smaller estimate (either may be
@@ -136,7 +152,26 @@ func (p *planner) intersectedRange(n *where.Node) *access {
 		return &access{kind: accessEmpty, why: "an empty range on " + n.Path}
 	}
 	est := p.coll.EstimateRange(n.Path, r, p.budgetCap())
-	return &access{kind: accessRanges, path: n.Path, ranges: []index.Range{r}, estimate: est, why: "range on " + n.Path}
+	a := &access{kind: accessRanges, path: n.Path, ranges: []index.Range{r}, estimate: est, why: "range on " + n.Path}
+	if bounds == len(n.Ops) && p.exactComparison(n.Path, r.Lo) {
+		a.tight, a.node = true, n
+	}
+	return a
+}
+
+// exactComparison reports whether a range scan for a comparison with
+// operand v on path yields exactly the objects the comparison matches, so
+// the constraint can leave the residual and a count can come from the
+// index's ranks: a plain top-level field whose index holds no arrays (on
+// arrays one object may sit under several keys), and a number or string
+// operand, whose rank-bounded range orders as the matcher compares.
+func (p *planner) exactComparison(path string, v any) bool {
+	switch v.(type) {
+	case float64, string:
+	default:
+		return false
+	}
+	return p.coll != nil && !strings.Contains(path, ".") && p.coll.HasIndex(path) && !p.coll.Multikey(path)
 }
 
 func isComparison(c where.OpCode) bool {
@@ -235,6 +270,8 @@ func (p *planner) accessForOp(path string, op *where.Op) *access {
 		ranges = []index.Range{point(op.Values[0])}
 	case where.OpLt, where.OpLte, where.OpGt, where.OpGte:
 		ranges = []index.Range{bounded(op)}
+		return &access{kind: accessRanges, path: path, ranges: ranges, estimate: p.estimate(path, ranges), op: op,
+			tight: p.exactComparison(path, op.Value)}
 	case where.OpRegex:
 		prefix, ok := op.Regex.Prefix()
 		if !ok {

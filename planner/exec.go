@@ -105,11 +105,11 @@ func (p *planner) plan(depth int) (*Plan, error) {
 // a top-level constraint whose access is tight (exactly its matches) is
 // dropped; everything else stays for the matcher.
 func residual(root *where.Node, a *access) *where.Node {
-	if !a.tight || a.op == nil {
+	if !a.tight || a.op == nil && a.node == nil {
 		return root
 	}
 	for i, c := range root.Children {
-		if c.Kind == where.KindField && len(c.Ops) == 1 && &c.Ops[0] == a.op {
+		if c == a.node || c.Kind == where.KindField && len(c.Ops) == 1 && &c.Ops[0] == a.op {
 			out := &where.Node{Kind: where.KindAnd, Children: make([]*where.Node, 0, len(root.Children)-1)}
 			out.Children = append(append(out.Children, root.Children[:i]...), root.Children[i+1:]...)
 			return out
@@ -297,6 +297,10 @@ func (pl *Plan) Run() (Result, error) {
 	counted := false
 	if q.Count && pl.tightCount() {
 		res.Count, counted = pl.exactCount(), true
+		if q.Limit == 0 {
+			res.Objects = []schema.Object{} // the count alone: nothing to read
+			return res, nil
+		}
 	}
 	if len(q.Order) == 0 && pl.near == nil && (!q.Count || counted) && pl.idOrdered(pl.access) {
 		objs, examined, err := pl.collectByID(pl.access, need)
@@ -349,7 +353,7 @@ func (pl *Plan) tightCount() bool {
 		return false
 	}
 	c := pl.root.Children[0]
-	return c.Kind == where.KindField && len(c.Ops) == 1
+	return c.Kind == where.KindField && (len(c.Ops) == 1 || c == pl.access.node)
 }
 
 func (pl *Plan) exactCount() int {

@@ -184,6 +184,9 @@ type access struct {
 	// op is the constraint a single-constraint access came from; when the
 	// access is tight, that constraint leaves the residual filter.
 	op *where.Op
+	// node is the field constraint a tight access decides whole (all of
+	// its comparisons folded into one range); it leaves the residual.
+	node *where.Node
 	// why describes the access for explain and for 154 messages; when
 	// empty, reason makes it from op and path (made only when asked).
 	why string

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 	"time"
@@ -28,6 +29,20 @@ type AggregateParams struct {
 type AggregateResult struct {
 	Results []any
 	Explain map[string]any
+	// plain holds the same results as a find's when the pipeline was only
+	// a planner prefix ($match, $sort, $skip, $limit): each a copy of a
+	// stored object, encoded from its stored bytes (AppendResults).
+	plain *FindResult
+}
+
+// AppendResults appends the results to dst as a JSON array, byte for byte
+// what encoding/json's Marshal makes of Results.
+func (r *AggregateResult) AppendResults(dst []byte) ([]byte, error) {
+	if r.plain != nil {
+		return r.plain.AppendResults(dst)
+	}
+	b, err := json.Marshal(r.Results)
+	return append(dst, b...), err
 }
 
 // Aggregate runs a distinct or an aggregate pipeline over a class; the
@@ -77,10 +92,19 @@ func (s *Service) Aggregate(auth Auth, class string, p AggregateParams) (Aggrega
 		return AggregateResult{}, err
 	}
 	out := make([]any, len(docs))
-	for i, d := range docs {
-		out[i] = withoutHidden(d)
+	var plain *FindResult
+	if len(rest.Names()) == 0 {
+		plain = &FindResult{Results: make([]schema.Object, len(docs)), coll: s.data.Collection(class, false)}
 	}
-	return AggregateResult{Results: out}, nil
+	for i, d := range docs {
+		c := withoutHidden(d)
+		out[i] = c
+		if plain != nil {
+			plain.Results[i] = c
+			plain.noteSource(i, d)
+		}
+	}
+	return AggregateResult{Results: out, plain: plain}, nil
 }
 
 // withoutHidden copies a result without internal fields (leading

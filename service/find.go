@@ -2,6 +2,7 @@ package service
 
 import (
 	"strings"
+	"unsafe"
 
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/planner"
@@ -81,6 +82,16 @@ type FindResult struct {
 	// coll holds the stored objects among Results, whose encodings it
 	// keeps (AppendResults).
 	coll *index.Collection
+	// one holds a get's result, so Results needs no allocation of its own
+	// (GetResultInto).
+	one [1]schema.Object
+	// srcs[i], when set, is the stored object the reply copy Results[i]
+	// was made from, whose bytes encode what the copy kept of it
+	// (project.go); oneSrc holds a get's.
+	srcs   []schema.Object
+	oneSrc [1]schema.Object
+	// expanded maps each included object (a copy) to its stored source.
+	expanded map[unsafe.Pointer]expansion
 }
 
 // PlanSummary describes the query's plan in one line without any value of
@@ -176,10 +187,18 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	// one object is the caller's to change (a user reading themselves gets
 	// their token added): no sharing for either.
 	shareable := len(includes) == 0 && (p.op != opGet || p.shareGet) && s.canShare(class, p.Read)
+	derived := s.derivedBy(class)
 	for i, o := range res.Objects {
 		out.Results[i] = s.view(class, o, p.Read, g, shareable)
+		if derived {
+			out.noteSource(i, o)
+		}
 	}
-	s.expandIncludes(auth, out.Results, includes)
+	var noteExpansion func(exp, src schema.Object, coll *index.Collection)
+	if derived {
+		noteExpansion = out.noteExpansion
+	}
+	s.expandIncludes(auth, out.Results, includes, noteExpansion)
 	if len(includes) > 0 && len(p.Read.Keys) > 0 {
 		// Project inside objects the include just expanded.
 		for _, r := range out.Results {

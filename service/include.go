@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -71,7 +72,9 @@ func (s *Service) parseIncludes(class string, list []string, all bool) ([][]stri
 // they point to. Each path is one batched lookup for all results, through
 // the same read path as any get. Missing targets drop the key (or the
 // array element), as Parse does.
-func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]string) {
+// note, when set, learns each included object and its stored source.
+func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]string,
+	note func(exp, src schema.Object, coll *index.Collection)) {
 	for _, path := range paths {
 		// Collect the holders of the last segment: objects reached by
 		// walking the already-expanded prefix.
@@ -114,6 +117,9 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 					exp["__type"] = "Object"
 					exp["className"] = class
 					found[pointerRef{class, id}] = exp
+					if note != nil {
+						note(exp, obj, coll)
+					}
 				}
 			}
 		}

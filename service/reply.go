@@ -14,36 +14,50 @@ import (
 // the caller must not modify it, and AppendResult encodes it from the
 // bytes kept with the stored version. A not-found is ErrObjectNotFound.
 func (s *Service) GetResult(auth Auth, class, id string, opts ReadOptions) (FindResult, error) {
+	var res FindResult
+	err := s.GetResultInto(auth, class, id, opts, &res)
+	return res, err
+}
+
+// GetResultInto is GetResult filling *into, which may hold the one result
+// itself: a get served with no allocation for its result list. into is
+// reset first; after an error it holds nothing.
+func (s *Service) GetResultInto(auth Auth, class, id string, opts ReadOptions, into *FindResult) error {
+	*into = FindResult{}
 	if !schema.ValidClassName(class) {
-		return FindResult{}, schema.ClassNameError(class)
+		return schema.ClassNameError(class)
 	}
-	if res, done, err := s.getDirect(auth, class, id, opts); done {
-		return res, err
+	if done, err := s.getDirect(auth, class, id, opts, into); done {
+		if err != nil {
+			*into = FindResult{}
+		}
+		return err
 	}
 	res, err := s.Find(auth, class, FindParams{Where: map[string]any{"objectId": id}, Limit: 1, Read: opts,
 		op: opGet, shareGet: true})
 	if err != nil {
-		return FindResult{}, err
+		return err
 	}
 	if len(res.Results) == 0 {
-		return FindResult{}, schema.ErrObjectNotFound
+		return schema.ErrObjectNotFound
 	}
-	return res, nil
+	*into = res
+	return nil
 }
 
 // getDirect is GetResult without the planner, when only the CLP and the
 // ACL decide what the caller sees: no find trigger, no include, no
 // pointer permission or protected field for the caller. done is false
 // when the full path must answer instead.
-func (s *Service) getDirect(auth Auth, class, id string, opts ReadOptions) (res FindResult, done bool, err error) {
+func (s *Service) getDirect(auth Auth, class, id string, opts ReadOptions, res *FindResult) (done bool, err error) {
 	if h := s.opts.Hooks; h != nil && (h.Has(BeforeFind, class) || h.Has(AfterFind, class)) {
-		return FindResult{}, false, nil
+		return false, nil
 	}
 	if s.isSQLClass(class) {
-		return FindResult{}, false, nil
+		return false, nil
 	}
 	if len(opts.Include) > 0 || opts.IncludeAll || dotted(opts.Keys) {
-		return FindResult{}, false, nil
+		return false, nil
 	}
 	// The guard guardRead would make, without its allocations: the
 	// reader alone decides here.
@@ -51,27 +65,32 @@ func (s *Service) getDirect(auth Auth, class, id string, opts ReadOptions) (res 
 	if !auth.Master && !auth.internal {
 		r, err := s.policy(class).Read(auth.caller(), access.Op(opGet))
 		if err != nil {
-			return FindResult{}, true, err
+			return true, err
 		}
 		if r.Scope().Where() != nil || r.HasProtected() {
-			return FindResult{}, false, nil
+			return false, nil
 		}
 		g.reader = r
 	}
 	coll := s.data.Collection(class, false)
 	if coll == nil {
-		return FindResult{}, true, schema.ErrObjectNotFound
+		return true, schema.ErrObjectNotFound
 	}
 	obj, ok := coll.Get(id)
 	if ok && g.reader != nil && s.aclFilters(class) && !g.reader.CanRead(obj) {
 		ok = false
 	}
 	if !ok {
-		return FindResult{}, true, schema.ErrObjectNotFound
+		return true, schema.ErrObjectNotFound
 	}
-	res = FindResult{Results: []schema.Object{s.view(class, obj, opts, &g, s.canShare(class, opts))},
-		Plan: "id_lookup", Examined: 1, coll: coll}
-	return res, true, nil
+	res.one[0] = s.view(class, obj, opts, &g, s.canShare(class, opts))
+	res.Results, res.Plan, res.Examined, res.coll = res.one[:], "id_lookup", 1, coll
+	if s.derivedBy(class) && res.keptFrom(0, obj) {
+		// res is the caller's (GetResultInto): its inline slot will do.
+		res.oneSrc[0] = obj
+		res.srcs = res.oneSrc[:]
+	}
+	return true, nil
 }
 
 // dotted reports whether a key names a path inside a field ("a.b").
@@ -108,6 +127,13 @@ func (r *FindResult) AppendResults(dst []byte) ([]byte, error) {
 
 // AppendResult appends result i to dst as AppendResults does.
 func (r *FindResult) AppendResult(dst []byte, i int) ([]byte, error) {
+	if r.srcs != nil && r.srcs[i] != nil && r.coll != nil {
+		enc, err := r.coll.Encoding(r.srcs[i])
+		if err != nil {
+			return dst, err
+		}
+		return r.appendDerived(dst, enc, r.srcs[i], r.Results[i])
+	}
 	b, err := encodeObject(r.coll, r.Results[i])
 	if err != nil {
 		return dst, err

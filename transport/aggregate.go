@@ -75,15 +75,27 @@ func runAggregate(s *Server, c *call) (any, error) {
 		}
 		p.Stages = stages
 	}
-	res, err := s.svc.Aggregate(c.auth, c.params["className"], p)
+	res, err := s.svc.Aggregate(c.auth, c.params.get("className"), p)
 	if err != nil {
 		return nil, err
 	}
 	if res.Explain != nil {
 		return map[string]any{"results": res.Explain}, nil
 	}
-	return map[string]any{"results": res.Results}, nil
+	return aggregateBody{&res}, nil
 }
+
+// aggregateBody is an aggregate's reply, {"results": [...]}, its plain
+// objects encoded from their stored bytes (service.AggregateResult).
+type aggregateBody struct{ res *service.AggregateResult }
+
+func (a aggregateBody) appendJSON(dst []byte) ([]byte, error) {
+	dst, err := a.res.AppendResults(append(dst, `{"results":`...))
+	return append(dst, '}'), err
+}
+
+// MarshalJSON encodes the reply inside another (a batch's results).
+func (a aggregateBody) MarshalJSON() ([]byte, error) { return a.appendJSON(nil) }
 
 func pipelineStages(v any) ([]aggregate.Stage, error) {
 	switch x := v.(type) {

@@ -17,9 +17,9 @@ func analyticsRoutes() []route {
 func trackEvent(s *Server, c *call) (any, error) {
 	// The JS SDK puts the name into the path as it is ("Button Click"),
 	// so it arrives percent-encoded.
-	name, err := url.PathUnescape(c.params["eventName"])
+	name, err := url.PathUnescape(c.params.get("eventName"))
 	if err != nil {
-		return nil, schema.Errorf(schema.CodeInvalidEventName, "Invalid event name: %q.", c.params["eventName"])
+		return nil, schema.Errorf(schema.CodeInvalidEventName, "Invalid event name: %q.", c.params.get("eventName"))
 	}
 	if err := s.svc.TrackEvent(c.auth, name, c.body); err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ func batch(s *Server, c *call) (any, error) {
 	}
 	type item struct {
 		r      *route
-		params map[string]string
+		params pathParams
 		body   map[string]any
 	}
 	items := make([]item, len(raw))
@@ -57,7 +57,7 @@ func batch(s *Server, c *call) (any, error) {
 	if truthy(c.body["transaction"]) {
 		ops := make([]service.WriteOp, len(items))
 		for i, it := range items {
-			op := service.WriteOp{Class: it.params["className"], ID: it.params["objectId"], Body: it.body}
+			op := service.WriteOp{Class: it.params.get("className"), ID: it.params.get("objectId"), Body: it.body}
 			if op.Class == "_Installation" || op.Class == "" {
 				// Only plain object writes join an all-or-nothing unit
 				// (installation saves deduplicate across objects).

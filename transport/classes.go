@@ -37,7 +37,7 @@ func objectRoutes() []route {
 }
 
 func createObject(s *Server, c *call) (any, error) {
-	class := c.params["className"]
+	class := c.params.get("className")
 	if class == "_User" {
 		// Creating a user is signing up, whichever route is used.
 		return signUp(s, c)
@@ -63,11 +63,9 @@ func getObject(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.GetResult(c.auth, c.params["className"], c.params["objectId"], ro)
-	if err != nil {
+	if err := s.svc.GetResultInto(c.auth, c.params.get("className"), c.params.get("objectId"), ro, &c.found); err != nil {
 		return nil, err
 	}
-	c.found = res
 	return objectBody{c}, nil
 }
 
@@ -83,21 +81,21 @@ func getOptions(c *call) (service.ReadOptions, error) {
 }
 
 func updateObject(s *Server, c *call) (any, error) {
-	if c.params["className"] == "_Installation" {
+	if c.params.get("className") == "_Installation" {
 		return updateInstallation(s, c)
 	}
-	return s.svc.Update(c.auth, c.params["className"], c.params["objectId"], c.body)
+	return s.svc.Update(c.auth, c.params.get("className"), c.params.get("objectId"), c.body)
 }
 
 func deleteObject(s *Server, c *call) (any, error) {
-	if c.params["className"] == "_Installation" {
+	if c.params.get("className") == "_Installation" {
 		return deleteInstallation(s, c)
 	}
-	return map[string]any{}, s.svc.Delete(c.auth, c.params["className"], c.params["objectId"])
+	return map[string]any{}, s.svc.Delete(c.auth, c.params.get("className"), c.params.get("objectId"))
 }
 
 func findObjects(s *Server, c *call) (any, error) {
-	if c.params["className"] == "_Installation" {
+	if c.params.get("className") == "_Installation" {
 		return findInstallations(s, c)
 	}
 	params := c.allParams()
@@ -105,7 +103,7 @@ func findObjects(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.svc.Find(c.auth, c.params["className"], p)
+	res, err := s.svc.Find(c.auth, c.params.get("className"), p)
 	if err != nil {
 		return nil, err
 	}

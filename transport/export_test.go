@@ -1,19 +1,16 @@
 package transport
 
-import (
-	"strings"
-	"time"
-)
+import "time"
 
 // HandleForTest adds a route below the mount path whose endpoint runs fn,
 // so tests can make a request fail in ways no real endpoint does.
 func HandleForTest(s *Server, method, pattern string, fn func()) {
-	r := &route{method: method, pattern: pattern, segs: strings.Split(strings.Trim(pattern, "/"), "/"),
-		fn: func(*Server, *call) (any, error) {
-			fn()
-			return map[string]any{}, nil
-		}}
-	s.router.Handle(method, s.opts.MountPath+pattern, s.httpHandler(r))
+	s.routes = append(s.routes, route{method: method, pattern: pattern, fn: func(*Server, *call) (any, error) {
+		fn()
+		return map[string]any{}, nil
+	}})
+	s.routes[len(s.routes)-1].compile()
+	s.table = newRouteTable(s.routes)
 }
 
 // SetSlowQueryForTest sets the slow-query threshold below the options'

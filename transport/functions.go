@@ -71,17 +71,17 @@ func saveJobSchedule(s *Server, c *call) (any, error) {
 	if !ok {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "job_schedule must be an object")
 	}
-	if c.params["objectId"] == "" {
+	if c.params.get("objectId") == "" {
 		c.status = fasthttp.StatusCreated
 	}
-	return s.svc.SaveJobSchedule(c.auth, c.params["objectId"], body)
+	return s.svc.SaveJobSchedule(c.auth, c.params.get("objectId"), body)
 }
 
 func deleteJobSchedule(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	return map[string]any{}, s.svc.DeleteJobSchedule(c.auth, c.params["objectId"])
+	return map[string]any{}, s.svc.DeleteJobSchedule(c.auth, c.params.get("objectId"))
 }
 
 // cloudParams are a call's body with its URL parameters merged in.
@@ -97,7 +97,7 @@ func cloudParams(c *call) map[string]any {
 }
 
 func runFunction(s *Server, c *call) (any, error) {
-	res, err := s.svc.RunFunction(c.auth, c.params["name"], cloudParams(c))
+	res, err := s.svc.RunFunction(c.auth, c.params.get("name"), cloudParams(c))
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func startJob(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	name := c.params["name"]
+	name := c.params.get("name")
 	if name == "" {
 		name, _ = c.body["jobName"].(string)
 	}

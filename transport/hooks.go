@@ -35,7 +35,7 @@ func hookJSON(w service.Webhook) map[string]any {
 // hookOfPath names the webhook of a /hooks/functions/<name> or
 // /hooks/triggers/<class>/<trigger> path.
 func hookOfPath(c *call) service.Webhook {
-	return service.Webhook{FunctionName: c.params["name"], ClassName: c.params["class"], TriggerName: c.params["trigger"]}
+	return service.Webhook{FunctionName: c.params.get("name"), ClassName: c.params.get("class"), TriggerName: c.params.get("trigger")}
 }
 
 func bodyString(c *call, key string) (string, error) {

@@ -11,11 +11,7 @@ import (
 func installationRoutes() []route {
 	bind := func(fn endpoint) endpoint {
 		return func(s *Server, c *call) (any, error) {
-			params := map[string]string{"className": "_Installation"}
-			for k, v := range c.params {
-				params[k] = v
-			}
-			c.params = params
+			c.params.set("className", "_Installation")
 			return fn(s, c)
 		}
 	}
@@ -41,12 +37,12 @@ func createInstallation(s *Server, c *call) (any, error) {
 }
 
 func updateInstallation(s *Server, c *call) (any, error) {
-	res, err := s.svc.SaveInstallation(c.auth, c.params["objectId"], c.body)
+	res, err := s.svc.SaveInstallation(c.auth, c.params.get("objectId"), c.body)
 	if err != nil {
 		return nil, err
 	}
 	out := installationReply(c, res)
-	if res.ObjectID == c.params["objectId"] {
+	if res.ObjectID == c.params.get("objectId") {
 		delete(out, "objectId") // a plain update answers {updatedAt}
 	}
 	return out, nil
@@ -82,5 +78,5 @@ func findInstallations(s *Server, c *call) (any, error) {
 }
 
 func deleteInstallation(s *Server, c *call) (any, error) {
-	return map[string]any{}, s.svc.DeleteInstallation(c.auth, c.params["objectId"])
+	return map[string]any{}, s.svc.DeleteInstallation(c.auth, c.params.get("objectId"))
 }

@@ -11,7 +11,7 @@ import (
 
 // notBuilt names the Parse features Quarry does not serve yet, by the first
 // path segment below the mount path: their requests get a Parse error that
-// says so (the SDKs show its message), never the router's text 404, which
+// says so (the SDKs show its message), never a plain-text 404, which
 // the SDKs report as unparseable JSON.
 var notBuilt = map[string]string{
 	"files":             "Files are not available: no files adapter is configured.",

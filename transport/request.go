@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/valyala/fasthttp"
 
 	"github.com/quarrydata/quarry/schema"
@@ -21,7 +22,7 @@ type call struct {
 	auth   service.Auth
 	body   map[string]any
 	query  map[string]any // URL query parameters, each JSON-decoded when possible
-	params map[string]string
+	params pathParams
 	base   string // scheme://host + mount path, for Location headers
 	// raw is the request as sent, for endpoints whose meaning depends on
 	// the order of JSON keys or URL parameters (aggregate stages, $sort);
@@ -41,8 +42,12 @@ type call struct {
 	// claimed is the request id claimed for idempotency, given back if
 	// the request fails.
 	claimed string
-	// ip is the client's address (rate limits count by it).
+	// ip is the client's address (rate limits count by it); set only
+	// when rate limits are on.
 	ip string
+	// path is the request's path as routed (a trailing slash trimmed),
+	// kept for the log line; empty for batch items.
+	path string
 }
 
 // rawRequest is a request's body and URL parameters in the order sent.
@@ -88,10 +93,15 @@ var bodyCredentialKeys = []string{"_method", "_ApplicationId", "_JavaScriptKey",
 
 // header reads X-Parse-<name>, falling back to the specification's X-Svc-<name>.
 func header(ctx *fasthttp.RequestCtx, name string) string {
+	return string(headerBytes(ctx, name))
+}
+
+// headerBytes is header without the copy: valid while the request is served.
+func headerBytes(ctx *fasthttp.RequestCtx, name string) []byte {
 	if v := ctx.Request.Header.Peek("X-Parse-" + name); len(v) > 0 {
-		return string(v)
+		return v
 	}
-	return string(ctx.Request.Header.Peek("X-Svc-" + name))
+	return ctx.Request.Header.Peek("X-Svc-" + name)
 }
 
 // decodeBody parses a request body as JSON whatever its content type, with
@@ -109,7 +119,10 @@ func (s *Server) decodeBody(raw []byte) (map[string]any, error) {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "Invalid JSON: nested deeper than %d levels", s.opts.MaxJSONDepth)
 	}
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	// goccy/go-json: the same values as encoding/json (the UTF-8 and depth
+	// checks above run first either way), a third of the allocations
+	// (transport/decode_bench_test.go).
+	if err := gojson.Unmarshal(raw, &v); err != nil {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "Invalid JSON")
 	}
 	m, ok := v.(map[string]any)
@@ -174,14 +187,15 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 		}
 		c.raw.query = append(c.raw.query, [2]string{string(k), string(v)})
 		var decoded any
-		if json.Unmarshal(v, &decoded) == nil {
+		if gojson.Unmarshal(v, &decoded) == nil {
 			c.query[string(k)] = decoded
 		} else {
 			c.query[string(k)] = string(v)
 		}
 	})
 
-	appID := header(ctx, "Application-Id")
+	// Compared as bytes: the usual request's one header costs no copy.
+	appIDSent := headerBytes(ctx, "Application-Id")
 	master := header(ctx, "Master-Key")
 	keys := map[string]string{
 		"client": header(ctx, "Client-Key"), "javascript": header(ctx, "Javascript-Key"),
@@ -190,12 +204,11 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 	c.auth.SessionToken = header(ctx, "Session-Token")
 	c.auth.InstallationID = header(ctx, "Installation-Id")
 
-	if appID != s.opts.AppID {
+	if string(appIDSent) != s.opts.AppID {
 		// JS SDK style: credentials travel in the body.
 		bodyApp, _ := body["_ApplicationId"].(string)
 		if bodyApp == "" || bodyApp != s.opts.AppID {
 			if u, p, ok := basicAuth(ctx); ok && u == s.opts.AppID {
-				appID = u
 				if js, isJS := strings.CutPrefix(p, "javascript-key="); isJS {
 					keys["javascript"] = js
 				} else {
@@ -208,7 +221,6 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 			if master != "" && !equalKey(master, s.opts.MasterKey) {
 				return nil, unauthorized
 			}
-			appID = bodyApp
 			keys["javascript"], _ = body["_JavaScriptKey"].(string)
 			keys["client"], _ = body["_ClientKey"].(string)
 			if m, ok := body["_MasterKey"].(string); ok {

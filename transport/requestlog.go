@@ -66,10 +66,17 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
 	if !s.log.Enabled(ctx, level) {
 		return
 	}
+	var path string
+	if c != nil {
+		path = c.path // the same string, already made
+	}
+	if path == "" {
+		path = string(ctx.Path())
+	}
 	attrs := []slog.Attr{
 		slog.String("id", string(idBytes)),
 		slog.String("method", method),
-		slog.String("path", string(ctx.Path())),
+		slog.String("path", path),
 		slog.String("family", family),
 		slog.Int("status", status),
 		slog.Float64("ms", float64(took.Microseconds())/1000),

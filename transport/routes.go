@@ -50,60 +50,165 @@ func (s *Server) registerRoutes() {
 	}
 	s.families = map[string]string{"health": "health", "files": "files"}
 	for i := range s.routes {
-		r := &s.routes[i]
-		r.segs = strings.Split(strings.Trim(r.pattern, "/"), "/")
-		s.families[r.segs[0]] = r.segs[0]
-		s.router.Handle(r.method, s.opts.MountPath+r.pattern, s.httpHandler(r))
+		s.routes[i].compile()
+		s.families[s.routes[i].segs[0]] = s.routes[i].segs[0]
+	}
+	s.table = newRouteTable(s.routes)
+}
+
+// maxPathParams bounds the "{name}" segments of one pattern (two today:
+// /hooks/triggers/{class}/{trigger}); pathParams holds them inline.
+const maxPathParams = 3
+
+// maxPathSegs bounds the segments of one pattern: a longer path matches
+// no route without being split further.
+const maxPathSegs = 8
+
+// compile splits the pattern into segments, once.
+func (r *route) compile() {
+	r.segs = strings.Split(strings.Trim(r.pattern, "/"), "/")
+	params := 0
+	for _, seg := range r.segs {
+		if isParamSeg(seg) {
+			params++
+		}
+	}
+	if params > maxPathParams || len(r.segs) > maxPathSegs {
+		panic("transport: route " + r.pattern + " has more segments or parameters than pathParams holds")
 	}
 }
 
-// match finds the route for a method and a path relative to the mount.
-func (s *Server) match(method, rel string) (*route, map[string]string) {
-	segs := strings.Split(strings.Trim(rel, "/"), "/")
-	for i := range s.routes {
-		r := &s.routes[i]
-		if r.method != method || len(r.segs) != len(segs) {
+func isParamSeg(seg string) bool { return strings.HasPrefix(seg, "{") }
+
+// pathParams are the "{name}" segments of a matched route, kept inline in
+// the call (no map per request); values are substrings of the path.
+type pathParams struct {
+	n      int
+	names  [maxPathParams]string
+	values [maxPathParams]string
+}
+
+// get is the value bound to name, "" when the route has no such segment.
+func (p *pathParams) get(name string) string {
+	for i := range p.n {
+		if p.names[i] == name {
+			return p.values[i]
+		}
+	}
+	return ""
+}
+
+// set binds name to value, replacing an earlier binding.
+func (p *pathParams) set(name, value string) {
+	for i := range p.n {
+		if p.names[i] == name {
+			p.values[i] = value
+			return
+		}
+	}
+	if p.n == maxPathParams {
+		panic("transport: more path parameters than pathParams holds")
+	}
+	p.names[p.n], p.values[p.n] = name, value
+	p.n++
+}
+
+// routeTable finds a request's route with no allocation: routes grouped
+// by method and first segment, the most specific match winning.
+type routeTable map[string]map[string][]*route
+
+func newRouteTable(routes []route) routeTable {
+	t := routeTable{}
+	for i := range routes {
+		r := &routes[i]
+		byFirst := t[r.method]
+		if byFirst == nil {
+			byFirst = map[string][]*route{}
+			t[r.method] = byFirst
+		}
+		byFirst[r.segs[0]] = append(byFirst[r.segs[0]], r)
+	}
+	return t
+}
+
+// match finds the route for a method and a path relative to the mount
+// ("/classes/Item/x"), and binds its parameters into params. Where two
+// patterns match, the one with a fixed segment at the first place they
+// differ wins (/users/me before /users/{objectId}), as a radix router
+// decides.
+func (t routeTable) match(method, rel string, params *pathParams) *route {
+	var segs [maxPathSegs]string
+	n := 0
+	rest := strings.Trim(rel, "/")
+	for {
+		if n == maxPathSegs {
+			return nil
+		}
+		seg, tail, more := strings.Cut(rest, "/")
+		segs[n] = seg
+		n++
+		if !more {
+			break
+		}
+		rest = tail
+	}
+	var best *route
+	bestMask := uint(0)
+	for _, r := range t[method][segs[0]] {
+		if len(r.segs) != n {
 			continue
 		}
-		params := map[string]string{}
-		ok := true
+		mask, ok := uint(0), true
 		for j, p := range r.segs {
-			if strings.HasPrefix(p, "{") {
+			if isParamSeg(p) {
 				if segs[j] == "" {
 					ok = false
 					break
 				}
-				params[p[1:len(p)-1]] = segs[j]
+				mask |= 1 << (maxPathSegs - 1 - j)
 			} else if p != segs[j] {
 				ok = false
 				break
 			}
 		}
-		if ok {
-			return r, params
+		if ok && (best == nil || mask < bestMask) {
+			best, bestMask = r, mask
 		}
 	}
-	return nil, nil
+	if best == nil {
+		return nil
+	}
+	*params = pathParams{}
+	for j, p := range best.segs {
+		if isParamSeg(p) {
+			params.set(p[1:len(p)-1], segs[j])
+		}
+	}
+	return best
+}
+
+// match is the table's match for a batch item, whose parameters live in
+// the item.
+func (s *Server) match(method, rel string) (*route, pathParams) {
+	var params pathParams
+	r := s.table.match(method, rel, &params)
+	return r, params
 }
 
 const callKey = "quarry.call"
 
-func (s *Server) httpHandler(r *route) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		c, _ := ctx.UserValue(callKey).(*call)
-		if c == nil {
-			s.router.NotFound(ctx)
-			return
-		}
-		c.params = map[string]string{}
-		for _, seg := range r.segs {
-			if strings.HasPrefix(seg, "{") {
-				name := seg[1 : len(seg)-1]
-				c.params[name], _ = ctx.UserValue(name).(string)
-			}
-		}
-		s.run(ctx, r, c)
+// route runs the request's route, or answers 404 in Parse's shape.
+func (s *Server) route(ctx *fasthttp.RequestCtx, c *call, path string) {
+	rel, ok := strings.CutPrefix(path, s.opts.MountPath)
+	var r *route
+	if ok && c != nil {
+		r = s.table.match(methodName(ctx.Method()), rel, &c.params)
 	}
+	if r == nil {
+		s.notFound(ctx)
+		return
+	}
+	s.run(ctx, r, c)
 }
 
 func (s *Server) run(ctx *fasthttp.RequestCtx, r *route, c *call) {

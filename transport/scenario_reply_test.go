@@ -31,6 +31,11 @@ func TestReplyBytesFollowEachVersion(t *testing.T) {
 		{"find with count", "/classes/Ready?count=1&where=" + where, first("results")},
 		{"find with keys", "/classes/Ready?keys=v", first("results")},
 		{"get with excludeKeys", "/classes/Ready/" + id + "?excludeKeys=n", func(v any) any { return v }},
+		// Projections are filtered out of the stored bytes (service/project.go).
+		{"get with keys", "/classes/Ready/" + id + "?keys=v,tag", func(v any) any { return v }},
+		{"get with keys it lacks", "/classes/Ready/" + id + "?keys=v,nothing", func(v any) any { return v }},
+		{"find with excludeKeys", "/classes/Ready?excludeKeys=n,tag&where=" + where, first("results")},
+		{"find with keys and count", "/classes/Ready?count=1&keys=v,n&where=" + where, first("results")},
 		{"include", "/classes/Holder/" + holder + "?include=thing", func(v any) any { return v.(map[string]any)["thing"] }},
 		{"find with include", "/classes/Holder?include=thing", func(v any) any { return first("results")(v).(map[string]any)["thing"] }},
 	}
@@ -46,6 +51,23 @@ func TestReplyBytesFollowEachVersion(t *testing.T) {
 			if obj["v"] != v {
 				t.Errorf("%s: %s: v = %v, want %v: %s", step, r.name, obj["v"], v, res.Body)
 			}
+			if want := projected(r.path); want != nil {
+				for _, k := range []string{"v", "n", "tag", "nothing"} {
+					if _, has := obj[k]; has != want[k] {
+						t.Errorf("%s: %s: has %s %v, want %v: %s", step, r.name, k, has, want[k], res.Body)
+					}
+				}
+			}
+		}
+		// An aggregate whose pipeline the planner runs alone replies with
+		// plain objects, encoded from their stored bytes.
+		agg := srv.Do(t, "GET", "/aggregate/Ready?pipeline="+url.QueryEscape(`[{"$match":{"tag":"<a&b>"}}]`), nil, servertest.Master())
+		if agg.Status != 200 {
+			t.Fatalf("%s: aggregate: status %d %s", step, agg.Status, agg.Body)
+		}
+		sameAsEncodingJSON(t, step+": aggregate", agg.Body)
+		if obj, _ := first("results")(agg.JSON()).(map[string]any); obj["v"] != v {
+			t.Errorf("%s: aggregate: v = %v, want %v: %s", step, obj["v"], v, agg.Body)
 		}
 		batch := srv.Do(t, "POST", "/batch", map[string]any{"requests": []any{
 			map[string]any{"method": "GET", "path": "/parse/classes/Ready/" + id},
@@ -130,4 +152,29 @@ func sameAsEncodingJSON(t *testing.T, what string, body []byte) {
 	if !bytes.Equal(body, want) {
 		t.Errorf("%s: reply\n%s\nis not encoding/json's\n%s", what, body, want)
 	}
+}
+
+// projected is which of v, n, tag and nothing a read's keys or
+// excludeKeys leave in the object, or nil for a read without either.
+func projected(path string) map[string]bool {
+	u, err := url.Parse(path)
+	if err != nil {
+		return nil
+	}
+	q := u.Query()
+	switch {
+	case q.Has("keys"):
+		out := map[string]bool{}
+		for _, k := range strings.Split(q.Get("keys"), ",") {
+			out[k] = k != "nothing"
+		}
+		return out
+	case q.Has("excludeKeys"):
+		out := map[string]bool{"v": true, "n": true, "tag": true}
+		for _, k := range strings.Split(q.Get("excludeKeys"), ",") {
+			delete(out, k)
+		}
+		return out
+	}
+	return nil
 }

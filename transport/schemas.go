@@ -27,14 +27,14 @@ func getSchema(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	return s.svc.Schema(c.params["className"])
+	return s.svc.Schema(c.params.get("className"))
 }
 
 func createSchema(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	class, err := service.SchemaClassName(c.params["className"], c.body)
+	class, err := service.SchemaClassName(c.params.get("className"), c.body)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func updateSchema(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	class, err := service.SchemaClassName(c.params["className"], c.body)
+	class, err := service.SchemaClassName(c.params.get("className"), c.body)
 	if err != nil {
 		return nil, err
 	}
@@ -56,12 +56,12 @@ func deleteSchema(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	return map[string]any{}, s.svc.DeleteSchema(c.auth, c.params["className"])
+	return map[string]any{}, s.svc.DeleteSchema(c.auth, c.params.get("className"))
 }
 
 func purgeClass(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	return map[string]any{}, s.svc.Purge(c.auth, c.params["className"])
+	return map[string]any{}, s.svc.Purge(c.auth, c.params.get("className"))
 }

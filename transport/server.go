@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/quarrydata/quarry/logring"
@@ -100,7 +99,7 @@ type Options struct {
 type Server struct {
 	opts     Options
 	svc      *service.Service
-	router   *router.Router
+	table    routeTable
 	routes   []route
 	masterIP []netip.Prefix
 	// metricsIP limits who may read /metrics (MetricsIPs).
@@ -145,7 +144,7 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, svc: svc, router: router.New(), log: opts.Logger,
+	s := &Server{opts: opts, svc: svc, log: opts.Logger,
 		reqLog: requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery}}
 	for _, ip := range opts.MasterKeyIPs {
 		p, err := parseIPOrPrefix(ip)
@@ -161,9 +160,6 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 		}
 		s.metricsIP = append(s.metricsIP, p)
 	}
-	s.router.RedirectTrailingSlash = false
-	s.router.HandleMethodNotAllowed = false
-	s.router.NotFound = s.notFound
 	s.registerRoutes()
 	idem, err := newIdempotency(opts.IdempotencyPaths, opts.IdempotencyTTL)
 	if err != nil {
@@ -285,14 +281,19 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		s.opts.Playground(ctx)
 		return
 	}
+	var c *call
 	if strings.HasPrefix(path, s.opts.MountPath+"/") {
 		// The envelope runs before routing: the JS SDK's _method decides
 		// which route a POST really is.
-		c, err := s.envelope(ctx)
+		var err error
+		c, err = s.envelope(ctx)
 		if err == nil {
+			c.path = path
 			// After the envelope (its _method is the method counted),
 			// before the session lookup a flood would cost.
-			c.ip = clientIP(ctx)
+			if s.opts.RateLimit != nil {
+				c.ip = clientIP(ctx) // only rate limits read it
+			}
 			err = s.limit(c, string(ctx.Method()), strings.TrimPrefix(path, s.opts.MountPath))
 		}
 		if err == nil && !sessionExempt[strings.TrimPrefix(path, s.opts.MountPath)] {
@@ -312,7 +313,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		}
 		ctx.SetUserValue(callKey, c)
 	}
-	s.router.Handler(ctx)
+	s.route(ctx, c, path)
 }
 
 // serveGraphQL runs the envelope and the session lookup, then hands the

@@ -55,11 +55,7 @@ func roleRoutes() []route {
 // /classes/_User, /classes/_Role and /classes/_Session.
 func withClass(class string, fn endpoint) endpoint {
 	return func(s *Server, c *call) (any, error) {
-		params := map[string]string{"className": class}
-		for k, v := range c.params {
-			params[k] = v
-		}
-		c.params = params
+		c.params.set("className", class)
 		return fn(s, c)
 	}
 }
@@ -112,8 +108,8 @@ func me(s *Server, c *call) (any, error) {
 }
 
 func getUser(s *Server, c *call) (any, error) {
-	c.params["className"] = "_User"
-	if c.auth.UserID == "" || c.params["objectId"] != c.auth.UserID {
+	c.params.set("className", "_User")
+	if c.auth.UserID == "" || c.params.get("objectId") != c.auth.UserID {
 		return getObject(s, c)
 	}
 	// A user reading themselves gets their session token too.
@@ -121,7 +117,7 @@ func getUser(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj, err := s.svc.Get(c.auth, "_User", c.params["objectId"], ro)
+	obj, err := s.svc.Get(c.auth, "_User", c.params.get("objectId"), ro)
 	if err != nil {
 		return nil, err
 	}

@@ -146,6 +146,14 @@ func Benchmark_Find_Or2_100k_Limit20(b *testing.B) {
 		map[string]any{"category": "c9"}, map[string]any{"score": 5.0}}}, Limit: 20}, 20, 0)
 }
 
+// Benchmark_Find_OrRange_100k_Limit20: an $or of an equality and a range
+// (2,000 + 100 matches): the union is not in objectId order, so the first
+// 20 by objectId come from a top-k.
+func Benchmark_Find_OrRange_100k_Limit20(b *testing.B) {
+	query(b, "Item", service.FindParams{Where: map[string]any{"$or": []any{
+		map[string]any{"category": "c9"}, map[string]any{"score": map[string]any{"$gte": 5.0, "$lt": 6.0}}}}, Limit: 20}, 20, 0)
+}
+
 func Benchmark_Find_InQuery_100k_Limit20(b *testing.B) {
 	query(b, "Item", service.FindParams{Where: map[string]any{"owner": map[string]any{
 		"$inQuery": map[string]any{"className": "Owner", "where": map[string]any{"region": "r3"}}}}, Limit: 20}, 20, 0)

@@ -1,0 +1,269 @@
+package service
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"unsafe"
+
+	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/schema"
+)
+
+// A reply copy made from a stored object (a keys or excludeKeys
+// projection, protected fields or internal keys removed, included objects
+// put in place of pointers, a File's url rewritten, a relation field
+// added) is encoded from the stored version's bytes: each member whose
+// value the copy still holds as stored (the same map, slice or scalar:
+// stored objects are never changed in place) is copied as it is, an
+// included object is encoded the same way from its own stored bytes, and
+// only what differs is encoded anew. encoding/json writes a map's members
+// sorted by key and without spaces, so the result is byte for byte
+// Marshal of the copy.
+
+// errNotObject is a stored encoding that is not a JSON object: never
+// expected, as the encodings are encoding/json's of maps.
+var errNotObject = errors.New("service: a stored encoding is not a JSON object")
+
+// derivedBy reports whether this find's results may be encoded from their
+// stored objects' bytes (see noteSource): not when an afterFind trigger
+// may replace them, so that a result and its noted source could be
+// unrelated objects (still correct, but no cheaper).
+func (s *Service) derivedBy(class string) bool {
+	h := s.opts.Hooks
+	return h == nil || !h.Has(AfterFind, class)
+}
+
+// keptFrom reports whether result i is a copy of the stored object src
+// (not src itself, which AppendResult sends as it is).
+func (r *FindResult) keptFrom(i int, src schema.Object) bool {
+	return !sameObject(r.Results[i], src)
+}
+
+// noteSource records src as result i's source when keptFrom holds; the
+// slice is allocated when first needed.
+func (r *FindResult) noteSource(i int, src schema.Object) {
+	if !r.keptFrom(i, src) {
+		return
+	}
+	if r.srcs == nil {
+		r.srcs = make([]schema.Object, len(r.Results))
+	}
+	r.srcs[i] = src
+}
+
+// noteExpansion records that exp, an included object, is a copy of src,
+// the stored object of coll.
+func (r *FindResult) noteExpansion(exp, src schema.Object, coll *index.Collection) {
+	if r.expanded == nil {
+		r.expanded = map[unsafe.Pointer]expansion{}
+	}
+	r.expanded[reflect.ValueOf(exp).UnsafePointer()] = expansion{src: src, coll: coll}
+}
+
+// expansion is an included object's stored source.
+type expansion struct {
+	src  schema.Object
+	coll *index.Collection
+}
+
+func sameObject(a, b schema.Object) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// sameValue reports whether a copy's value is the stored one itself.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && sameObject(x, y)
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	return false
+}
+
+// appendDerived appends reply's JSON to dst, from enc, the stored bytes of
+// src, wherever reply holds src's values (see above).
+func (r *FindResult) appendDerived(dst, enc []byte, src, reply schema.Object) ([]byte, error) {
+	if len(enc) < 2 || enc[0] != '{' {
+		return dst, errNotObject
+	}
+	// Keys the copy adds, emitted in their sorted places among the stored.
+	var added []string
+	if len(reply) > 0 {
+		for k := range reply {
+			if _, ok := src[k]; !ok {
+				added = append(added, k)
+			}
+		}
+		slices.Sort(added)
+	}
+	dst = append(dst, '{')
+	n := 0
+	var err error
+	for i := 1; i < len(enc) && enc[i] != '}'; {
+		keyEnd, escaped := stringEnd(enc, i)
+		if keyEnd < 0 || keyEnd >= len(enc) || enc[keyEnd] != ':' {
+			return dst, errNotObject
+		}
+		end := valueEnd(enc, keyEnd+1)
+		if end < 0 {
+			return dst, errNotObject
+		}
+		key := enc[i+1 : keyEnd-1] // looked up as string(key): no copy
+		if escaped {
+			var k string
+			if err := json.Unmarshal(enc[i:keyEnd], &k); err != nil {
+				return dst, errNotObject
+			}
+			key = []byte(k)
+		}
+		for len(added) > 0 && added[0] < string(key) {
+			if dst, err = r.appendMember(dst, &n, added[0], reply[added[0]]); err != nil {
+				return dst, err
+			}
+			added = added[1:]
+		}
+		if v, kept := reply[string(key)]; kept {
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			n++
+			if sameValue(v, src[string(key)]) {
+				dst = append(dst, enc[i:end]...)
+			} else if dst, err = r.appendValue(append(dst, enc[i:keyEnd+1]...), v); err != nil {
+				return dst, err
+			}
+		}
+		i = end
+		if i < len(enc) && enc[i] == ',' {
+			i++
+		}
+	}
+	for _, k := range added {
+		if dst, err = r.appendMember(dst, &n, k, reply[k]); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendMember appends "key":value, after a comma unless it is the first
+// (*n counts the members written).
+func (r *FindResult) appendMember(dst []byte, n *int, key string, v any) ([]byte, error) {
+	if *n > 0 {
+		dst = append(dst, ',')
+	}
+	*n++
+	k, err := json.Marshal(key)
+	if err != nil {
+		return dst, err
+	}
+	return r.appendValue(append(append(dst, k...), ':'), v)
+}
+
+// appendValue appends v: an included object from its stored bytes, any
+// other value through encoding/json.
+func (r *FindResult) appendValue(dst []byte, v any) ([]byte, error) {
+	if m, ok := v.(map[string]any); ok && r.expanded != nil {
+		if e, ok := r.expanded[reflect.ValueOf(m).UnsafePointer()]; ok {
+			enc, err := e.coll.Encoding(e.src)
+			if err != nil {
+				return dst, err
+			}
+			return r.appendDerived(dst, enc, e.src, m)
+		}
+	}
+	if arr, ok := v.([]any); ok && r.expanded != nil {
+		// An array of included objects (an include through an array of
+		// pointers).
+		dst = append(dst, '[')
+		for i, e := range arr {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = r.appendValue(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// stringEnd is the index just past the JSON string starting at b[i] (a
+// quote), and whether it holds an escape; -1 when it does not end.
+func stringEnd(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return -1, false
+	}
+	escaped := false
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j + 1, escaped
+		}
+	}
+	return -1, false
+}
+
+// valueEnd is the index just past the JSON value starting at b[i]; -1
+// when it does not end.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		end, _ := stringEnd(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _ := stringEnd(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	for j := i; j < len(b); j++ {
+		if b[j] == ',' || b[j] == '}' || b[j] == ']' {
+			return j
+		}
+	}
+	return len(b)
+}
