@@ -87,6 +87,20 @@ func RadiansToMiles(r float64) float64 { return r * EarthRadiusMiles }
 // DefaultNearSphereMaxDistance is DefaultNearSphereMaxMiles in radians.
 const DefaultNearSphereMaxDistance = DefaultNearSphereMaxMiles / EarthRadiusMiles
 
+// NearSphereLimit is the maximum distance a $nearSphere without one gets,
+// in radians, from the configured option: 0 means the default, a negative
+// value none (0 returned).
+func NearSphereLimit(configured float64) float64 {
+	switch {
+	case configured == 0:
+		return DefaultNearSphereMaxDistance
+	case configured < 0:
+		return 0
+	default:
+		return configured
+	}
+}
+
 // LeafCell is the S2 leaf cell id of a point: the key of the GeoPoint
 // index. Ordering by it walks the Hilbert curve.
 func LeafCell(p Point) uint64 {

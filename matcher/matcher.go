@@ -124,7 +124,7 @@ func (c *compiler) node(n *where.Node) (pred, error) {
 			if vals, err = c.r.Select(n.Sub); err != nil {
 				return nil, err
 			}
-			vals = spread(vals)
+			vals = Spread(vals)
 		}
 		set := newValueSet(vals)
 		path := n.Path
@@ -293,9 +293,9 @@ func (c *compiler) op(path string, op *where.Op) (valuePred, error) {
 	return bad()
 }
 
-// spread flattens array values one level, as Parse Server flattens the
-// $in it builds from $select results.
-func spread(vals []any) []any {
+// Spread flattens array values one level, as Parse Server flattens the
+// $in it builds from $select results (the SQL translation does the same).
+func Spread(vals []any) []any {
 	out := make([]any, 0, len(vals))
 	for _, v := range vals {
 		if arr, ok := v.([]any); ok {

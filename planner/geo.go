@@ -477,12 +477,5 @@ func nearObjects(items []nearItem) []schema.Object {
 
 // nearSphereMax is the limit LimitNearSphere applies (0: none).
 func (p *planner) nearSphereMax() float64 {
-	switch m := p.opts.NearSphereMaxDistance; {
-	case m == 0:
-		return geo.DefaultNearSphereMaxDistance
-	case m < 0:
-		return 0
-	default:
-		return m
-	}
+	return geo.NearSphereLimit(p.opts.NearSphereMaxDistance)
 }

@@ -366,14 +366,7 @@ func (s *Service) storedObject(class, id string) (schema.Object, bool) {
 // nearSphereMax is the planner's limit on a $nearSphere without a maximum
 // (Options.NearSphereMaxDistance: 0 the default, negative none).
 func (s *Service) nearSphereMax() float64 {
-	switch m := s.opts.NearSphereMaxDistance; {
-	case m == 0:
-		return geo.DefaultNearSphereMaxDistance
-	case m < 0:
-		return 0
-	default:
-		return m
-	}
+	return geo.NearSphereLimit(s.opts.NearSphereMaxDistance)
 }
 
 // sqlIndexes has the store index what the class's schema and the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/quarrydata/quarry/matcher"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 	"github.com/quarrydata/quarry/where"
@@ -115,7 +116,7 @@ func (b *builder) node(n *where.Node) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			vals = spread(got)
+			vals = matcher.Spread(got)
 		}
 		code := where.OpIn
 		if n.Kind == where.KindNotInQuery || n.Kind == where.KindDontSelect {
@@ -124,19 +125,6 @@ func (b *builder) node(n *where.Node) (string, error) {
 		return b.op(n.Path, &where.Op{Code: code, Values: vals})
 	}
 	return "", fmt.Errorf("sqlplan: malformed %s node", n.Kind)
-}
-
-// spread flattens array values one level, as the matcher does for $select.
-func spread(vals []any) []any {
-	out := make([]any, 0, len(vals))
-	for _, v := range vals {
-		if arr, ok := v.([]any); ok {
-			out = append(out, arr...)
-		} else {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 func (b *builder) idIn(ids []string) string {
