@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync/atomic"
 
@@ -65,7 +66,7 @@ func warnMissingFunctions(opts *config.Options, defined []string, log *slog.Logg
 	}
 	for provider, v := range opts.Auth.Providers {
 		m, _ := v.(map[string]any)
-		for _, key := range []string{"cloudFunction", "smsFunction"} {
+		for _, key := range []string{"cloudFunction", "smsFunction", "validateOptionsFunction"} {
 			if f, ok := m[key].(string); ok && f != "" {
 				named["auth."+provider+"."+key] = f
 			}
@@ -76,4 +77,27 @@ func warnMissingFunctions(opts *config.Options, defined []string, log *slog.Logg
 			log.Warn("a cloud function named by an option is not defined", "option", option, "function", f)
 		}
 	}
+}
+
+// validateAuthOptions runs, once at start-up, each provider's
+// validateOptionsFunction: the validateOptions of a custom adapter written
+// as cloud code (auth.<provider>.cloudFunction does its validateAuthData
+// and validateAppId). It is called with the master key and
+// {provider, options}; a throw stops the start, as a Parse Server
+// adapter's validateOptions does, naming the provider and the reason.
+func validateAuthOptions(opts *config.Options, svc *service.Service) error {
+	for _, provider := range slices.Sorted(maps.Keys(opts.Auth.Providers)) {
+		m, _ := opts.Auth.Providers[provider].(map[string]any)
+		fn, _ := m["validateOptionsFunction"].(string)
+		if fn == "" {
+			continue
+		}
+		options := maps.Clone(m)
+		delete(options, "cloudFunction")
+		delete(options, "validateOptionsFunction")
+		if _, err := svc.RunFunction(service.Auth{Master: true}, fn, map[string]any{"provider": provider, "options": options}); err != nil {
+			return fmt.Errorf("auth.%s: the options were refused by %s: %w", provider, fn, err)
+		}
+	}
+	return nil
 }

@@ -184,6 +184,9 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	}
 	warnMissingFunctions(opts, reg.FunctionNames(), log) // auth.go
 	undo = append(undo, scripts.Close)
+	if err := validateAuthOptions(opts, svc); err != nil { // auth.go
+		return nil, err
+	}
 	keyGenerated := opts.MasterKey == ""
 	if keyGenerated {
 		key, err := keptMasterKey(svc)
