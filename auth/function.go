@@ -42,7 +42,7 @@ func (f functionAdapter) ValidateOptions(opts Options) error {
 func (f functionAdapter) ValidateAuthData(ctx context.Context, data map[string]any, opts Options) (Result, error) {
 	options := make(map[string]any, len(opts.Raw))
 	for k, v := range opts.Raw {
-		if k != "cloudFunction" {
+		if k != "cloudFunction" && k != "validateOptionsFunction" {
 			options[k] = v
 		}
 	}
