@@ -179,6 +179,9 @@ type Options struct {
 	GraphQLMaxDepth   int
 	GraphQLMaxAliases int
 	GraphQLMaxFields  int
+	// GraphQLMaxComplexity caps the fields a GraphQL reply can hold, each
+	// counted once per object its enclosing connections can return.
+	GraphQLMaxComplexity int
 	// GraphQLCustomTypeDefs is graphQLCustomTypeDefs: GraphQL schema
 	// language added to the generated schema (extend type Query/Mutation
 	// with @resolve fields run by cloud functions, @mock fields).

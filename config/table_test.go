@@ -117,6 +117,7 @@ func TestEnvNames(t *testing.T) {
 		"graphQLMaxDepth":                               "QUARRY_GRAPHQL_MAX_DEPTH",
 		"graphQLMaxAliases":                             "QUARRY_GRAPHQL_MAX_ALIASES",
 		"graphQLMaxFields":                              "QUARRY_GRAPHQL_MAX_FIELDS",
+		"graphQLMaxComplexity":                          "QUARRY_GRAPHQL_MAX_COMPLEXITY",
 		"graphQLCustomTypeDefs":                         "QUARRY_GRAPHQL_CUSTOM_TYPE_DEFS",
 		"graphQLSchema":                                 "QUARRY_GRAPHQL_SCHEMA PARSE_SERVER_GRAPH_QLSCHEMA",
 		"logLevel":                                      "QUARRY_LOG_LEVEL PARSE_SERVER_LOG_LEVEL",

@@ -166,12 +166,16 @@ func TestIntrospectionGate(t *testing.T) {
 // TestLimits: documents over the caps are refused with a GraphQL error
 // (status 200), never a 5xx, before any resolver runs.
 func TestLimits(t *testing.T) {
-	srv := start(t, func(o *config.Options) { o.GraphQLMaxDepth, o.GraphQLMaxAliases, o.GraphQLMaxFields = 3, 2, 10 })
+	srv := start(t, func(o *config.Options) {
+		o.GraphQLMaxDepth, o.GraphQLMaxAliases, o.GraphQLMaxFields, o.GraphQLMaxComplexity = 3, 2, 10, 8
+	})
 	cases := []struct{ name, query, says string }{
 		{"depth", `{ users { edges { node { createdAt } } } }`, "graphQLMaxDepth"},
 		{"depth through a fragment", `{ users { ...E } } fragment E on UserConnection { edges { node { id } } }`, "graphQLMaxDepth"},
 		{"aliases", `{ a: health b: health c: health }`, "graphQLMaxAliases"},
 		{"fields", `{ health health health health health health health health health health health }`, "graphQLMaxFields"},
+		{"complexity: a connection counts its page size", `{ users(first: 8) { count } }`, "graphQLMaxComplexity"},
+		{"complexity: a connection without first counts 100", `{ users { edges { cursor } } }`, "graphQLMaxComplexity"},
 		{"syntax", `{ health `, "Expected"},
 		{"unknown field", `{ nothing }`, "Cannot query field"},
 	}
@@ -182,6 +186,13 @@ func TestLimits(t *testing.T) {
 				t.Errorf("%d %s", r.status, r.body)
 			}
 		})
+	}
+	byVariable := `query ($n: Int) { users(first: $n) { count } }`
+	if r := post(t, srv, servertest.App(), byVariable, map[string]any{"n": 8}); !strings.Contains(r.get("errors.0.message").String(), "graphQLMaxComplexity") {
+		t.Errorf("a page size given by a variable: %s", r.body)
+	}
+	if r := post(t, srv, servertest.App(), byVariable, map[string]any{"n": 2}); r.get("errors").Exists() {
+		t.Errorf("a small page by a variable: %s", r.body)
 	}
 	if r := post(t, srv, servertest.App(), `{ a: health b: health }`, nil); r.get("data").Raw != `{"a":true,"b":true}` {
 		t.Errorf("within the caps: %s", r.body)

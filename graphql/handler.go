@@ -27,6 +27,9 @@ const (
 	DefaultMaxDepth   = 20
 	DefaultMaxAliases = 50
 	DefaultMaxFields  = 1000
+	// DefaultMaxComplexity allows a page of 100 objects with 100 fields,
+	// each with a page of 10 included objects of 10 fields.
+	DefaultMaxComplexity = 100_000
 )
 
 // Options configure the GraphQL front end.
@@ -38,6 +41,10 @@ type Options struct {
 	// depth, its aliased fields and its fields in all, fragments expanded
 	// (0 means the default; negative means no cap).
 	MaxDepth, MaxAliases, MaxFields int
+	// MaxComplexity caps the fields a reply can hold, each counted once
+	// per object its enclosing connections can return (their first or
+	// last, else 100): graphQLMaxComplexity (0 the default, negative none).
+	MaxComplexity int
 	// CustomTypeDefs is graphQLCustomTypeDefs: schema language added to
 	// the generated schema. Fields it adds to Query or Mutation resolve
 	// with @resolve (a cloud function) or @mock (a fixed value).
@@ -78,6 +85,9 @@ func New(svc *service.Service, opts Options) *Handler {
 	}
 	if opts.MaxAliases == 0 {
 		opts.MaxAliases = DefaultMaxAliases
+	}
+	if opts.MaxComplexity == 0 {
+		opts.MaxComplexity = DefaultMaxComplexity
 	}
 	if opts.MaxFields == 0 {
 		opts.MaxFields = DefaultMaxFields
@@ -352,7 +362,7 @@ func (h *Handler) execute(auth service.Auth, query, operationName string, vars m
 		}
 		return requestError(schema.CodeInvalidQuery, "Unknown operation named \""+operationName+"\".")
 	}
-	if err := h.checkLimits(op); err != nil {
+	if err := h.checkLimits(op, vars); err != nil {
 		return requestError(schema.CodeInvalidQuery, err.Error())
 	}
 	if !auth.Master && !h.opts.PublicIntrospection && introspects(op.SelectionSet, map[string]bool{}) {

@@ -365,7 +365,7 @@ func (s *socket) operation(p subscribePayload, auth service.Auth) (*model, *ast.
 	if op == nil {
 		return nil, nil, requestError(schema.CodeInvalidQuery, "Unknown operation named \""+p.OperationName+"\", or several operations and no name.").Errors
 	}
-	if err := s.h.checkLimits(op); err != nil {
+	if err := s.h.checkLimits(op, p.Variables); err != nil {
 		return nil, nil, requestError(schema.CodeInvalidQuery, err.Error()).Errors
 	}
 	if !auth.Master && !s.h.opts.PublicIntrospection && introspects(op.SelectionSet, map[string]bool{}) {

@@ -300,6 +300,7 @@ func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func
 		MaxDepth:            opts.GraphQLMaxDepth,
 		MaxAliases:          opts.GraphQLMaxAliases,
 		MaxFields:           opts.GraphQLMaxFields,
+		MaxComplexity:       opts.GraphQLMaxComplexity,
 		CustomTypeDefs:      custom,
 		FunctionNames:       functionNames,
 		Logger:              log,
