@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/quarrydata/quarry/cache"
 	"github.com/quarrydata/quarry/live/redistest"
 )
@@ -20,7 +18,7 @@ func open(t *testing.T, ttl time.Duration) (*cache.Cache, *cache.Cache) {
 	t.Helper()
 	redistest.Require(t, "the cacheAdapter tests")
 	prefix := "quarry-test-cache-" + strconv.FormatUint(rand.Uint64(), 36) + ":"
-	t.Cleanup(func() { dropKeys(t, prefix) })
+	t.Cleanup(func() { redistest.DropKeys(t, prefix) })
 	var out [2]*cache.Cache
 	for i := range out {
 		c, err := cache.Open(cache.Options{URL: redistest.URL, Prefix: prefix, TTL: ttl})
@@ -31,21 +29,6 @@ func open(t *testing.T, ttl time.Duration) (*cache.Cache, *cache.Cache) {
 		out[i] = c
 	}
 	return out[0], out[1]
-}
-
-// dropKeys deletes the test's keys (the role generation has no expiry).
-func dropKeys(t *testing.T, prefix string) {
-	opts, _ := redis.ParseURL(redistest.URL)
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	if err == nil && len(keys) > 0 {
-		err = rdb.Del(ctx, keys...).Err()
-	}
-	if err != nil {
-		t.Errorf("dropping the test's keys: %v", err)
-	}
 }
 
 func TestSessions(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fasthttp/websocket"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/quarrydata/quarry/cache"
 	"github.com/quarrydata/quarry/config"
@@ -96,7 +95,7 @@ func subscribeAs(t *testing.T, wsURL, token string) string {
 func TestCacheAdapterAcrossProcesses(t *testing.T) {
 	redistest.Require(t, "the cacheAdapter test")
 	prefix := "quarry-test-cacheadapter-" + strconv.FormatUint(rand.Uint64(), 36) + ":"
-	t.Cleanup(func() { dropRedisKeys(t, prefix) })
+	t.Cleanup(func() { redistest.DropKeys(t, prefix) })
 	rest := servertest.Start(t, func(o *config.Options) {
 		o.CacheAdapter = config.CacheAdapterOptions{URL: redistest.URL, Prefix: prefix}
 	})
@@ -166,22 +165,6 @@ func TestCacheAdapterAcrossProcesses(t *testing.T) {
 	}
 }
 
-// dropRedisKeys deletes the keys under prefix (the role generation has no
-// expiry).
-func dropRedisKeys(t testing.TB, prefix string) {
-	opts, _ := redis.ParseURL(redistest.URL)
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, prefix+"*").Result()
-	if err == nil && len(keys) > 0 {
-		err = rdb.Del(ctx, keys...).Err()
-	}
-	if err != nil {
-		t.Errorf("dropping the test's Redis keys: %v", err)
-	}
-}
-
 // BenchmarkRemoteAuthenticate is what a standalone LiveQuery server pays
 // to resolve a session token and the user's roles (one role) when its own
 // memory misses: asking the REST server (a session and a role walk), or
@@ -202,7 +185,7 @@ func BenchmarkRemoteAuthenticate(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer shared.Close()
-	b.Cleanup(func() { dropRedisKeys(b, prefix) })
+	b.Cleanup(func() { redistest.DropKeys(b, prefix) })
 	for _, bc := range []struct {
 		name  string
 		cache *cache.Cache

@@ -4,11 +4,14 @@
 package redistest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // URL is the local Redis the tests share; each test keeps to keys and
@@ -30,4 +33,24 @@ func Require(t testing.TB, need string) {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)
+}
+
+// DropKeys deletes the keys under prefix a test left in the shared Redis
+// (some, such as generation counters, have no expiry).
+func DropKeys(t testing.TB, prefix string) {
+	t.Helper()
+	opts, err := redis.ParseURL(URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, prefix+"*").Result()
+	if err == nil && len(keys) > 0 {
+		err = rdb.Del(ctx, keys...).Err()
+	}
+	if err != nil {
+		t.Errorf("dropping the test's Redis keys under %q: %v", prefix, err)
+	}
 }
