@@ -26,7 +26,28 @@ func (e *executor) mutate(f *ast.Field, args map[string]any) (any, error) {
 			out = map[string]any{"ok": true}
 		}
 	case "resetPassword":
-		err = schema.Errorf(schema.CodeCommandUnavailable, "Password reset emails are not available yet: Quarry has no email adapter.")
+		// The same request as REST's POST /requestPasswordReset, with the
+		// same answer whether or not an account has the address.
+		if err = e.h.svc.RequestPasswordReset(input["email"]); err == nil {
+			out = map[string]any{"ok": true}
+		}
+	case "confirmResetPassword":
+		out, err = e.confirmResetPassword(input)
+	case "sendVerificationEmail":
+		if err = e.h.svc.RequestVerificationEmail(input["email"]); err == nil {
+			out = map[string]any{"ok": true}
+		}
+	case "challenge":
+		body := map[string]any{}
+		for _, k := range []string{"username", "password", "authData", "challengeData"} {
+			if v, ok := input[k]; ok && v != nil {
+				body[k] = v
+			}
+		}
+		var reply map[string]any
+		if reply, err = e.h.svc.Challenge(e.auth, body); err == nil {
+			out = map[string]any{"challengeData": reply["challengeData"]}
+		}
 	case "callCloudCode":
 		out, err = e.callCloudCode(input)
 	case "createClass", "updateClass", "deleteClass":
@@ -239,4 +260,22 @@ func (e *executor) callCloudCode(input map[string]any) (map[string]any, error) {
 		res = nil
 	}
 	return map[string]any{"result": res}, nil
+}
+
+// confirmResetPassword sets a new password with a reset link's token, as
+// the reset page's form does; the username must be the token's user.
+func (e *executor) confirmResetPassword(input map[string]any) (map[string]any, error) {
+	token, _ := input["token"].(string)
+	username, err := e.h.svc.ResetTokenUser(token)
+	if err != nil {
+		return nil, err
+	}
+	if given, _ := input["username"].(string); given != username {
+		return nil, service.ErrInvalidLink
+	}
+	password, _ := input["password"].(string)
+	if _, err := e.h.svc.ResetPassword(token, password); err != nil {
+		return nil, err
+	}
+	return map[string]any{"ok": true}, nil
 }

@@ -268,7 +268,7 @@ func takenNames() map[string]bool {
 		}
 	}
 	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logInWith", "logOut", "createFile",
-		"resetPassword", "callCloudCode", "createClass", "updateClass", "deleteClass"} {
+		"resetPassword", "confirmResetPassword", "sendVerificationEmail", "challenge", "callCloudCode", "createClass", "updateClass", "deleteClass"} {
 		taken["."+f] = true
 	}
 	return taken

@@ -384,6 +384,41 @@ type ResetPasswordPayload {
   clientMutationId: String
 }
 
+input ConfirmResetPasswordInput {
+  username: String!
+  password: String!
+  token: String!
+  clientMutationId: String
+}
+
+type ConfirmResetPasswordPayload {
+  ok: Boolean!
+  clientMutationId: String
+}
+
+input SendVerificationEmailInput {
+  email: String!
+  clientMutationId: String
+}
+
+type SendVerificationEmailPayload {
+  ok: Boolean!
+  clientMutationId: String
+}
+
+input ChallengeInput {
+  username: String
+  password: String
+  authData: Object
+  challengeData: Object
+  clientMutationId: String
+}
+
+type ChallengePayload {
+  challengeData: Object
+  clientMutationId: String
+}
+
 type CallCloudCodePayload {
   result: Any
   clientMutationId: String
@@ -483,6 +518,9 @@ const fixedMutations = `  signUp(input: SignUpInput!): SignUpPayload
   logInWith(input: LogInWithInput!): LogInWithPayload
   logOut(input: LogOutInput): LogOutPayload
   resetPassword(input: ResetPasswordInput!): ResetPasswordPayload
+  confirmResetPassword(input: ConfirmResetPasswordInput!): ConfirmResetPasswordPayload
+  sendVerificationEmail(input: SendVerificationEmailInput!): SendVerificationEmailPayload
+  challenge(input: ChallengeInput!): ChallengePayload
   createFile(input: CreateFileInput!): CreateFilePayload
   createClass(input: CreateClassInput!): CreateClassPayload
   updateClass(input: UpdateClassInput!): UpdateClassPayload
