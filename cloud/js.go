@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"time"
@@ -100,15 +101,16 @@ type jsRuntime struct {
 	// The watchdog interrupts a call past its deadline or its memory
 	// (jswatchdog.go). mu orders the timer's ticks with arm and disarm;
 	// the rest is the current call's state.
-	watchdog  *time.Timer
-	mem       *memoryGuard
-	mu        sync.Mutex
-	armed     bool
-	deadline  time.Time
-	stopped   stopReason
-	heapStart uint64 // the call's first heap reading (0: none yet)
-	unwatch   func() bool
-	cancelFn  func()
+	watchdog   *time.Timer
+	mem        *memoryGuard
+	mu         sync.Mutex
+	armed      bool
+	deadline   time.Time
+	stopped    stopReason
+	heapStart  uint64 // the call's first heap reading (0: none yet)
+	heapSample [1]metrics.Sample
+	unwatch    func() bool
+	cancelFn   func()
 }
 
 // LoadJS loads opts.Main into a pool of runtimes and defines its
@@ -318,6 +320,7 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any
 	rt.loop.Run(rt.run)
 	if why := rt.disarm(); why != notStopped {
 		if why == stoppedMemory {
+			s.reg.stats.memoryStops.Add(1)
 			s.log.Warn("cloud code exceeded its memory limit; the runtime is replaced", "handler", key, "limit", formatBytes(s.maxMemory))
 		}
 		return nil, s.stopError(why)
@@ -392,6 +395,7 @@ func (s *Scripts) drain(rt *jsRuntime) {
 	}
 	if why := rt.disarm(); why != notStopped || rt.busy() {
 		if why == stoppedMemory {
+			s.reg.stats.memoryStops.Add(1)
 			s.log.Warn("cloud code: a timer exceeded the memory limit; the runtime is replaced", "limit", formatBytes(s.maxMemory))
 		} else {
 			s.log.Warn("cloud code: timers or requests still pending after the timeout; the runtime is replaced")

@@ -2,6 +2,8 @@ package cloud_test
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
@@ -53,6 +55,9 @@ func TestJavaScriptMemoryBound(t *testing.T) {
 			has: []string{`"code":141`, "Maximum call stack size exceeded"}, hasNot: []string{"quarry-prelude", "main.js"}},
 		{name: "after recursion", method: "POST", path: "/functions/hello", status: 200, has: []string{`{"result":"hello"}`}},
 	})
+	if got := metric(t, srv, "quarry_cloud_memory_stops_total"); got != "3" {
+		t.Errorf("quarry_cloud_memory_stops_total %s, want 3", got)
+	}
 	// The stopped runtimes were discarded: what their scripts kept is
 	// garbage now (a runtime still being terminated may hold it for a
 	// few more collections).
@@ -95,4 +100,21 @@ func liveHeap() uint64 {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// metric is a series' value in /metrics ("" when it is missing).
+func metric(t *testing.T, srv *servertest.Server, name string) string {
+	t.Helper()
+	res, err := http.Get(strings.TrimSuffix(srv.URL, srv.Opts.MountPath) + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return ""
 }

@@ -36,11 +36,12 @@ const (
 // unlike runtime.ReadMemStats).
 const liveHeapMetric = "/gc/heap/live:bytes"
 
-// liveHeap reads liveHeapMetric.
-func liveHeap() uint64 {
-	sample := []metrics.Sample{{Name: liveHeapMetric}}
-	metrics.Read(sample)
-	return sample[0].Value.Uint64()
+// liveHeap reads liveHeapMetric into the runtime's own sample (a
+// reading then allocates nothing; it costs about 0.5 µs). rt.mu is held.
+func (rt *jsRuntime) liveHeap() uint64 {
+	rt.heapSample[0].Name = liveHeapMetric
+	metrics.Read(rt.heapSample[:])
+	return rt.heapSample[0].Value.Uint64()
 }
 
 // memoryGuard is what the runtimes of one pool share to bound each call's
@@ -142,7 +143,7 @@ func (rt *jsRuntime) tick() {
 // ones compare the growth since with the allowance of every call being
 // measured. rt.mu is held.
 func (rt *jsRuntime) overMemory() bool {
-	now := liveHeap()
+	now := rt.liveHeap()
 	if rt.heapStart == 0 {
 		rt.heapStart = max(now, 1)
 		rt.mem.measured.Add(1)
