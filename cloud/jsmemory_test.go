@@ -13,6 +13,7 @@ import (
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
+	"github.com/quarrydata/quarry/service"
 )
 
 // testMaxMemory is the bound the memory tests run with: small, so that a
@@ -117,4 +118,23 @@ func metric(t *testing.T, srv *servertest.Server, name string) string {
 		}
 	}
 	return ""
+}
+
+// TestJavaScriptMemoryJob: jobs have no time limit but the same memory
+// bound; the stopped job ends failed with the error's message.
+func TestJavaScriptMemoryJob(t *testing.T) {
+	srv := startMemory(t)
+	res := srv.Do(t, "POST", "/jobs/hogJob", nil, servertest.Master())
+	id := res.Header.Get("X-Parse-Job-Status-Id")
+	if res.Status != 200 || id == "" {
+		t.Fatalf("start: %d %s", res.Status, res.Body)
+	}
+	srv.Service.WaitJobs()
+	st := srv.Do(t, "GET", "/classes/_JobStatus/"+id, nil, servertest.Master()).Map()
+	if st["status"] != service.JobFailed || !strings.Contains(fmt.Sprint(st["message"]), "memory limit of 64mb") {
+		t.Errorf("job status %v", st)
+	}
+	if res := srv.Do(t, "POST", "/functions/hello", nil, servertest.App()); res.Status != 200 {
+		t.Errorf("after the job: %d %s", res.Status, res.Body)
+	}
 }

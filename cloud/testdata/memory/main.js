@@ -44,3 +44,7 @@ Parse.Cloud.define('hello', () => 'hello');
 Parse.Cloud.beforeSave('Hog', (request) => {
   request.object.set('size', hoard());
 });
+
+Parse.Cloud.job('hogJob', () => {
+  hoard();
+});
