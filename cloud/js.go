@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,11 @@ type JSOptions struct {
 	// on itself.
 	Size    int
 	MaxSize int
+	// MaxMemory bounds how much the heap may grow while one call runs
+	// (cloudCodeMaxMemory, see memoryGuard): past it the call fails with
+	// 141 and its runtime is replaced. 0 is DefaultMaxMemory; negative
+	// sets no bound.
+	MaxMemory int64
 }
 
 // Scripts is a pool of JavaScript runtimes, each one with main.js loaded.
@@ -55,6 +61,12 @@ type Scripts struct {
 	missing string
 	live    int
 	max     int
+	// size is the pool's size at start, which replace keeps it at.
+	size   int
+	closed bool
+	// mem bounds each call's memory; nil when maxMemory is not positive.
+	mem       *memoryGuard
+	maxMemory int64
 }
 
 // jsRuntime is one goja runtime and its event loop. The loop is not left
@@ -86,11 +98,19 @@ type jsRuntime struct {
 	message       func(string)
 	run           func(*goja.Runtime)
 	kinds         map[string]goja.Value // the kind names as JS strings
-	// The watchdog interrupts a call past its deadline (see arm).
-	watchdog    *time.Timer
-	timed       bool
-	unwatch     func() bool
-	interruptFn func()
+	// The watchdog interrupts a call past its deadline or its memory
+	// (jswatchdog.go). mu orders the timer's ticks with arm and disarm;
+	// the rest is the current call's state.
+	watchdog   *time.Timer
+	mem        *memoryGuard
+	mu         sync.Mutex
+	armed      bool
+	deadline   time.Time
+	stopped    stopReason
+	heapStart  uint64 // the call's first heap reading (0: none yet)
+	heapSample [1]metrics.Sample
+	unwatch    func() bool
+	cancelFn   func()
 }
 
 // LoadJS loads opts.Main into a pool of runtimes and defines its
@@ -108,7 +128,14 @@ func LoadJS(reg *Registry, opts JSOptions) (*Scripts, error) {
 	if opts.MaxSize < opts.Size {
 		opts.MaxSize = max(4*opts.Size, 8)
 	}
-	s := &Scripts{reg: reg, main: main, log: reg.log, idle: make(chan *jsRuntime, opts.MaxSize), max: opts.MaxSize}
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = DefaultMaxMemory
+	}
+	s := &Scripts{reg: reg, main: main, log: reg.log, idle: make(chan *jsRuntime, opts.MaxSize), max: opts.MaxSize,
+		size: opts.Size, maxMemory: opts.MaxMemory}
+	if opts.MaxMemory > 0 {
+		s.mem = &memoryGuard{allowance: uint64(opts.MaxMemory)}
+	}
 	s.req = require.NewRegistry(require.WithLoader(s.load))
 	s.req.RegisterNativeModule(console.ModuleName, console.RequireWithPrinter(printer{s.log}))
 	for i := 0; i < opts.Size; i++ {
@@ -126,11 +153,11 @@ func LoadJS(reg *Registry, opts JSOptions) (*Scripts, error) {
 // newRuntime starts a runtime and loads main.js; the first one also
 // defines the handlers in the registry.
 func (s *Scripts) newRuntime(register bool) (*jsRuntime, error) {
-	rt := &jsRuntime{handlers: map[string]goja.Value{}, kinds: map[string]goja.Value{}}
+	rt := &jsRuntime{handlers: map[string]goja.Value{}, kinds: map[string]goja.Value{}, mem: s.mem}
 	rt.loop = eventloop.NewEventLoop(eventloop.EnableConsole(false), eventloop.WithRegistry(s.req))
 	rt.run = rt.runCall
-	rt.interruptFn = rt.interrupt
-	rt.watchdog = time.AfterFunc(time.Hour, rt.interruptFn)
+	rt.cancelFn = rt.cancel
+	rt.watchdog = time.AfterFunc(time.Hour, rt.tick)
 	rt.watchdog.Stop()
 	var err error
 	rt.loop.Run(func(vm *goja.Runtime) {
@@ -157,6 +184,7 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 		}
 	}()
 	vm.SetFieldNameMapper(goja.UncapFieldNameMapper())
+	vm.SetMaxCallStackSize(maxCallDepth)
 	vm.Set("console", require.Require(vm, console.ModuleName))
 	buffer.Enable(vm)
 	vm.Set("__quarry", s.natives(rt, vm, register))
@@ -191,6 +219,9 @@ func (s *Scripts) Close() {
 	if s == nil {
 		return
 	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	for {
 		select {
 		case rt := <-s.idle:
@@ -257,7 +288,8 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any
 		return nil, schema.Errorf(schema.CodeScriptFailed, "cloud code handler %s is not defined in every runtime", key)
 	}
 	// The watchdog stops a runaway script, or a loop waiting on a timer
-	// past the deadline; either way the runtime is not reused.
+	// past the deadline, or a script past its memory; the runtime is then
+	// not reused (its globals may hold the memory).
 	rt.arm(ctx)
 	kept := false
 	defer func() {
@@ -271,7 +303,7 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any
 			s.drop()
 			panic(v)
 		}
-		s.discard(rt) // timed out
+		s.discard(rt) // stopped by the watchdog
 	}()
 	rt.vm.ClearInterrupt()
 	kv, ok := rt.kinds[kind]
@@ -286,8 +318,12 @@ func (s *Scripts) call(ctx context.Context, kind, key string, req map[string]any
 	rt.kind, rt.handler, rt.req = kv, h, req
 	rt.answered, rt.out, rt.failed, rt.message = false, nil, nil, message
 	rt.loop.Run(rt.run)
-	if !rt.disarm() {
-		return nil, schema.Errorf(schema.CodeTimeout, "Script timed out after %s.", s.reg.timeout)
+	if why := rt.disarm(); why != notStopped {
+		if why == stoppedMemory {
+			s.reg.stats.memoryStops.Add(1)
+			s.log.Warn("cloud code exceeded its memory limit; the runtime is replaced", "handler", key, "limit", formatBytes(s.maxMemory))
+		}
+		return nil, s.stopError(why)
 	}
 	kept = true
 	out, failed, answered := rt.out, rt.failed, rt.answered
@@ -308,37 +344,6 @@ func (rt *jsRuntime) runCall(vm *goja.Runtime) {
 	if _, err := rt.invoke(goja.Undefined(), rt.kind, rt.handler, vm.ToValue(rt.req), rt.doneFn); err != nil && !rt.answered {
 		rt.answer(nil, scriptError(err))
 	}
-}
-
-// arm starts the watchdog for ctx: past its deadline the script is
-// interrupted and the loop stopped (a runaway script, or a loop waiting on
-// a timer). The runtime's own timer serves every call; a context without
-// a deadline but with an end gets context.AfterFunc; a job's has neither.
-func (rt *jsRuntime) arm(ctx context.Context) {
-	rt.timed, rt.unwatch = false, nil
-	if d, ok := ctx.Deadline(); ok {
-		rt.timed = true
-		rt.watchdog.Reset(time.Until(d))
-	} else if ctx.Done() != nil {
-		rt.unwatch = context.AfterFunc(ctx, rt.interruptFn)
-	}
-}
-
-// disarm stops the watchdog; false means it fired (or is firing): the
-// runtime may be interrupted at any moment and must not be reused.
-func (rt *jsRuntime) disarm() bool {
-	if rt.timed {
-		return rt.watchdog.Stop()
-	}
-	if rt.unwatch != nil {
-		return rt.unwatch()
-	}
-	return true
-}
-
-func (rt *jsRuntime) interrupt() {
-	rt.vm.Interrupt("timeout")
-	rt.loop.StopNoWait()
 }
 
 // boxedKinds are the kind names as interface values, made once: putting
@@ -388,18 +393,56 @@ func (s *Scripts) drain(rt *jsRuntime) {
 		rt.queued = false
 		rt.loop.Run(func(*goja.Runtime) {})
 	}
-	if !rt.disarm() || rt.busy() {
-		s.log.Warn("cloud code: timers or requests still pending after the timeout; the runtime is replaced")
+	if why := rt.disarm(); why != notStopped || rt.busy() {
+		if why == stoppedMemory {
+			s.reg.stats.memoryStops.Add(1)
+			s.log.Warn("cloud code: a timer exceeded the memory limit; the runtime is replaced", "limit", formatBytes(s.maxMemory))
+		} else {
+			s.log.Warn("cloud code: timers or requests still pending after the timeout; the runtime is replaced")
+		}
 		s.discard(rt)
 		return
 	}
 	s.release(rt)
 }
 
-// discard stops a runtime that may be in any state and forgets it.
+// discard stops a runtime that may be in any state and forgets it; a
+// freshly loaded one takes its place, so that the pool keeps its size and
+// what the old one held becomes garbage.
 func (s *Scripts) discard(rt *jsRuntime) {
 	s.drop()
-	go rt.loop.Terminate()
+	go func() {
+		rt.loop.Terminate()
+		s.replace()
+	}()
+}
+
+// replace loads a runtime into the pool when it holds fewer than it
+// started with (acquire grows it on demand past that).
+func (s *Scripts) replace() {
+	s.mu.Lock()
+	fill := !s.closed && s.live < s.size
+	if fill {
+		s.live++
+	}
+	s.mu.Unlock()
+	if !fill {
+		return
+	}
+	rt, err := s.newRuntime(false)
+	if err != nil {
+		s.drop()
+		s.log.Error("cloud code: a replacement runtime did not load", "error", err.Error())
+		return
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		rt.loop.Terminate()
+		return
+	}
+	s.release(rt)
 }
 
 // answer records the call's answer and ends the loop's turn: the caller
@@ -452,6 +495,10 @@ func scriptError(err error) error {
 	var ex *goja.Exception
 	if errors.As(err, &ex) {
 		return schema.Errorf(schema.CodeScriptFailed, "%s", ex.Value().String())
+	}
+	var deep *goja.StackOverflowError
+	if errors.As(err, &deep) {
+		return schema.Errorf(schema.CodeScriptFailed, "Maximum call stack size exceeded (%d calls deep).", maxCallDepth)
 	}
 	var intr *goja.InterruptedError
 	if errors.As(err, &intr) {

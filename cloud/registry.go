@@ -109,7 +109,7 @@ type Registry struct {
 	log     *slog.Logger
 	timeout time.Duration
 
-	stats struct{ runs, failures, timeouts atomic.Uint64 }
+	stats struct{ runs, failures, timeouts, memoryStops atomic.Uint64 }
 }
 
 // New returns an empty registry. timeout bounds each run (0: DefaultTimeout).
@@ -281,11 +281,15 @@ type Stats struct {
 	Runs     uint64 // every run, whatever its end
 	Failures uint64 // runs that ended in an error (timeouts and panics too)
 	Timeouts uint64 // runs interrupted after cloudCodeTimeout (124)
+	// MemoryStops counts JavaScript runs stopped past cloudCodeMaxMemory
+	// (141); they are Failures too.
+	MemoryStops uint64
 }
 
 // Stats returns the counters so far.
 func (r *Registry) Stats() Stats {
-	return Stats{Runs: r.stats.runs.Load(), Failures: r.stats.failures.Load(), Timeouts: r.stats.timeouts.Load()}
+	return Stats{Runs: r.stats.runs.Load(), Failures: r.stats.failures.Load(), Timeouts: r.stats.timeouts.Load(),
+		MemoryStops: r.stats.memoryStops.Load()}
 }
 
 // asParseError gives err a Parse code: its own, or code.

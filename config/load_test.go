@@ -93,6 +93,7 @@ func TestDefaultsValues(t *testing.T) {
 		{"mountPath", d.MountPath, "/parse"},
 		{"databaseURI", d.DatabaseURI, "./quarry-data/quarry.db"},
 		{"maxUploadSize", d.MaxUploadSize, int64(10 * 1024 * 1024)},
+		{"cloudCodeMaxMemory", d.CloudCodeMaxMemory, int64(512 << 20)},
 		{"maxLimit", d.MaxLimit, 0},
 		{"defaultLimit", d.DefaultLimit, 100},
 		{"batchSize", d.BatchSize, 20},
@@ -161,6 +162,12 @@ func TestLoadSources(t *testing.T) {
 		{loadCase{name: "sizes and seconds", args: []string{"--maxUploadSize", "512kb", "--sessionLength", "3600"}}, func(t *testing.T, o *Options) {
 			want(t, o.MaxUploadSize, int64(512*1024))
 			want(t, o.SessionLength, time.Hour)
+		}},
+		{loadCase{name: "cloud code memory", args: []string{"--cloudCodeMaxMemory", "64MB"}}, func(t *testing.T, o *Options) {
+			want(t, o.CloudCodeMaxMemory, int64(64<<20))
+		}},
+		{loadCase{name: "cloud code memory off", args: []string{"$FILE"}, file: `{"cloudCodeMaxMemory": 0}`}, func(t *testing.T, o *Options) {
+			want(t, o.CloudCodeMaxMemory, int64(0))
 		}},
 		{loadCase{name: "limits", args: []string{"--maxLimit", "1000", "--defaultLimit", "50", "--batchSize", "5", "--maxScan", "0", "--maxJSONDepth", "8"}}, func(t *testing.T, o *Options) {
 			want(t, o.MaxLimit, 1000)
@@ -455,6 +462,8 @@ func TestLoadErrors(t *testing.T) {
 		{loadCase{name: "maxJSONDepth zero", args: []string{"--maxJSONDepth=0"}}, "maxJSONDepth", nil, "must be at least 1"},
 		{loadCase{name: "size garbage", args: []string{"--maxUploadSize", "lots"}}, "maxUploadSize", ErrInvalidSize, `invalid size "lots"`},
 		{loadCase{name: "size zero", args: []string{"--maxUploadSize", "0mb"}}, "maxUploadSize", nil, "more than 0 bytes"},
+		{loadCase{name: "cloud code memory negative", args: []string{"--cloudCodeMaxMemory=-1"}}, "cloudCodeMaxMemory", ErrInvalidSize, `invalid size "-1"`},
+		{loadCase{name: "cloud code memory tiny", args: []string{"--cloudCodeMaxMemory", "64kb"}}, "cloudCodeMaxMemory", nil, "must be 0 (no bound) or at least 1mb, got 65536 bytes"},
 		{loadCase{name: "size array in file", args: []string{"$FILE"}, file: `{"maxUploadSize": [1]}`}, "maxUploadSize", nil, "got an array"},
 		{loadCase{name: "bool garbage", args: []string{"--mountGraphQL=maybe"}}, "mountGraphQL", nil, `want true or false, got "maybe"`},
 		{loadCase{name: "bool env garbage", env: []string{"QUARRY_VERBOSE=yes please"}}, "verbose", nil, "(env QUARRY_VERBOSE)"},

@@ -51,6 +51,13 @@ const (
 	// DefaultCloudCodeTimeout bounds one cloud function or trigger run, in
 	// ms (error 124 beyond it). Jobs have no bound.
 	DefaultCloudCodeTimeout = 30_000
+	// DefaultCloudCodeMaxMemory bounds the heap one cloud function, job or
+	// trigger run may grow, in bytes (141 beyond it).
+	DefaultCloudCodeMaxMemory int64 = 512 << 20
+	// MinCloudCodeMaxMemory is the smallest bound cloudCodeMaxMemory takes:
+	// below it ordinary calls would trip on the garbage collector's own
+	// granularity.
+	MinCloudCodeMaxMemory int64 = 1 << 20
 	// DefaultLiveQueryLogLevel is the LiveQuery server's log level.
 	DefaultLiveQueryLogLevel = "INFO"
 )
@@ -200,6 +207,10 @@ type Options struct {
 	// CloudCodeTimeout is cloudCodeTimeout: the most milliseconds one cloud
 	// function or trigger may run before it fails with 124.
 	CloudCodeTimeout int
+	// CloudCodeMaxMemory is cloudCodeMaxMemory: the most bytes the heap may
+	// grow while one cloud function, job or trigger runs before it fails
+	// with 141 and its runtime is replaced; 0 sets no bound.
+	CloudCodeMaxMemory int64
 	// WebhookKey is webhookKey: sent as X-Parse-Webhook-Key with every
 	// webhook call so that the receiver can tell the call is Quarry's.
 	WebhookKey string
@@ -350,6 +361,7 @@ func Defaults() *Options {
 		RequestLogPercent:          100,
 		SlowQueryMs:                DefaultSlowQueryMs,
 		CloudCodeTimeout:           DefaultCloudCodeTimeout,
+		CloudCodeMaxMemory:         DefaultCloudCodeMaxMemory,
 		LiveQueryServer: LiveQueryServerOptions{WebsocketTimeout: DefaultWebsocketTimeout,
 			CacheTimeout: DefaultCacheTimeout, LogLevel: DefaultLiveQueryLogLevel},
 		LiveQuery:   LiveQueryOptions{AllClasses: true},

@@ -124,6 +124,7 @@ func TestEnvNames(t *testing.T) {
 		"verbose":                                       "QUARRY_VERBOSE VERBOSE",
 		"cloud":                                         "QUARRY_CLOUD PARSE_SERVER_CLOUD",
 		"cloudCodeTimeout":                              "QUARRY_CLOUD_CODE_TIMEOUT",
+		"cloudCodeMaxMemory":                            "QUARRY_CLOUD_CODE_MAX_MEMORY",
 		"webhookKey":                                    "QUARRY_WEBHOOK_KEY PARSE_SERVER_WEBHOOK_KEY",
 		"silent":                                        "QUARRY_SILENT SILENT",
 		"jsonLogs":                                      "QUARRY_JSON_LOGS JSON_LOGS",

@@ -158,6 +158,9 @@ func (l *loader) finish() {
 	if o.CloudCodeTimeout < 1 {
 		check("cloudCodeTimeout", fmt.Errorf("must be at least 1 ms, got %d", o.CloudCodeTimeout))
 	}
+	if o.CloudCodeMaxMemory < 0 || o.CloudCodeMaxMemory > 0 && o.CloudCodeMaxMemory < MinCloudCodeMaxMemory {
+		check("cloudCodeMaxMemory", fmt.Errorf("must be 0 (no bound) or at least %s, got %d bytes", FormatSize(MinCloudCodeMaxMemory), o.CloudCodeMaxMemory))
+	}
 	if o.MetricsPort < 0 || o.MetricsPort > 65535 || o.MetricsPort != 0 && o.MetricsPort == o.Port {
 		check("metricsPort", fmt.Errorf("must be a port between 1 and 65535 other than port (or 0 to serve /metrics on the main port), got %d", o.MetricsPort))
 	}

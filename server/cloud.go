@@ -20,7 +20,11 @@ func startCloud(reg *cloud.Registry, svc *service.Service, opts *config.Options,
 	if opts.Cloud == "" {
 		return nil, nil
 	}
-	scripts, err := cloud.LoadJS(reg, cloud.JSOptions{Main: opts.Cloud})
+	maxMemory := opts.CloudCodeMaxMemory
+	if maxMemory == 0 {
+		maxMemory = -1 // cloudCodeMaxMemory 0: no bound
+	}
+	scripts, err := cloud.LoadJS(reg, cloud.JSOptions{Main: opts.Cloud, MaxMemory: maxMemory})
 	if err != nil {
 		return nil, fmt.Errorf("cloud: %w", err)
 	}

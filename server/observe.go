@@ -26,6 +26,8 @@ func observeCloud(m *metrics.Metrics, reg *cloud.Registry) {
 		stat(func(s cloud.Stats) uint64 { return s.Failures }))
 	m.CounterFunc("quarry_cloud_timeouts_total", "Cloud code runs interrupted after cloudCodeTimeout (error 124).",
 		stat(func(s cloud.Stats) uint64 { return s.Timeouts }))
+	m.CounterFunc("quarry_cloud_memory_stops_total", "Cloud code runs stopped past cloudCodeMaxMemory (error 141); their runtimes are replaced.",
+		stat(func(s cloud.Stats) uint64 { return s.MemoryStops }))
 }
 
 // observeLive adds the LiveQuery server's and the Redis feed's series,
