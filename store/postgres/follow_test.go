@@ -72,7 +72,7 @@ func (c *collector) waitKeys(t *testing.T, want ...string) {
 	}
 }
 
-func open(t *testing.T, uri string) *postgres.Adapter {
+func open(t testing.TB, uri string) *postgres.Adapter {
 	t.Helper()
 	a, err := postgres.Open(uri, postgres.Options{Logf: t.Logf})
 	if err != nil {
@@ -82,7 +82,7 @@ func open(t *testing.T, uri string) *postgres.Adapter {
 	return a
 }
 
-func commit(t *testing.T, a store.Adapter, records ...store.Record) {
+func commit(t testing.TB, a store.Adapter, records ...store.Record) {
 	t.Helper()
 	if err := a.Commit(records); err != nil {
 		t.Fatal(err)
@@ -227,4 +227,54 @@ func sameJSON(a, b []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// TestCommitFailureLeavesNothing: a commit refused inside its transaction,
+// before the pipelined writes (a value that is not JSON) or by the server
+// among them (a key PostgreSQL cannot hold), leaves no row and no change,
+// and the adapter's next commits go through on the connections it keeps.
+func TestCommitFailureLeavesNothing(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	a := open(t, uri)
+	loadAll(t, a)
+	commit(t, a, sch("C", `{"className":"C","fields":{"n":{"type":"Number"}}}`))
+	cases := []struct {
+		name   string
+		record store.Record
+	}{
+		{"not JSON", obj("C", "bad1", `{"n":`)},
+		{"invalid UTF-8 key", obj("C", "bad\xff", `{"n":1}`)},
+	}
+	for i, c := range cases {
+		err := a.Commit([]store.Record{obj("C", fmt.Sprint("with", i), `{"n":1}`), c.record})
+		if err == nil {
+			t.Fatalf("%s: committed", c.name)
+		}
+		t.Logf("%s: %v", c.name, err)
+		for j := range 4 { // more than one pooled connection
+			commit(t, a, obj("C", fmt.Sprintf("ok%d%d", i, j), `{"n":2}`))
+		}
+	}
+	var keys []string
+	for _, r := range loadAll(t, open(t, uri)) {
+		if r.Kind == store.KindObject {
+			keys = append(keys, r.Key)
+		}
+	}
+	if want := "[ok00 ok01 ok02 ok03 ok10 ok11 ok12 ok13]"; fmt.Sprint(keys) != want {
+		t.Fatalf("stored %v, want %s", keys, want)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var changes int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM "_changes"`).Scan(&changes); err != nil {
+		t.Fatal(err)
+	}
+	if changes != 1+8 {
+		t.Fatalf("%d changes, want 9 (the schema and the good commits)", changes)
+	}
 }
