@@ -1,6 +1,7 @@
 package live_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
@@ -259,4 +262,140 @@ func TestPostgresWebhookAcrossInstances(t *testing.T) {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	eventually(t, "the webhook is gone on B", func() bool { return call().Status != 200 })
+}
+
+// startKeptOut starts an in-process server on uri keeping Message out of
+// memory (sqlClasses), with LiveQuery on it and no Redis: every change
+// reaches LiveQuery through the PostgreSQL change stream.
+func startKeptOut(t *testing.T, uri, app string) *servertest.Server {
+	t.Helper()
+	return servertest.Start(t, func(o *config.Options) {
+		o.AppID = app
+		o.DatabaseURI = uri
+		o.SQLClasses = []string{"Message"}
+		o.LiveQuery.ClassNames = []string{"Message"}
+	})
+}
+
+// For a class kept out of memory, a subscriber on B sees each write made
+// on A as the same event it would on A: create, leave, enter, update and
+// delete, each exactly once and with its original, from the previous
+// version A carries in the change. A write neither version matches sends
+// nothing, nor does an object the subscriber may not read. Later writes
+// are the sentinels: an extra event would come before them.
+func TestPostgresKeptOutEventsAcrossInstances(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	app := testAppID()
+	a, b := startKeptOut(t, uri, app), startKeptOut(t, uri, app)
+	h := appHeaders(app, "")
+	onB := dial(t, wsURL(b))
+	onB.send(map[string]any{"op": "connect", "applicationId": app})
+	onB.expect("connected")
+	onB.subscribe(1, "Message", map[string]any{"score": map[string]any{"$gt": 5}}, nil)
+
+	write := func(method, path string, body map[string]any) map[string]any {
+		t.Helper()
+		var payload any // a nil map would be sent as JSON null
+		if body != nil {
+			payload = body
+		}
+		r := a.Do(t, method, path, payload, h)
+		if r.Status != 200 && r.Status != 201 {
+			t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
+		}
+		return r.Map()
+	}
+	id := write("POST", "/classes/Message", map[string]any{"score": 10})["objectId"].(string)
+	path := "/classes/Message/" + id
+	steps := []struct {
+		name           string
+		method         string
+		body           map[string]any
+		event          string // "" sends nothing
+		object, before any    // the event's object and original score (nil: none)
+	}{
+		{"leaves", "PUT", map[string]any{"score": 1}, "leave", 1.0, 10.0},
+		{"matches neither", "PUT", map[string]any{"score": 2}, "", nil, nil},
+		{"enters", "PUT", map[string]any{"score": 7}, "enter", 7.0, 2.0},
+		{"changes inside", "PUT", map[string]any{"text": "hi"}, "update", 7.0, 7.0},
+		{"deleted", "DELETE", nil, "delete", 7.0, nil},
+	}
+	if obj, orig := onB.event("create", 1); obj["objectId"] != id || obj["score"] != 10.0 || orig != nil {
+		t.Fatalf("create: object %v, original %v", obj, orig)
+	}
+	for i, s := range steps {
+		write(s.method, path, s.body)
+		if s.event == "" {
+			continue
+		}
+		obj, orig := onB.event(s.event, 1)
+		if obj["objectId"] != id || obj["score"] != s.object || (s.before == nil) != (orig == nil) || (orig != nil && orig["score"] != s.before) {
+			t.Fatalf("step %d (%s): %s with object %v, original %v", i, s.name, s.event, obj, orig)
+		}
+	}
+	// Not readable by the subscriber: no event; the next create is the
+	// sentinel for it and for a second delete.
+	write("POST", "/classes/Message", map[string]any{"score": 50, "ACL": map[string]any{}})
+	write("POST", "/classes/Message", map[string]any{"score": 20})
+	if obj, _ := onB.event("create", 1); obj["score"] != 20.0 {
+		t.Fatalf("the private object or a duplicate reached B: %v", obj)
+	}
+}
+
+// A change row as an instance without previous versions wrote it still
+// reaches B's subscriber as before: a new object as a create, a changed
+// one as an update, and a deletion not at all.
+func TestPostgresKeptOutOldFormatChange(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	app := testAppID()
+	a, b := startKeptOut(t, uri, app), startKeptOut(t, uri, app)
+	h := appHeaders(app, "")
+	onB := dial(t, wsURL(b))
+	onB.send(map[string]any{"op": "connect", "applicationId": app})
+	onB.expect("connected")
+	onB.subscribe(1, "Message", map[string]any{}, nil)
+	if r := a.Do(t, "POST", "/classes/Message", map[string]any{"text": "first"}, h); r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	onB.event("create", 1)
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// oldRow is one object record in the format without "previous".
+	oldRow := func(id string, object map[string]any) {
+		t.Helper()
+		var value any // null: a deletion
+		if object != nil {
+			b, _ := json.Marshal(object)
+			value = b // []byte marshals as base64, as the format keeps it
+		}
+		records, _ := json.Marshal([]map[string]any{{"kind": "o", "class": "Message", "key": id, "value": value}})
+		if _, err := conn.Exec(ctx, `INSERT INTO "_changes" ("origin", "records") VALUES ('an older instance', $1)`, records); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `SELECT pg_notify('quarry_changes', '')`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const then, later = "2026-01-01T00:00:00.000Z", "2026-01-02T00:00:00.000Z"
+	oldRow("old1", map[string]any{"objectId": "old1", "text": "new", "createdAt": then, "updatedAt": then})
+	if obj, orig := onB.event("create", 1); obj["objectId"] != "old1" || orig != nil {
+		t.Fatalf("old-format create: object %v, original %v", obj, orig)
+	}
+	oldRow("old1", map[string]any{"objectId": "old1", "text": "changed", "createdAt": then, "updatedAt": later})
+	if obj, _ := onB.event("update", 1); obj["text"] != "changed" {
+		t.Fatalf("old-format update: %v", obj)
+	}
+	oldRow("old1", nil)
+	// Sentinel: had the old-format deletion sent anything, it came first.
+	if r := a.Do(t, "POST", "/classes/Message", map[string]any{"text": "sentinel"}, h); r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	if obj, _ := onB.event("create", 1); obj["text"] != "sentinel" {
+		t.Fatalf("after the old-format deletion B got %v", obj)
+	}
 }

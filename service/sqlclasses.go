@@ -296,23 +296,52 @@ func (r *sqlResolver) Select(sub *where.Subquery) ([]any, error) {
 	return vals, nil
 }
 
+// previousVersion is what d's store record carries as the object before
+// the write (store.Record.Previous): no follower holds an object kept out
+// of memory, so the writer, which read it, hands it on for LiveQuery.
+func previousVersion(d *draft) ([]byte, error) {
+	if d.original == nil {
+		return []byte{}, nil // created: there was none
+	}
+	return json.Marshal(d.original)
+}
+
 // foreignSQLObject is another instance's write to a class kept out of
-// memory: nothing to keep, and only the new object to announce. Its
-// previous version was never here: an object written before (updatedAt
-// past createdAt) stands in for it, so LiveQuery sends an update rather
-// than a create, and a deletion has nothing to announce.
+// memory: nothing to keep, only the change to announce, with the previous
+// version the writer carried in the record, so that LiveQuery decides
+// create, enter, update, leave and delete as it did there.
 func (s *Service) foreignSQLObject(r store.Record) (Change, bool) {
-	if r.Value == nil {
+	c := Change{Class: r.Class}
+	if r.Value != nil {
+		if err := json.Unmarshal(r.Value, &c.Object); err != nil {
+			s.warn(fmt.Sprintf("following: object %s/%s is not valid JSON", r.Class, r.Key))
+			return Change{}, false
+		}
+	}
+	switch {
+	case r.Previous == nil:
+		return legacySQLChange(c)
+	case len(r.Previous) > 0:
+		if err := json.Unmarshal(r.Previous, &c.Original); err != nil {
+			s.warn(fmt.Sprintf("following: the previous version of %s/%s is not valid JSON", r.Class, r.Key))
+			return legacySQLChange(c)
+		}
+	}
+	return c, c.Original != nil || c.Object != nil
+}
+
+// legacySQLChange is the change of a record that carries no previous
+// version (written by an instance that kept the class in memory, or by
+// an older one): an object written before (updatedAt past createdAt)
+// stands in for its previous version, so LiveQuery sends an update rather
+// than a create, and a deletion has nothing to announce.
+func legacySQLChange(c Change) (Change, bool) {
+	if c.Object == nil {
 		return Change{}, false
 	}
-	var obj schema.Object
-	if err := json.Unmarshal(r.Value, &obj); err != nil {
-		s.warn(fmt.Sprintf("following: object %s/%s is not valid JSON", r.Class, r.Key))
-		return Change{}, false
-	}
-	c := Change{Class: r.Class, Object: obj}
-	if obj["updatedAt"] != obj["createdAt"] {
-		c.Original = obj
+	c.Original = nil
+	if c.Object["updatedAt"] != c.Object["createdAt"] {
+		c.Original = c.Object
 	}
 	return c, true
 }

@@ -473,6 +473,13 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 			}
 			rec.Value, d.enc = b, b
 		}
+		if s.isSQLClass(d.class) {
+			prev, err := previousVersion(d)
+			if err != nil {
+				return err
+			}
+			rec.Previous = prev
+		}
 		records = append(records, rec)
 		for _, j := range d.joins {
 			r := store.Record{Kind: store.KindJoin, Class: joinClass(j.key, d.class), Key: joinKey(d.id, j.relatedID)}

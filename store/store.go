@@ -27,6 +27,14 @@ type Record struct {
 	Class string
 	Key   string
 	Value []byte
+	// Previous is, for an object of a class kept out of memory (whose
+	// objects no follower holds), the object as it stood before this
+	// commit, so that other instances can tell LiveQuery what changed:
+	// its JSON, or a non-nil empty slice when the object did not exist.
+	// nil means not carried (any other record, or an older writer). An
+	// adapter others follow hands it over with the commit (Follow); the
+	// others ignore it.
+	Previous []byte
 }
 
 // Adapter is a persistence backend.

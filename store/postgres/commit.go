@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
@@ -125,45 +126,26 @@ func (a *Adapter) runGroups() {
 }
 
 // commitGroup runs one transaction for batch and sets each one's id.
+//
+// The transaction is sent as two pipelined round trips in the usual case:
+// BEGIN, the commit lock and the tables of every class the batch writes;
+// then the row writes, the _changes rows, the NOTIFY and COMMIT. Every
+// round trip made while holding the lock is paid by all instances'
+// commits, which wait on it (schema changes add their own).
 func (a *Adapter) commitGroup(batch []*pending) error {
 	ctx, cancel := context.WithTimeout(context.Background(), a.opts.Timeout)
 	defer cancel()
-	ids := make([]int64, len(batch))
-	err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", commitLock); err != nil {
-			return err
-		}
-		c := &committer{a: a, ctx: ctx, tx: tx, tables: map[string]*tableState{}}
-		for _, p := range batch {
-			c.cur = p
-			p.merged, p.schemas = nil, nil
-			for _, r := range p.records {
-				if err := c.apply(r); err != nil {
-					return err
-				}
-			}
-		}
-		if err := c.dropEmpty(); err != nil {
-			return err
-		}
-		for i, p := range batch {
-			payload := p.payload
-			if len(p.merged) > 0 {
-				// Others follow the merged schema, not the one sent.
-				var err error
-				if payload, err = encodeChange(withMerged(p.records, p.merged)); err != nil {
-					return err
-				}
-			}
-			id := &ids[i]
-			c.queued.Queue("INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
-				a.origin, payload).QueryRow(func(row pgx.Row) error { return row.Scan(id) })
-		}
-		// A wake-up only: followers read _changes from their own position.
-		c.queued.Queue("SELECT pg_notify($1, '')", channel)
-		return c.flush()
-	})
+	conn, err := a.pool.Acquire(ctx)
 	if err != nil {
+		return err
+	}
+	// A connection still inside a transaction (one that failed) is closed
+	// by Release, never handed to another caller.
+	defer conn.Release()
+	c := &committer{a: a, ctx: ctx, conn: conn, tables: map[string]*tableState{}, joins: map[string]string{}}
+	ids := make([]int64, len(batch))
+	if err := c.run(batch, ids); err != nil {
+		c.rollback()
 		return err
 	}
 	for i, p := range batch {
@@ -182,6 +164,124 @@ func (a *Adapter) commitGroup(batch []*pending) error {
 	}
 	return nil
 }
+
+// run is the transaction of commitGroup, up to and including its COMMIT.
+func (c *committer) run(batch []*pending, ids []int64) error {
+	if err := c.begin(batch); err != nil {
+		return err
+	}
+	for _, p := range batch {
+		c.cur = p
+		p.merged, p.schemas = nil, nil
+		for _, r := range p.records {
+			if err := c.apply(r); err != nil {
+				return err
+			}
+		}
+	}
+	if err := c.dropEmpty(); err != nil {
+		return err
+	}
+	for i, p := range batch {
+		payload := p.payload
+		if len(p.merged) > 0 {
+			// Others follow the merged schema, not the one sent.
+			var err error
+			if payload, err = encodeChange(withMerged(p.records, p.merged)); err != nil {
+				return err
+			}
+		}
+		id := &ids[i]
+		c.queued.Queue("INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
+			c.a.origin, payload).QueryRow(func(row pgx.Row) error { return row.Scan(id) })
+	}
+	// A wake-up only: followers read _changes from their own position.
+	c.queued.Queue("SELECT pg_notify($1, '')", channel)
+	c.queued.Queue("COMMIT")
+	return c.flush()
+}
+
+// begin opens the transaction, takes the commit lock and reads the state
+// of every table the batch writes, in one round trip.
+func (c *committer) begin(batch []*pending) error {
+	var classes, joinClasses []string
+	seen := map[string]bool{}
+	for _, p := range batch {
+		for _, r := range p.records {
+			var list *[]string
+			switch r.Kind {
+			case store.KindObject, store.KindSchema:
+				list = &classes
+			case store.KindJoin:
+				list = &joinClasses
+			default:
+				continue
+			}
+			if k := string(rune(r.Kind)) + r.Class; !seen[k] {
+				seen[k] = true
+				*list = append(*list, r.Class)
+			}
+		}
+	}
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	b.Queue("SELECT pg_advisory_xact_lock($1)", commitLock)
+	if len(classes) > 0 {
+		b.Queue(`SELECT "className", "schema" FROM `+quote(tableSchema)+` WHERE "className" = ANY($1)`, classes).Query(func(rows pgx.Rows) error {
+			found := map[string][]byte{}
+			for rows.Next() {
+				var class string
+				var raw []byte
+				if err := rows.Scan(&class, &raw); err != nil {
+					return err
+				}
+				found[class] = raw
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, class := range classes {
+				raw, ok := found[class]
+				t, err := newTableState(class, ok, raw)
+				if err != nil {
+					return err
+				}
+				c.tables[class] = t
+			}
+			return nil
+		})
+	}
+	if len(joinClasses) > 0 {
+		b.Queue(`SELECT "joinClass", "tableName" FROM `+quote(tableJoins)+` WHERE "joinClass" = ANY($1)`, joinClasses).Query(func(rows pgx.Rows) error {
+			for _, jc := range joinClasses {
+				c.joins[jc] = "" // known not to exist, unless found
+			}
+			for rows.Next() {
+				var jc, table string
+				if err := rows.Scan(&jc, &table); err != nil {
+					return err
+				}
+				c.joins[jc] = table
+			}
+			return rows.Err()
+		})
+	}
+	return c.conn.SendBatch(c.ctx, &b).Close()
+}
+
+// rollback ends a transaction that failed, if it is still open. When that
+// fails too, Release closes the connection instead of reusing it.
+func (c *committer) rollback() {
+	if c.conn.Conn().PgConn().TxStatus() == 'I' {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
+	defer cancel()
+	c.conn.Exec(ctx, "ROLLBACK")
+}
+
+// rollbackTimeout bounds the ROLLBACK of a failed commit.
+const rollbackTimeout = 5 * time.Second
 
 // withMerged is records with each merged schema in place of the one sent.
 func withMerged(records, merged []store.Record) []store.Record {
@@ -219,9 +319,9 @@ type committer struct {
 	a      *Adapter
 	cur    *pending // the Commit whose records are being applied
 	ctx    context.Context
-	tx     pgx.Tx
+	conn   *pgxpool.Conn // inside the transaction begin opened
 	tables map[string]*tableState
-	joins  map[string]string // joinClass -> table, once seen
+	joins  map[string]string // joinClass -> table ("": none), once read
 	// queued holds the plain row writes (objects, relations, settings,
 	// the _changes rows) until a statement needs to read what they wrote
 	// or the transaction ends: they reach PostgreSQL in one round trip.
@@ -235,7 +335,7 @@ func (c *committer) flush() error {
 	if c.queued.Len() == 0 {
 		return nil
 	}
-	err := c.tx.SendBatch(c.ctx, &c.queued).Close()
+	err := c.conn.SendBatch(c.ctx, &c.queued).Close()
 	c.queued = pgx.Batch{}
 	return err
 }
@@ -281,22 +381,13 @@ func (c *committer) table(class string, create bool) (*tableState, error) {
 	t := c.tables[class]
 	if t == nil {
 		var raw []byte
-		err := c.tx.QueryRow(c.ctx, `SELECT "schema" FROM `+quote(tableSchema)+` WHERE "className" = $1`, class).Scan(&raw)
-		t = &tableState{}
-		switch {
-		case err == pgx.ErrNoRows:
-		case err != nil:
+		err := c.conn.QueryRow(c.ctx, `SELECT "schema" FROM `+quote(tableSchema)+` WHERE "className" = $1`, class).Scan(&raw)
+		if err != nil && err != pgx.ErrNoRows {
 			return nil, err
-		default:
-			t.exists = true
-			if raw != nil {
-				t.schema = &schema.Class{}
-				if err := json.Unmarshal(raw, t.schema); err != nil {
-					return nil, fmt.Errorf("the schema of %s in %s is not valid JSON", class, tableSchema)
-				}
-			}
 		}
-		t.layout = layoutOf(class, t.schema, true)
+		if t, err = newTableState(class, err == nil, raw); err != nil {
+			return nil, err
+		}
 		c.tables[class] = t
 	}
 	if !t.exists && create {
@@ -308,16 +399,30 @@ func (c *committer) table(class string, create bool) (*tableState, error) {
 	return t, nil
 }
 
+// newTableState is the state of class's table from its _SCHEMA row (exists
+// false: none) and the schema it holds (nil: none).
+func newTableState(class string, exists bool, raw []byte) (*tableState, error) {
+	t := &tableState{exists: exists}
+	if exists && raw != nil {
+		t.schema = &schema.Class{}
+		if err := json.Unmarshal(raw, t.schema); err != nil {
+			return nil, fmt.Errorf("the schema of %s in %s is not valid JSON", class, tableSchema)
+		}
+	}
+	t.layout = layoutOf(class, t.schema, true)
+	return t, nil
+}
+
 func (c *committer) createTable(l *layout) error {
 	cols := []string{quote(colID) + ` text COLLATE "C" PRIMARY KEY`}
 	for _, col := range l.cols {
 		cols = append(cols, quote(col.name)+" "+col.kind.sqlType())
 	}
 	cols = append(cols, quote(colExtra)+" jsonb", quote(colRaw)+" bytea")
-	if _, err := c.tx.Exec(c.ctx, "CREATE TABLE "+quote(l.table)+" ("+strings.Join(cols, ", ")+")"); err != nil {
+	if _, err := c.conn.Exec(c.ctx, "CREATE TABLE "+quote(l.table)+" ("+strings.Join(cols, ", ")+")"); err != nil {
 		return err
 	}
-	_, err := c.tx.Exec(c.ctx, "INSERT INTO "+quote(tableSchema)+` ("className", "tableName") VALUES ($1, $2)`, l.class, l.table)
+	_, err := c.conn.Exec(c.ctx, "INSERT INTO "+quote(tableSchema)+` ("className", "tableName") VALUES ($1, $2)`, l.class, l.table)
 	return err
 }
 
@@ -364,7 +469,7 @@ func (c *committer) applySchema(r store.Record) error {
 	if value != nil {
 		arg = value
 	}
-	if _, err := c.tx.Exec(c.ctx, "UPDATE "+quote(tableSchema)+` SET "schema" = $2 WHERE "className" = $1`, r.Class, arg); err != nil {
+	if _, err := c.conn.Exec(c.ctx, "UPDATE "+quote(tableSchema)+` SET "schema" = $2 WHERE "className" = $1`, r.Class, arg); err != nil {
 		return err
 	}
 	t.schema, t.layout, t.dropped = next, nl, next == nil
@@ -407,7 +512,7 @@ func (c *committer) reshape(old, next *layout) error {
 		for _, col := range gone {
 			cond = append(cond, quote(col.name)+" IS NOT NULL")
 		}
-		rows, err := c.tx.Query(c.ctx, "SELECT "+old.selectList()+" FROM "+quote(old.table)+" WHERE "+strings.Join(cond, " OR "))
+		rows, err := c.conn.Query(c.ctx, "SELECT "+old.selectList()+" FROM "+quote(old.table)+" WHERE "+strings.Join(cond, " OR "))
 		if err != nil {
 			return err
 		}
@@ -436,7 +541,7 @@ func (c *committer) reshape(old, next *layout) error {
 	for _, col := range added {
 		alter = append(alter, "ADD COLUMN "+quote(col.name)+" "+col.kind.sqlType())
 	}
-	if _, err := c.tx.Exec(c.ctx, "ALTER TABLE "+quote(old.table)+" "+strings.Join(alter, ", ")); err != nil {
+	if _, err := c.conn.Exec(c.ctx, "ALTER TABLE "+quote(old.table)+" "+strings.Join(alter, ", ")); err != nil {
 		return err
 	}
 	for _, m := range moved {
@@ -444,7 +549,7 @@ func (c *committer) reshape(old, next *layout) error {
 		if err != nil {
 			return err
 		}
-		if _, err := c.tx.Exec(c.ctx, next.upsert(), args...); err != nil {
+		if _, err := c.conn.Exec(c.ctx, next.upsert(), args...); err != nil {
 			return err
 		}
 	}
@@ -462,16 +567,16 @@ func (c *committer) dropEmpty() error {
 			return err
 		}
 		var empty bool
-		if err := c.tx.QueryRow(c.ctx, "SELECT NOT EXISTS (SELECT 1 FROM "+quote(t.layout.table)+")").Scan(&empty); err != nil {
+		if err := c.conn.QueryRow(c.ctx, "SELECT NOT EXISTS (SELECT 1 FROM "+quote(t.layout.table)+")").Scan(&empty); err != nil {
 			return err
 		}
 		if !empty {
 			continue
 		}
-		if _, err := c.tx.Exec(c.ctx, "DROP TABLE "+quote(t.layout.table)); err != nil {
+		if _, err := c.conn.Exec(c.ctx, "DROP TABLE "+quote(t.layout.table)); err != nil {
 			return err
 		}
-		if _, err := c.tx.Exec(c.ctx, "DELETE FROM "+quote(tableSchema)+` WHERE "className" = $1`, class); err != nil {
+		if _, err := c.conn.Exec(c.ctx, "DELETE FROM "+quote(tableSchema)+` WHERE "className" = $1`, class); err != nil {
 			return err
 		}
 		delete(c.tables, class)
@@ -501,47 +606,62 @@ func (c *committer) applyJoin(r store.Record) error {
 // joinTable names joinClass's table, creating it when create is set; ""
 // when it does not exist and create is not set.
 func (c *committer) joinTable(joinClass string, create bool) (string, error) {
-	if t, ok := c.joins[joinClass]; ok {
-		return t, nil
+	table, known := c.joins[joinClass]
+	if known && (table != "" || !create) {
+		return table, nil
 	}
-	var table string
-	err := c.tx.QueryRow(c.ctx, `SELECT "tableName" FROM `+quote(tableJoins)+` WHERE "joinClass" = $1`, joinClass).Scan(&table)
+	var err error
+	if !known {
+		err = c.conn.QueryRow(c.ctx, `SELECT "tableName" FROM `+quote(tableJoins)+` WHERE "joinClass" = $1`, joinClass).Scan(&table)
+	}
 	switch {
-	case err == pgx.ErrNoRows:
+	case table == "" && (err == nil || err == pgx.ErrNoRows):
 		if !create {
+			c.joins[joinClass] = ""
 			return "", nil
 		}
 		table = identName("_Join:" + joinClass)
-		if _, err := c.tx.Exec(c.ctx, "CREATE TABLE "+quote(table)+
+		if _, err := c.conn.Exec(c.ctx, "CREATE TABLE "+quote(table)+
 			` ("owningId" text COLLATE "C" NOT NULL, "relatedId" text COLLATE "C" NOT NULL, PRIMARY KEY ("owningId", "relatedId"))`); err != nil {
 			return "", err
 		}
-		if _, err := c.tx.Exec(c.ctx, "INSERT INTO "+quote(tableJoins)+` ("joinClass", "tableName") VALUES ($1, $2)`, joinClass, table); err != nil {
+		if _, err := c.conn.Exec(c.ctx, "INSERT INTO "+quote(tableJoins)+` ("joinClass", "tableName") VALUES ($1, $2)`, joinClass, table); err != nil {
 			return "", err
 		}
 	case err != nil:
 		return "", err
-	}
-	if c.joins == nil {
-		c.joins = map[string]string{}
 	}
 	c.joins[joinClass] = table
 	return table, nil
 }
 
 // change is one record as _changes keeps it (JSON; Value is base64, null
-// for a deletion).
+// for a deletion). Previous (store.Record.Previous) is the object's JSON
+// as it is, null when the object did not exist, and absent when not
+// carried: rows written before it existed read as not carried.
 type change struct {
-	Kind  string `json:"kind"`
-	Class string `json:"class,omitempty"`
-	Key   string `json:"key,omitempty"`
-	Value []byte `json:"value"`
+	Kind     string          `json:"kind"`
+	Class    string          `json:"class,omitempty"`
+	Key      string          `json:"key,omitempty"`
+	Value    []byte          `json:"value"`
+	Previous json.RawMessage `json:"previous,omitempty"`
 }
+
+// jsonNull is a carried Previous of an object that did not exist.
+var jsonNull = json.RawMessage("null")
 
 func encodeChange(records []store.Record) ([]byte, error) {
 	out := make([]change, len(records))
 	for i, r := range records {
 		out[i] = change{Kind: string(rune(r.Kind)), Class: r.Class, Key: r.Key, Value: r.Value}
+		switch {
+		case r.Previous == nil:
+		case len(r.Previous) == 0:
+			out[i].Previous = jsonNull
+		default:
+			// Kept as JSON rather than base64: a third fewer bytes.
+			out[i].Previous = r.Previous
+		}
 	}
 	return json.Marshal(out)
 }
@@ -557,6 +677,13 @@ func decodeChange(b []byte) ([]store.Record, error) {
 			return nil, fmt.Errorf("change record kind %q", c.Kind)
 		}
 		out[i] = store.Record{Kind: store.Kind(c.Kind[0]), Class: c.Class, Key: c.Key, Value: c.Value}
+		switch {
+		case c.Previous == nil:
+		case string(c.Previous) == "null":
+			out[i].Previous = []byte{}
+		default:
+			out[i].Previous = c.Previous
+		}
 	}
 	return out, nil
 }

@@ -161,7 +161,7 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-func loadAll(t *testing.T, a store.Adapter) []store.Record {
+func loadAll(t testing.TB, a store.Adapter) []store.Record {
 	t.Helper()
 	var out []store.Record
 	if err := a.Load(func(r store.Record) error {

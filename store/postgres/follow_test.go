@@ -2,7 +2,10 @@ package postgres_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -69,7 +72,7 @@ func (c *collector) waitKeys(t *testing.T, want ...string) {
 	}
 }
 
-func open(t *testing.T, uri string) *postgres.Adapter {
+func open(t testing.TB, uri string) *postgres.Adapter {
 	t.Helper()
 	a, err := postgres.Open(uri, postgres.Options{Logf: t.Logf})
 	if err != nil {
@@ -79,7 +82,7 @@ func open(t *testing.T, uri string) *postgres.Adapter {
 	return a
 }
 
-func commit(t *testing.T, a store.Adapter, records ...store.Record) {
+func commit(t testing.TB, a store.Adapter, records ...store.Record) {
 	t.Helper()
 	if err := a.Commit(records); err != nil {
 		t.Fatal(err)
@@ -150,5 +153,128 @@ func TestFollowOwnLaterWrite(t *testing.T) {
 	got.waitKeys(t, "y", "z")
 	if n := len(got.commits[0]); n != 1 {
 		t.Fatalf("the older change of x was handed over: %+v", got.commits[0])
+	}
+}
+
+// TestFollowPrevious: the previous version a commit carries for an object
+// (store.Record.Previous) reaches the follower as it was sent: an object,
+// "there was none", or nothing (not carried); a _changes row written in
+// the format without it reads as not carried.
+func TestFollowPrevious(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	a, b := open(t, uri), open(t, uri)
+	loadAll(t, b)
+	got := newCollector()
+	stop, err := b.Follow(b.Position(), got.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	with := func(r store.Record, previous []byte) store.Record { r.Previous = previous; return r }
+	v1, v2 := `{"objectId":"k1","n":1,"s":"<&>"}`, `{"objectId":"k1","n":2}`
+	cases := []struct {
+		name   string
+		record store.Record
+		want   []byte // nil: not carried
+	}{
+		{"created", with(obj("K", "k1", v1), []byte{}), []byte{}},
+		{"updated", with(obj("K", "k1", v2), []byte(v1)), []byte(v1)},
+		{"deleted", with(del(store.KindObject, "K", "k1"), []byte(v2)), []byte(v2)},
+		{"not carried", obj("M", "m1", `{"objectId":"m1"}`), nil},
+	}
+	var keys []string
+	for _, c := range cases {
+		commit(t, a, c.record)
+		keys = append(keys, c.record.Key)
+	}
+	// A row as an instance without previous versions wrote it.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	old := `[{"kind":"o","class":"K","key":"old","value":"` + base64.StdEncoding.EncodeToString([]byte(`{"objectId":"old"}`)) + `"}]`
+	if _, err := conn.Exec(ctx, `INSERT INTO "_changes" ("origin", "records") VALUES ('an older instance', $1)`, []byte(old)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_notify('quarry_changes', '')`); err != nil {
+		t.Fatal(err)
+	}
+	got.waitKeys(t, append(keys, "old")...)
+	for i, c := range cases {
+		r := got.commits[i][0]
+		if (r.Previous == nil) != (c.want == nil) || !sameJSON(r.Previous, c.want) {
+			t.Errorf("%s: followed previous %q, want %q", c.name, r.Previous, c.want)
+		}
+		if (r.Value == nil) != (c.record.Value == nil) {
+			t.Errorf("%s: followed value %q", c.name, r.Value)
+		}
+	}
+	if r := got.commits[len(cases)][0]; r.Previous != nil || string(r.Value) != `{"objectId":"old"}` {
+		t.Errorf("the old-format row followed as %+v", r)
+	}
+}
+
+// sameJSON reports whether a and b hold equal JSON values (both empty
+// counts as equal).
+func sameJSON(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// TestCommitFailureLeavesNothing: a commit refused inside its transaction,
+// before the pipelined writes (a value that is not JSON) or by the server
+// among them (a key PostgreSQL cannot hold), leaves no row and no change,
+// and the adapter's next commits go through on the connections it keeps.
+func TestCommitFailureLeavesNothing(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	a := open(t, uri)
+	loadAll(t, a)
+	commit(t, a, sch("C", `{"className":"C","fields":{"n":{"type":"Number"}}}`))
+	cases := []struct {
+		name   string
+		record store.Record
+	}{
+		{"not JSON", obj("C", "bad1", `{"n":`)},
+		{"invalid UTF-8 key", obj("C", "bad\xff", `{"n":1}`)},
+	}
+	for i, c := range cases {
+		err := a.Commit([]store.Record{obj("C", fmt.Sprint("with", i), `{"n":1}`), c.record})
+		if err == nil {
+			t.Fatalf("%s: committed", c.name)
+		}
+		t.Logf("%s: %v", c.name, err)
+		for j := range 4 { // more than one pooled connection
+			commit(t, a, obj("C", fmt.Sprintf("ok%d%d", i, j), `{"n":2}`))
+		}
+	}
+	var keys []string
+	for _, r := range loadAll(t, open(t, uri)) {
+		if r.Kind == store.KindObject {
+			keys = append(keys, r.Key)
+		}
+	}
+	if want := "[ok00 ok01 ok02 ok03 ok10 ok11 ok12 ok13]"; fmt.Sprint(keys) != want {
+		t.Fatalf("stored %v, want %s", keys, want)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var changes int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM "_changes"`).Scan(&changes); err != nil {
+		t.Fatal(err)
+	}
+	if changes != 1+8 {
+		t.Fatalf("%d changes, want 9 (the schema and the good commits)", changes)
 	}
 }
