@@ -272,6 +272,16 @@ func (s *Server) Publish(c Change) {
 // ForgetSessions drops cached session lookups (Feed).
 func (s *Server) ForgetSessions(userID string) { s.sessions.forgetUser(userID) }
 
+// ForgetSchema drops the class schema ("": every class) the server's
+// authority holds, when it holds any (a standalone server's
+// RemoteAuthority): sent when a REST server announces a schema change.
+// The next subscription to the class reads the schema afresh.
+func (s *Server) ForgetSchema(class string) {
+	if f, ok := s.opts.Authority.(interface{ ForgetSchema(class string) }); ok {
+		f.ForgetSchema(class)
+	}
+}
+
 // Stats returns the server's counters.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()

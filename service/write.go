@@ -491,6 +491,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 	for name, cls := range newSchemas {
 		created := s.Class(name) == nil
 		s.schemas.Store(name, cls)
+		s.schemaNews.mark(name)
 		if created && s.isSQLClass(name) {
 			// Its table is new and empty: indexing it is instant, and the
 			// declarations (the indexes option) wait for it.
@@ -588,6 +589,9 @@ func (s *Service) forgetOwnedJoins(d *draft) {
 // cloud code triggers): the delivery of queued changes to OnChange (its own
 // and any that other writers queued meanwhile).
 func (s *Service) announce() {
+	// Schema changes first: a LiveQuery server hearing of an object with
+	// a new field has already been told to forget the class's old schema.
+	s.announceSchemas()
 	if s.opts.OnChange != nil {
 		s.changes.drain(s.opts.OnChange, s.opts.Warn)
 	}
