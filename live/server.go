@@ -33,6 +33,12 @@ type Change struct {
 	// CLP is the class's class-level permissions at publish time (nil:
 	// none, or unknown).
 	CLP map[string]any
+	// ObjectJSON and OriginalJSON, when set, are Object's and Original's
+	// JSON (the same object as encoding/json makes of the map, keys in
+	// another order): events sending the whole object send these bytes
+	// instead of encoding the map. The Publisher sets them from the
+	// writer's stored bytes; changes from Redis come without.
+	ObjectJSON, OriginalJSON []byte
 }
 
 // Feed is where REST servers send changes: a LiveQuery Server in the same

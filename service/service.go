@@ -30,6 +30,12 @@ type Change struct {
 	Class    string
 	Original schema.Object
 	Object   schema.Object
+	// OriginalJSON and ObjectJSON are the stored versions' JSON (what
+	// encoding/json's Marshal makes of Original and Object, internal keys
+	// included) when the write had them at hand, nil otherwise; shared,
+	// never to be modified. LiveSharesStored says when they are also the
+	// published form's.
+	OriginalJSON, ObjectJSON []byte
 }
 
 // Options configure a Service.

@@ -504,8 +504,14 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 		if s.isSQLClass(d.class) {
 			// Kept out of memory: the store's table is its only copy.
 		} else if coll := s.data.Collection(d.class, true); d.obj == nil {
+			if s.opts.OnChange != nil {
+				d.originalEnc = coll.KeptEncoding(d.original) // before it goes
+			}
 			coll.Delete(d.id)
 		} else {
+			if d.original != nil && s.opts.OnChange != nil {
+				d.originalEnc = coll.KeptEncoding(d.original) // before it is replaced
+			}
 			ensureGeoIndexes(coll, d.fields) // geo queries need an S2 index on GeoPoint/Polygon fields (indexes.go)
 			coll.PutEncoded(d.obj, d.enc)
 		}
@@ -527,7 +533,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 		// per object; delivered after unlocking (announce).
 		changes := make([]Change, len(drafts))
 		for i, d := range drafts {
-			changes[i] = Change{Class: d.class, Original: d.original, Object: d.obj}
+			changes[i] = Change{Class: d.class, Original: d.original, Object: d.obj, OriginalJSON: d.originalEnc, ObjectJSON: d.enc}
 		}
 		s.changes.add(changes...)
 	}
