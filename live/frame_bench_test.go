@@ -13,8 +13,8 @@ import (
 func benchObject(version int) schema.Object {
 	return schema.Object{
 		"objectId": "xWMyZ4YEGZ", "createdAt": "2026-11-25T10:00:00.000Z", "updatedAt": fmt.Sprintf("2026-11-25T10:00:%02d.000Z", version%60),
-		"ACL":   map[string]any{"*": map[string]any{"read": true}, "u1": map[string]any{"read": true, "write": true}},
-		"room":  "r17", "title": "A note about the quarterly numbers", "body": "Some text that is neither short nor long, as notes go.",
+		"ACL":  map[string]any{"*": map[string]any{"read": true}, "u1": map[string]any{"read": true, "write": true}},
+		"room": "r17", "title": "A note about the quarterly numbers", "body": "Some text that is neither short nor long, as notes go.",
 		"n": float64(version), "score": 4.25, "done": version%2 == 0, "tags": []any{"red", "green", "blue"},
 		"owner": schema.Pointer("_User", "u1"), "loc": map[string]any{"__type": "GeoPoint", "latitude": 48.85, "longitude": 2.35},
 		"due":  map[string]any{"__type": "Date", "iso": "2026-12-01T00:00:00.000Z"},
