@@ -28,11 +28,13 @@ func benchObject(version int) schema.Object {
 // update delivered to 10 subscribers who see the whole object (one
 // projection, encoded once per change either way): the frames built from
 // the stored bytes the writer hands over (the publisher's splice of
-// className and __type included), or from the maps encoded as before.
+// className and __type included), or from the maps encoded as before;
+// and for a change received from Redis (its decoding included), from the
+// bytes as received, or from the decoded maps encoded again.
 // The clients' send queues are drained apart; no socket is written.
 func BenchmarkEventFrame_Update_10Subscribers(b *testing.B) {
 	const subscribers = 10
-	for _, mode := range []string{"stored", "encoded"} {
+	for _, mode := range []string{"stored", "encoded", "redis", "redis-encoded"} {
 		b.Run(mode, func(b *testing.B) {
 			s, err := New(Options{Authority: openAuthority{}})
 			if err != nil {
@@ -67,12 +69,26 @@ func BenchmarkEventFrame_Update_10Subscribers(b *testing.B) {
 			storedBefore, _ := json.Marshal(before)
 			storedAfter, _ := json.Marshal(after)
 			c := Change{Class: "Note", Original: published(before), Object: published(after)}
+			_, payload, err := encodeRedis(redisOut{change: &c})
+			if err != nil {
+				b.Fatal(err)
+			}
 			var buf []*match.Group[*subscription]
 			b.ReportAllocs()
 			cpu0 := processCPU()
 			for b.Loop() {
-				if mode == "stored" {
+				switch mode {
+				case "stored":
 					c.OriginalJSON, c.ObjectJSON = spliceFull("Note", storedBefore), spliceFull("Note", storedAfter)
+				case "redis", "redis-encoded":
+					// As received from another instance: decoded, with the
+					// bytes as received, or without them (as before).
+					if c, err = decodeRedis(payload, false); err != nil {
+						b.Fatal(err)
+					}
+					if mode == "redis-encoded" {
+						c.ObjectJSON, c.OriginalJSON = nil, nil
+					}
 				}
 				buf = s.dispatch(c, buf[:0])
 			}
