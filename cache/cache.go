@@ -3,7 +3,7 @@
 // invalidations announced to all of them over Redis pub/sub. Processes
 // that hold no data (standalone LiveQuery servers) read through it before
 // asking a REST server; REST servers invalidate it when they write
-// sessions and roles. It imports nothing of Quarry's: callers give it
+// sessions, roles and class schemas. It imports nothing of Quarry's: callers give it
 // plain values.
 package cache
 
@@ -27,8 +27,9 @@ const (
 	// DefaultTTL bounds how long an entry is used without being
 	// invalidated (Parse Server's RedisCacheAdapter keeps entries 30 s).
 	DefaultTTL = 30 * time.Second
-	// DefaultSchemaTTL bounds a class's field types: schema changes are
-	// not announced, and a field's type only changes by dropping it.
+	// DefaultSchemaTTL bounds a class's field types. Schema changes are
+	// announced (SchemaChanged); the TTL bounds what a missed announcement
+	// (Redis unreachable during the change) can cost.
 	DefaultSchemaTTL = time.Minute
 	// opTimeout bounds one Redis round trip; a cache that does not answer
 	// is a miss, never a stall.
@@ -59,6 +60,11 @@ type Invalidation struct {
 	UserID string `json:"userId,omitempty"`
 	// AllRoles: every user's roles (a role or its membership changed).
 	AllRoles bool `json:"allRoles,omitempty"`
+	// Classes: these classes' schemas (fields added or deleted, the
+	// class dropped, its permissions or indexes changed).
+	Classes []string `json:"classes,omitempty"`
+	// AllSchemas: every class's schema.
+	AllSchemas bool `json:"allSchemas,omitempty"`
 }
 
 // Cache is a connection to the shared cache. Its methods are safe for
@@ -79,8 +85,10 @@ const (
 	keySession  = "session:" // + sha256 of the token: tokens never appear in Redis
 	keyRoles    = "roles:"   // + user id: {"gen": n, "roles": [...]}
 	keyRolesGen = "rolesgen" // bumped by every role change
-	keySchema   = "schema:"  // + class: {"field": "Type", ...}
-	channel     = "invalidate"
+	keySchema   = "schema:"  // + class: {"gen": n, "fields": {"field": "Type", ...}, "fetched": t}
+	// + class: bumped by every change of the class's schema.
+	keySchemaGen = "schemagen:"
+	channel      = "invalidate"
 	// revoked marks a session key whose session was written: nobody may
 	// cache that token again until the mark expires (see PutSession).
 	revoked = "-"
@@ -241,42 +249,81 @@ func (c *Cache) PutRoles(ctx context.Context, userID string, gen RolesGen, roles
 // keep it only until Fetched plus its TTL, so that no copy is older than
 // one TTL.
 type SchemaEntry struct {
+	Gen     SchemaGen         `json:"gen"`
 	Fields  map[string]string `json:"fields"`
 	Fetched time.Time         `json:"fetched"`
 }
 
-// Schema returns a class's cached field types.
-func (c *Cache) Schema(ctx context.Context, class string) (SchemaEntry, bool, error) {
+// SchemaGen identifies a class's schema generation as a Schema lookup saw
+// it; PutSchema stores an answer under it, so an answer fetched across a
+// schema change is never used (as RolesGen).
+type SchemaGen int64
+
+// Schema returns a class's cached field types, with the class's current
+// schema generation for a PutSchema after a miss. One round trip: the
+// generation and the entry come together.
+func (c *Cache) Schema(ctx context.Context, class string) (SchemaEntry, SchemaGen, bool, error) {
 	ctx, cancel := withTimeout(ctx)
 	defer cancel()
-	b, err := c.rdb.Get(ctx, c.key(keySchema, class)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return SchemaEntry{}, false, nil
-	}
+	vals, err := c.rdb.MGet(ctx, c.key(keySchemaGen, class), c.key(keySchema, class)).Result()
 	if err != nil {
-		return SchemaEntry{}, false, err
+		return SchemaEntry{}, 0, false, err
+	}
+	var gen SchemaGen
+	if s, ok := vals[0].(string); ok {
+		n, _ := strconv.ParseInt(s, 10, 64)
+		gen = SchemaGen(n)
+	}
+	s, ok := vals[1].(string)
+	if !ok {
+		return SchemaEntry{}, gen, false, nil
 	}
 	var e SchemaEntry
-	if err := json.Unmarshal(b, &e); err != nil || e.Fields == nil {
-		return SchemaEntry{}, false, nil
+	if err := json.Unmarshal([]byte(s), &e); err != nil || e.Fields == nil || e.Gen != gen {
+		return SchemaEntry{}, gen, false, nil
 	}
-	return e, true, nil
+	return e, gen, true, nil
 }
 
-// PutSchema caches a class's field types, read at fetched, until
-// Options.SchemaTTL after fetched.
-func (c *Cache) PutSchema(ctx context.Context, class string, fields map[string]string, fetched time.Time) error {
+// PutSchema caches a class's field types, read at fetched under schema
+// generation gen, until Options.SchemaTTL after fetched.
+func (c *Cache) PutSchema(ctx context.Context, class string, gen SchemaGen, fields map[string]string, fetched time.Time) error {
 	ttl := c.opts.SchemaTTL - time.Since(fetched)
 	if ttl <= 0 {
 		return nil
 	}
-	b, err := json.Marshal(SchemaEntry{Fields: fields, Fetched: fetched})
+	if fields == nil {
+		fields = map[string]string{}
+	}
+	b, err := json.Marshal(SchemaEntry{Gen: gen, Fields: fields, Fetched: fetched})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := withTimeout(ctx)
 	defer cancel()
 	return c.rdb.Set(ctx, c.key(keySchema, class), b, ttl).Err()
+}
+
+// SchemaChanged is called by the process that changed class schemas
+// (fields added or deleted, a class dropped, permissions or indexes
+// changed): each class's generation moves on, so its cached entry and any
+// answer fetched before the change are never used again, and every
+// process is told to drop those classes from its memory. When it returns
+// without error, no process reads the old schemas from Redis any more.
+func (c *Cache) SchemaChanged(ctx context.Context, classes ...string) error {
+	if len(classes) == 0 {
+		return nil
+	}
+	ctx, cancel := withTimeout(ctx)
+	defer cancel()
+	pipe := c.rdb.TxPipeline()
+	for _, class := range classes {
+		pipe.Incr(ctx, c.key(keySchemaGen, class))
+	}
+	msg, _ := json.Marshal(Invalidation{Classes: classes})
+	pipe.Publish(ctx, c.key(channel), msg)
+	_, err := pipe.Exec(ctx)
+	return err
 }
 
 // SessionsWritten is called by the process that wrote sessions (a
@@ -338,8 +385,8 @@ func (c *Cache) Subscribe(ctx context.Context, fn func(Invalidation)) error {
 }
 
 // Everything is the Invalidation that drops every cached lookup: every
-// user's roles, and so every session's identity.
-var Everything = Invalidation{AllRoles: true}
+// user's roles, and so every session's identity, and every class schema.
+var Everything = Invalidation{AllRoles: true, AllSchemas: true}
 
 func (c *Cache) listen(ps *redis.PubSub, done chan struct{}) {
 	defer close(done)

@@ -128,23 +128,76 @@ func TestRoles(t *testing.T) {
 func TestSchema(t *testing.T) {
 	ctx := context.Background()
 	a, b := open(t, time.Minute)
-	if _, hit, _ := b.Schema(ctx, "Message"); hit {
-		t.Fatal("hit before anything was cached")
+	_, gen, hit, err := b.Schema(ctx, "Message")
+	if hit || err != nil {
+		t.Fatalf("hit %v err %v before anything was cached", hit, err)
 	}
 	want := map[string]string{"text": "String", "n": "Number"}
 	fetched := time.Now().Add(-time.Second).UTC()
-	if err := a.PutSchema(ctx, "Message", want, fetched); err != nil {
+	if err := a.PutSchema(ctx, "Message", gen, want, fetched); err != nil {
 		t.Fatal(err)
 	}
-	if got, hit, err := b.Schema(ctx, "Message"); !hit || err != nil || len(got.Fields) != 2 || got.Fields["n"] != "Number" || !got.Fetched.Equal(fetched) {
+	if got, _, hit, err := b.Schema(ctx, "Message"); !hit || err != nil || len(got.Fields) != 2 || got.Fields["n"] != "Number" || !got.Fetched.Equal(fetched) {
 		t.Errorf("Schema = %v %v %v", got, hit, err)
 	}
 	// An answer already older than the schema TTL is not stored.
-	if err := a.PutSchema(ctx, "Old", want, time.Now().Add(-2*cache.DefaultSchemaTTL)); err != nil {
+	_, oldGen, _, _ := b.Schema(ctx, "Old")
+	if err := a.PutSchema(ctx, "Old", oldGen, want, time.Now().Add(-2*cache.DefaultSchemaTTL)); err != nil {
 		t.Fatal(err)
 	}
-	if got, hit, _ := b.Schema(ctx, "Old"); hit {
+	if got, _, hit, _ := b.Schema(ctx, "Old"); hit {
 		t.Errorf("a stale schema was stored: %v", got)
+	}
+	// A class with no fields is an answer too.
+	_, emptyGen, _, _ := b.Schema(ctx, "Empty")
+	if err := a.PutSchema(ctx, "Empty", emptyGen, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, hit, _ := b.Schema(ctx, "Empty"); !hit || len(got.Fields) != 0 {
+		t.Errorf("Schema(Empty) = %v, %v; want a hit with no fields", got, hit)
+	}
+}
+
+// A schema change makes the class's cached entry a miss at once, and an
+// answer fetched before the change, stored after it, is never used; other
+// classes keep theirs.
+func TestSchemaChanged(t *testing.T) {
+	ctx := context.Background()
+	a, b := open(t, time.Minute)
+	fields := map[string]string{"n": "Number"}
+	for _, class := range []string{"Message", "Other"} {
+		_, gen, _, _ := b.Schema(ctx, class)
+		if err := b.PutSchema(ctx, class, gen, fields, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, before, _, _ := b.Schema(ctx, "Lookup") // b asks a REST server meanwhile
+	if err := a.SchemaChanged(ctx, "Message", "Lookup"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.PutSchema(ctx, "Lookup", before, fields, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		class   string
+		wantHit bool
+	}{
+		{"Message", false}, // changed: its entry is stale
+		{"Lookup", false},  // fetched across the change
+		{"Other", true},    // untouched
+	}
+	for _, c := range cases {
+		if got, _, hit, err := a.Schema(ctx, c.class); hit != c.wantHit || err != nil {
+			t.Errorf("Schema(%s) = %v, %v, %v; want hit %v", c.class, got, hit, err, c.wantHit)
+		}
+	}
+	// After the change, a new lookup caches again.
+	_, gen, _, _ := b.Schema(ctx, "Message")
+	if err := b.PutSchema(ctx, "Message", gen, map[string]string{"n": "Date"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, hit, _ := a.Schema(ctx, "Message"); !hit || got.Fields["n"] != "Date" {
+		t.Errorf("after the change, Schema(Message) = %v, %v; want the new answer", got, hit)
 	}
 }
 
@@ -164,23 +217,28 @@ func TestInvalidationsReachEveryProcess(t *testing.T) {
 	if err := b.RolesChanged(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var users, roles int
-	for range 4 {
+	if err := a.SchemaChanged(ctx, "Message"); err != nil {
+		t.Fatal(err)
+	}
+	var users, roles, schemas int
+	for range 6 {
 		select {
 		case inv := <-got:
 			switch {
-			case inv.UserID == "u1" && !inv.AllRoles:
+			case inv.UserID == "u1" && !inv.AllRoles && inv.Classes == nil:
 				users++
-			case inv.AllRoles && inv.UserID == "":
+			case inv.AllRoles && inv.UserID == "" && inv.Classes == nil:
 				roles++
+			case slices.Equal(inv.Classes, []string{"Message"}) && !inv.AllRoles && inv.UserID == "":
+				schemas++
 			default:
 				t.Errorf("unexpected %+v", inv)
 			}
 		case <-time.After(5 * time.Second):
-			t.Fatalf("after 5 s: %d user and %d role invalidations of 2 each", users, roles)
+			t.Fatalf("after 5 s: %d user, %d role and %d schema invalidations of 2 each", users, roles, schemas)
 		}
 	}
-	if users != 2 || roles != 2 {
-		t.Errorf("%d user and %d role invalidations, want 2 each", users, roles)
+	if users != 2 || roles != 2 || schemas != 2 {
+		t.Errorf("%d user, %d role and %d schema invalidations, want 2 each", users, roles, schemas)
 	}
 }

@@ -37,6 +37,22 @@ func (c *Collection) Encoding(obj schema.Object) ([]byte, error) {
 	return rec.enc.Load().b, nil
 }
 
+// KeptEncoding returns the bytes Encoding would return for obj when they
+// are at hand already: obj is the version stored now and its encoding was
+// made or checked. Otherwise it returns nil and encodes nothing, so a
+// caller that only wants the bytes when they are free (a write keeping
+// the version it replaces) pays one map lookup.
+func (c *Collection) KeptEncoding(obj schema.Object) []byte {
+	rec := c.current(obj)
+	if rec == nil {
+		return nil
+	}
+	if enc := rec.enc.Load(); enc != nil && enc.checked {
+		return enc.b
+	}
+	return nil
+}
+
 // encoding is the JSON of one stored version. Bytes given by a write
 // (PutEncoded) are Marshal's output and checked; bytes loaded from the
 // store (PutStored) are compared with Marshal's output at the first read

@@ -56,7 +56,7 @@ func (s *Server) dispatch(c Change, buf []*match.Group[*subscription]) []*match.
 	}
 	groups := s.index.Candidates(c.Class, before, after, buf)
 	s.stats.tested.Add(uint64(2 * len(groups)))
-	enc := encoder{change: &c}
+	enc := encoder{stored: c.storedJSON()}
 	var matched []matchedGroup
 	for _, g := range groups {
 		q := g.Query()
@@ -150,7 +150,7 @@ func (s *Server) deliver(sub *subscription, c *Change, before, after schema.Obje
 		if before, after, ok = s.afterEvent(t, sub, c, ev, before, after, hideBefore, hideAfter); !ok {
 			return
 		}
-		enc = &encoder{change: c} // this subscriber's objects: encoded apart
+		enc = &encoder{} // this subscriber's objects (the trigger's copies): encoded apart
 	}
 	if sub.local != nil {
 		s.deliverLocal(sub, ev, before, after, hideBefore, hideAfter)
@@ -270,10 +270,21 @@ func (s *Server) sessionFailed(sub *subscription, err error) {
 
 // encoder keeps the JSON of the change's objects per projection, so that
 // many subscribers with the same keys and hidden fields share one
-// encoding.
+// encoding. The whole objects' JSON may come with the change (stored),
+// and then is not encoded at all.
 type encoder struct {
-	change  *Change
+	stored  [2][]byte // by which: the whole objects' JSON, when known
 	entries []encoded
+}
+
+// storedJSON returns the whole objects' JSON the change carries, indexed
+// as encoder.encode's which: 0 the original (or deleted) object, 1 the
+// new one.
+func (c *Change) storedJSON() [2][]byte {
+	if c.Deleted {
+		return [2][]byte{c.ObjectJSON, nil}
+	}
+	return [2][]byte{c.OriginalJSON, c.ObjectJSON}
 }
 
 type encoded struct {
@@ -283,6 +294,9 @@ type encoded struct {
 }
 
 func (e *encoder) encode(which int, obj schema.Object, keys, hidden []string) []byte {
+	if len(keys) == 0 && len(hidden) == 0 && e.stored[which] != nil {
+		return e.stored[which] // the whole object: Project would return obj itself
+	}
 	ks, hs := strings.Join(keys, "\x00"), strings.Join(hidden, "\x00")
 	for _, x := range e.entries {
 		if x.which == which && x.keys == ks && x.hidden == hs {

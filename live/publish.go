@@ -61,14 +61,52 @@ func (p *Publisher) OnChange(ch service.Change) {
 	c := Change{Class: ch.Class, Deleted: ch.Object == nil}
 	if c.Deleted {
 		c.Object = p.full(ch.Class, ch.Original)
+		c.ObjectJSON = p.fullJSON(ch.Class, ch.Original, ch.OriginalJSON)
 	} else {
 		c.Object = p.full(ch.Class, ch.Object)
+		c.ObjectJSON = p.fullJSON(ch.Class, ch.Object, ch.ObjectJSON)
 		c.Original = p.full(ch.Class, ch.Original)
+		c.OriginalJSON = p.fullJSON(ch.Class, ch.Original, ch.OriginalJSON)
 	}
 	if cls := p.svc.Class(ch.Class); cls != nil && len(cls.CLP) > 0 {
 		c.CLP = maps.Clone(cls.CLP)
 	}
 	p.feed.Publish(c)
+}
+
+// fullJSON is the JSON of full(class, obj) made from obj's stored JSON,
+// without encoding the map: the stored bytes with className and __type put
+// in front. nil when the published form is not the stored object plus
+// those two keys (internal keys, relation fields or files make it differ)
+// or the stored bytes are missing.
+func (p *Publisher) fullJSON(class string, obj schema.Object, stored []byte) []byte {
+	if len(stored) < 2 || stored[0] != '{' || !schema.ValidClassName(class) {
+		return nil
+	}
+	if _, ok := obj["className"]; ok {
+		return nil
+	}
+	if _, ok := obj["__type"]; ok {
+		return nil
+	}
+	if !p.svc.LiveSharesStored(class, obj) {
+		return nil
+	}
+	return spliceFull(class, stored)
+}
+
+// spliceFull is stored (a JSON object) with className and __type put in
+// front; class must need no escaping (a valid class name).
+func spliceFull(class string, stored []byte) []byte {
+	const head = `{"__type":"Object","className":"`
+	out := make([]byte, 0, len(head)+len(class)+len(stored)+2)
+	out = append(out, head...)
+	out = append(out, class...)
+	out = append(out, '"')
+	if len(stored) > 2 {
+		out = append(out, ',') // stored holds members: its '{' gives way to the comma
+	}
+	return append(out, stored[1:]...)
 }
 
 // full is the published form of an object: what the master key reads,

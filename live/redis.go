@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -367,9 +368,9 @@ func encodeRedis(m redisOut) (string, []byte, error) {
 		return ChannelClearCache, b, err
 	}
 	c := m.change
-	msg := map[string]any{"currentParseObject": c.Object}
+	msg := map[string]any{"currentParseObject": jsonOf(c.Object, c.ObjectJSON)}
 	if c.Original != nil {
-		msg["originalParseObject"] = c.Original
+		msg["originalParseObject"] = jsonOf(c.Original, c.OriginalJSON)
 	}
 	if c.CLP != nil {
 		msg["classLevelPermissions"] = c.CLP
@@ -509,24 +510,62 @@ func (r *Redis) receive(channel string, payload []byte, sink Feed) {
 	}
 }
 
+// jsonOf is obj for json.Marshal: its JSON as given when there is one
+// (the writer's stored bytes), so that only that is copied, not the map
+// encoded.
+func jsonOf(obj schema.Object, enc []byte) any {
+	if enc != nil {
+		return json.RawMessage(enc)
+	}
+	return obj
+}
+
+// decodeRedis reads a change message. The objects' JSON as received is
+// kept with the change (Change.ObjectJSON): events showing the whole
+// object send those bytes instead of encoding the decoded map again.
 func decodeRedis(payload []byte, deleted bool) (Change, error) {
 	var m struct {
-		Current  schema.Object  `json:"currentParseObject"`
-		Original schema.Object  `json:"originalParseObject"`
-		CLP      map[string]any `json:"classLevelPermissions"`
+		Current  json.RawMessage `json:"currentParseObject"`
+		Original json.RawMessage `json:"originalParseObject"`
+		CLP      map[string]any  `json:"classLevelPermissions"`
 	}
 	if err := json.Unmarshal(payload, &m); err != nil {
 		return Change{}, err
 	}
-	class, _ := m.Current["className"].(string)
-	if class == "" {
+	c := Change{CLP: m.CLP, Deleted: deleted}
+	var err error
+	if c.Object, c.ObjectJSON, err = decodeObject(m.Current); err != nil {
+		return Change{}, fmt.Errorf("currentParseObject: %w", err)
+	}
+	c.Class, _ = c.Object["className"].(string)
+	if c.Class == "" {
 		return Change{}, errors.New("currentParseObject has no className")
 	}
-	c := Change{Class: class, Object: m.Current, CLP: m.CLP, Deleted: deleted}
 	if !deleted {
-		c.Original = m.Original
+		if c.Original, c.OriginalJSON, err = decodeObject(m.Original); err != nil {
+			return Change{}, fmt.Errorf("originalParseObject: %w", err)
+		}
 	}
 	return c, nil
+}
+
+// decodeObject decodes one object of a change message and returns the
+// bytes to send for it whole: raw itself when it is an object in valid
+// UTF-8 (another publisher's invalid bytes are encoded anew from the
+// decoded map, where they became U+FFFD, as before). null or absent is no
+// object.
+func decodeObject(raw json.RawMessage) (schema.Object, []byte, error) {
+	if len(raw) == 0 {
+		return nil, nil, nil
+	}
+	var obj schema.Object
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, nil, err
+	}
+	if obj == nil || !utf8.Valid(raw) {
+		return obj, nil, nil
+	}
+	return obj, raw, nil
 }
 
 // Close stops publishing (after sending what is queued, for at most

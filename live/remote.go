@@ -27,7 +27,8 @@ type RemoteOptions struct {
 	AppID     string
 	MasterKey string
 	Client    *http.Client // nil: a client with a 10 s timeout
-	// SchemaTTL is how long a class's field types are kept (1 minute).
+	// SchemaTTL is how long a class's field types are kept (1 minute),
+	// unless a schema change announced through Cache drops them sooner.
 	SchemaTTL time.Duration
 	// Logger receives failures to reach the REST server (nil: none).
 	Logger *slog.Logger
@@ -64,7 +65,10 @@ type remoteAuthority struct {
 	mu       sync.Mutex
 	schemas  map[string]remoteSchema
 	policies map[string]remotePolicy // class -> the policy of its last CLP
-	lastErr  atomic.Int64            // unix nanos of the last logged failure
+	// schemaForgets counts ForgetSchema calls: a lookup that began before
+	// one must not keep what it found (it may predate the change).
+	schemaForgets uint64
+	lastErr       atomic.Int64 // unix nanos of the last logged failure
 }
 
 // remotePolicy is a class's access policy compiled from the CLP a change
@@ -238,6 +242,9 @@ func (a *remoteAuthority) FieldType(class, field string) (schema.Type, bool) {
 	sc, ok := a.schemas[class]
 	a.mu.Unlock()
 	if !ok || time.Since(sc.fetched) > a.opts.SchemaTTL {
+		a.mu.Lock()
+		forgets := a.schemaForgets
+		a.mu.Unlock()
 		sc = remoteSchema{fields: map[string]schema.Type{}, fetched: time.Now()}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		fields, fetched, err := a.fields(ctx, class)
@@ -263,9 +270,25 @@ func (a *remoteAuthority) FieldType(class, field string) (schema.Type, bool) {
 			return t, ok
 		}
 		a.mu.Lock()
-		a.schemas[class] = sc
+		if forgets == a.schemaForgets {
+			a.schemas[class] = sc
+		}
 		a.mu.Unlock()
 	}
 	t, ok := sc.fields[field]
 	return t, ok
+}
+
+// ForgetSchema drops the field types held for class ("": every class), so
+// the next lookup asks the cacheAdapter or a REST server: sent when a
+// REST server announces a schema change.
+func (a *remoteAuthority) ForgetSchema(class string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.schemaForgets++
+	if class == "" {
+		clear(a.schemas)
+		return
+	}
+	delete(a.schemas, class)
 }

@@ -68,10 +68,14 @@ func (a *remoteAuthority) userRoles(ctx context.Context, userID string) ([]strin
 // REST server; a class that does not exist is a *schema.Error with code 103.
 func (a *remoteAuthority) fields(ctx context.Context, class string) (map[string]schema.Type, time.Time, error) {
 	c := a.opts.Cache
+	var gen cache.SchemaGen
+	var genErr error
 	if c != nil {
-		cached, ok, err := c.Schema(ctx, class)
-		if err != nil {
-			a.lookupFailed("the cacheAdapter's schema entry", err)
+		var cached cache.SchemaEntry
+		var ok bool
+		cached, gen, ok, genErr = c.Schema(ctx, class)
+		if genErr != nil {
+			a.lookupFailed("the cacheAdapter's schema entry", genErr)
 		}
 		if ok {
 			out := make(map[string]schema.Type, len(cached.Fields))
@@ -96,8 +100,10 @@ func (a *remoteAuthority) fields(ctx context.Context, class string) (map[string]
 		out[k] = f.Type
 		shared[k] = string(f.Type)
 	}
-	if c != nil {
-		if err := c.PutSchema(ctx, class, shared, fetched); err != nil {
+	if c != nil && genErr == nil {
+		// Stored under the generation seen before asking: an answer that
+		// straddles a schema change is never read (cache.SchemaGen).
+		if err := c.PutSchema(ctx, class, gen, shared, fetched); err != nil {
 			a.lookupFailed("storing a schema in the cacheAdapter", err)
 		}
 	}

@@ -33,6 +33,12 @@ type Change struct {
 	// CLP is the class's class-level permissions at publish time (nil:
 	// none, or unknown).
 	CLP map[string]any
+	// ObjectJSON and OriginalJSON, when set, are Object's and Original's
+	// JSON (the same object as encoding/json makes of the map, keys in
+	// another order): events sending the whole object send these bytes
+	// instead of encoding the map. The Publisher sets them from the
+	// writer's stored bytes; changes from Redis come without.
+	ObjectJSON, OriginalJSON []byte
 }
 
 // Feed is where REST servers send changes: a LiveQuery Server in the same
@@ -271,6 +277,16 @@ func (s *Server) Publish(c Change) {
 
 // ForgetSessions drops cached session lookups (Feed).
 func (s *Server) ForgetSessions(userID string) { s.sessions.forgetUser(userID) }
+
+// ForgetSchema drops the class schema ("": every class) the server's
+// authority holds, when it holds any (a standalone server's
+// RemoteAuthority): sent when a REST server announces a schema change.
+// The next subscription to the class reads the schema afresh.
+func (s *Server) ForgetSchema(class string) {
+	if f, ok := s.opts.Authority.(interface{ ForgetSchema(class string) }); ok {
+		f.ForgetSchema(class)
+	}
+}
 
 // Stats returns the server's counters.
 func (s *Server) Stats() Stats {

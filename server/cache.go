@@ -12,9 +12,9 @@ import (
 )
 
 // sharedCache is the cacheAdapter of one process. A REST server
-// invalidates it when it writes sessions and roles; a LiveQuery server
-// (standalone, or in a REST server) drops what it holds in memory when
-// any process says so. A nil *sharedCache is no cache.
+// invalidates it when it writes sessions, roles and class schemas; a
+// LiveQuery server (standalone, or in a REST server) drops what it holds
+// in memory when any process says so. A nil *sharedCache is no cache.
 type sharedCache struct {
 	c   *cache.Cache
 	log *slog.Logger
@@ -81,8 +81,23 @@ func (s *sharedCache) invalidate(ch service.Change) {
 	}
 }
 
+// schemaChanged is called when this process changed class schemas,
+// before the change is answered: their cached field types are invalidated
+// in Redis, and every LiveQuery server drops its copy. A nil receiver
+// (no cacheAdapter) does nothing.
+func (s *sharedCache) schemaChanged(classes []string) {
+	if s == nil {
+		return
+	}
+	if err := s.c.SchemaChanged(context.Background(), classes...); err != nil {
+		// The change stands; LiveQuery servers may use the old field types
+		// until their entries expire (one minute).
+		s.log.Error("cacheAdapter: cannot invalidate; LiveQuery servers may use the old schema until it expires", "classes", classes, "err", err)
+	}
+}
+
 // forgetInto makes every process's invalidations drop srv's cached
-// sessions.
+// sessions and class schemas.
 func (s *sharedCache) forgetInto(srv *live.Server) error {
 	if s == nil {
 		return nil
@@ -95,6 +110,14 @@ func (s *sharedCache) forgetInto(srv *live.Server) error {
 			srv.ForgetSessions("")
 		case inv.UserID != "":
 			srv.ForgetSessions(inv.UserID)
+		}
+		switch {
+		case inv.AllSchemas:
+			srv.ForgetSchema("")
+		default:
+			for _, class := range inv.Classes {
+				srv.ForgetSchema(class)
+			}
 		}
 	})
 }

@@ -60,6 +60,13 @@ func startLiveQuery(t *testing.T, restURL, prefix string) string {
 // "subscribed", or "error <code>".
 func subscribeAs(t *testing.T, wsURL, token string) string {
 	t.Helper()
+	return subscribeTo(t, wsURL, token, map[string]any{"className": "Message", "where": map[string]any{}})
+}
+
+// subscribeTo connects to a LiveQuery server and subscribes with token and
+// query, and returns the server's answer: "subscribed", or "error <code>".
+func subscribeTo(t *testing.T, wsURL, token string, query map[string]any) string {
+	t.Helper()
 	conn, _, err := websocket.DefaultDialer.Dial(wsURL, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +79,7 @@ func subscribeAs(t *testing.T, wsURL, token string) string {
 	}
 	for _, msg := range []map[string]any{
 		{"op": "connect", "applicationId": servertest.AppID, "sessionToken": token},
-		{"op": "subscribe", "requestId": 1, "query": map[string]any{"className": "Message", "where": map[string]any{}}},
+		{"op": "subscribe", "requestId": 1, "query": query},
 	} {
 		if err := conn.WriteJSON(msg); err != nil {
 			t.Fatal(err)
@@ -163,6 +170,86 @@ func TestCacheAdapterAcrossProcesses(t *testing.T) {
 	if got := subscribeAs(t, asks, token); got != "error 209" {
 		t.Errorf("the asking server answers the logged-out session with %q, want error 209", got)
 	}
+}
+
+// TestCacheAdapterSchemaChanges: a standalone LiveQuery server applies a
+// class's new schema to the next subscription after a change on the REST
+// server, without waiting for its minute: the REST server takes the old
+// field types out of Redis before it answers, and the LiveQuery server
+// drops its own copy when the announcement reaches it. A Pointer on a
+// Relation field is a membership test, which LiveQuery refuses (102);
+// on a field the schema does not have, it is a plain equality.
+func TestCacheAdapterSchemaChanges(t *testing.T) {
+	redistest.Require(t, "the cacheAdapter schema test")
+	prefix := "quarry-test-cacheschema-" + strconv.FormatUint(rand.Uint64(), 36) + ":"
+	t.Cleanup(func() { redistest.DropKeys(t, prefix) })
+	rest := servertest.Start(t, func(o *config.Options) {
+		o.CacheAdapter = config.CacheAdapterOptions{URL: redistest.URL, Prefix: prefix}
+	})
+	lq := startLiveQuery(t, rest.URL, prefix)
+	shared, err := cache.Open(cache.Options{URL: redistest.URL, Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer shared.Close()
+	user := rest.Do(t, "POST", "/users", map[string]any{"username": "ann", "password": "pw"}, servertest.App()).Map()
+	userID := user["objectId"].(string)
+	friend := schemaPointer("_User", userID)
+	query := map[string]any{"className": "Post", "where": map[string]any{"friends": friend}}
+	if r := rest.Do(t, "POST", "/schemas/Post", map[string]any{"fields": map[string]any{"title": map[string]any{"type": "String"}}}, servertest.Master()); r.Status != 200 {
+		t.Fatalf("creating the class: %d %s", r.Status, r.Body)
+	}
+	var postID string
+	steps := []struct {
+		name   string
+		method string
+		path   string
+		body   any    // nil: none
+		want   string // the next subscription's answer
+	}{
+		{"no friends field", "", "", nil, "subscribed"},
+		{"friends added as a Relation", "PUT", "/schemas/Post",
+			map[string]any{"fields": map[string]any{"friends": map[string]any{"type": "Relation", "targetClass": "_User"}}}, "error 102"},
+		{"friends deleted", "PUT", "/schemas/Post",
+			map[string]any{"fields": map[string]any{"friends": map[string]any{"__op": "Delete"}}}, "subscribed"},
+		{"friends added by a write", "POST", "/classes/Post",
+			map[string]any{"friends": map[string]any{"__op": "AddRelation", "objects": []any{friend}}}, "error 102"},
+		{"the object deleted, then the class", "DELETE", "/schemas/Post", nil, "subscribed"},
+	}
+	for _, st := range steps {
+		if st.method != "" {
+			if st.method == "DELETE" {
+				if r := rest.Do(t, "DELETE", "/classes/Post/"+postID, nil, servertest.Master()); r.Status != 200 {
+					t.Fatalf("%s: deleting the object: %d %s", st.name, r.Status, r.Body)
+				}
+			}
+			r := rest.Do(t, st.method, st.path, st.body, servertest.Master())
+			if r.Status != 200 && r.Status != 201 {
+				t.Fatalf("%s: %d %s", st.name, r.Status, r.Body)
+			}
+			if st.method == "POST" {
+				postID = r.Map()["objectId"].(string)
+			}
+			// Out of Redis when the change is answered...
+			if e, _, hit, err := shared.Schema(context.Background(), "Post"); hit || err != nil {
+				t.Fatalf("%s: the old schema is still cached when the change is answered: %+v %v", st.name, e, err)
+			}
+		}
+		// ...and out of the LiveQuery server's memory once the
+		// announcement reaches it (one Redis hop).
+		deadline := time.Now().Add(5 * time.Second)
+		got := subscribeTo(t, lq, "", query)
+		for got != st.want && time.Now().Before(deadline) {
+			got = subscribeTo(t, lq, "", query)
+		}
+		if got != st.want {
+			t.Fatalf("%s: the next subscription is answered %q after 5 s, want %q", st.name, got, st.want)
+		}
+	}
+}
+
+func schemaPointer(class, id string) map[string]any {
+	return map[string]any{"__type": "Pointer", "className": class, "objectId": id}
 }
 
 // BenchmarkRemoteAuthenticate is what a standalone LiveQuery server pays

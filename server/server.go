@@ -166,6 +166,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 				publish(c)
 			}
 		},
+		OnSchemaChange: shared.schemaChanged,
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrDamaged) {

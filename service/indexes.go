@@ -23,6 +23,7 @@ func (s *Service) EnsureIndex(class, path string) error {
 	if !validIndexPath(path) {
 		return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", path)
 	}
+	defer s.announceSchemas() // after the unlock
 	s.schemaMu.Lock()
 	defer s.schemaMu.Unlock()
 	cls := s.Class(class)
@@ -47,6 +48,7 @@ func (s *Service) EnsureIndex(class, path string) error {
 			return err
 		}
 		s.schemas.Store(class, cls)
+		s.schemaNews.mark(class)
 	}
 	if s.isSQLClass(class) {
 		return s.sqlIndexes(class)
@@ -109,6 +111,7 @@ func indexedPaths(cls *schema.Class) []string {
 // it, e.g. "score_1"). The planner stops using the field's B-tree at once
 // unless another declaration still covers the field.
 func (s *Service) DropIndex(class, name string) error {
+	defer s.announceSchemas() // after the unlock
 	s.schemaMu.Lock()
 	defer s.schemaMu.Unlock()
 	cur := s.Class(class)

@@ -423,6 +423,7 @@ func (s *Service) ensureBuiltinSchema(class string) error {
 	if complete(s.Class(class)) {
 		return nil
 	}
+	defer s.announceSchemas() // after the unlock
 	s.schemaMu.Lock()
 	defer s.schemaMu.Unlock()
 	cur := s.Class(class)

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/quarrydata/quarry/access"
@@ -58,6 +59,18 @@ func (s *Service) LiveObject(class string, obj schema.Object) schema.Object {
 		return nil
 	}
 	return s.present(class, obj, ReadOptions{}, nil)
+}
+
+// LiveSharesStored reports whether LiveObject(class, obj) would be an
+// identical copy of obj (no internal key to strip, no relation field to
+// show, no file URL to set), so that obj's stored JSON (Change.ObjectJSON)
+// encodes the published object too.
+func (s *Service) LiveSharesStored(class string, obj schema.Object) bool {
+	if obj == nil {
+		return false
+	}
+	v := s.view(class, obj, ReadOptions{}, nil, s.canShare(class, ReadOptions{}))
+	return reflect.ValueOf(v).UnsafePointer() == reflect.ValueOf(obj).UnsafePointer()
 }
 
 // SessionIdentity resolves a session token as Authenticate does and also

@@ -27,6 +27,9 @@ type draft struct {
 	authPlan *authPlan
 	// enc is obj's JSON as committed: the stored version's reply bytes.
 	enc []byte
+	// originalEnc is original's kept JSON, when it was at hand as the
+	// write replaced it (index.Collection.KeptEncoding); nil otherwise.
+	originalEnc []byte
 }
 
 type joinChange struct {

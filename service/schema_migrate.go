@@ -199,5 +199,6 @@ func (s *Service) storeClass(cls *schema.Class) error {
 		return fmt.Errorf("storing schema: %w", err)
 	}
 	s.schemas.Store(cls.Name, cls)
+	s.schemaNews.mark(cls.Name)
 	return nil
 }

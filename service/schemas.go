@@ -190,6 +190,7 @@ func (s *Service) CreateSchema(auth Auth, class string, body map[string]any) (ma
 	if !isPublicClass(class) {
 		return nil, invalidClassName(class)
 	}
+	defer s.announceSchemas() // after the unlock
 	s.schemaMu.Lock()
 	defer s.schemaMu.Unlock()
 	if s.Class(class) != nil {
@@ -258,6 +259,7 @@ func (s *Service) UpdateSchema(auth Auth, class string, body map[string]any) (ma
 			deleting = true
 		}
 	}
+	defer s.announceSchemas() // after the unlocks
 	if deleting {
 		// Dropping a field's data rewrites objects: no write may run
 		// meanwhile, or it could bring the field back half-deleted.
@@ -301,6 +303,7 @@ func (s *Service) DeleteSchema(auth Auth, class string) error {
 	if !isPublicClass(class) {
 		return invalidClassName(class)
 	}
+	defer s.announceSchemas() // after the unlocks
 	unlock := s.lockClass(class)
 	defer unlock()
 	s.schemaMu.Lock()
@@ -326,6 +329,7 @@ func (s *Service) DeleteSchema(auth Auth, class string) error {
 		return fmt.Errorf("dropping schema: %w", err)
 	}
 	s.schemas.Delete(class)
+	s.schemaNews.mark(class)
 	s.data.DropCollection(class)
 	return nil
 }

@@ -30,6 +30,12 @@ type Change struct {
 	Class    string
 	Original schema.Object
 	Object   schema.Object
+	// OriginalJSON and ObjectJSON are the stored versions' JSON (what
+	// encoding/json's Marshal makes of Original and Object, internal keys
+	// included) when the write had them at hand, nil otherwise; shared,
+	// never to be modified. LiveSharesStored says when they are also the
+	// published form's.
+	OriginalJSON, ObjectJSON []byte
 }
 
 // Options configure a Service.
@@ -74,6 +80,12 @@ type Options struct {
 	// after the write released its locks: a slow consumer delays the
 	// delivering write, never another write's locks.
 	OnChange func(Change)
+	// OnSchemaChange receives the classes whose schema this process
+	// changed (fields added, also by a write, or deleted; a class created
+	// or dropped; permissions or indexes changed), after the change
+	// released its locks and before the call that made it returns. Changes
+	// followed from other instances are not passed: their writer did.
+	OnSchemaChange func(classes []string)
 	// Now is the clock; tests may fix it.
 	Now func() time.Time
 	// Accounts configure the email flows and account policies (accounts.go).
@@ -153,6 +165,9 @@ type Service struct {
 	// changes carries committed changes to OnChange after the locks are
 	// released, in commit order (announce.go).
 	changes changeQueue
+	// schemaNews carries the classes whose schema changed to
+	// OnSchemaChange (schema_news.go).
+	schemaNews schemaNews
 
 	// jobs counts the cloud code jobs under way (functions.go).
 	jobs sync.WaitGroup

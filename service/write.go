@@ -498,6 +498,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 	for name, cls := range newSchemas {
 		created := s.Class(name) == nil
 		s.schemas.Store(name, cls)
+		s.schemaNews.mark(name)
 		if created && s.isSQLClass(name) {
 			// Its table is new and empty: indexing it is instant, and the
 			// declarations (the indexes option) wait for it.
@@ -510,8 +511,14 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 		if s.isSQLClass(d.class) {
 			// Kept out of memory: the store's table is its only copy.
 		} else if coll := s.data.Collection(d.class, true); d.obj == nil {
+			if s.opts.OnChange != nil {
+				d.originalEnc = coll.KeptEncoding(d.original) // before it goes
+			}
 			coll.Delete(d.id)
 		} else {
+			if d.original != nil && s.opts.OnChange != nil {
+				d.originalEnc = coll.KeptEncoding(d.original) // before it is replaced
+			}
 			ensureGeoIndexes(coll, d.fields) // geo queries need an S2 index on GeoPoint/Polygon fields (indexes.go)
 			coll.PutEncoded(d.obj, d.enc)
 		}
@@ -533,7 +540,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 		// per object; delivered after unlocking (announce).
 		changes := make([]Change, len(drafts))
 		for i, d := range drafts {
-			changes[i] = Change{Class: d.class, Original: d.original, Object: d.obj}
+			changes[i] = Change{Class: d.class, Original: d.original, Object: d.obj, OriginalJSON: d.originalEnc, ObjectJSON: d.enc}
 		}
 		s.changes.add(changes...)
 	}
@@ -595,6 +602,9 @@ func (s *Service) forgetOwnedJoins(d *draft) {
 // cloud code triggers): the delivery of queued changes to OnChange (its own
 // and any that other writers queued meanwhile).
 func (s *Service) announce() {
+	// Schema changes first: a LiveQuery server hearing of an object with
+	// a new field has already been told to forget the class's old schema.
+	s.announceSchemas()
 	if s.opts.OnChange != nil {
 		s.changes.drain(s.opts.OnChange, s.opts.Warn)
 	}
