@@ -101,16 +101,17 @@ type jsRuntime struct {
 	// The watchdog interrupts a call past its deadline or its memory
 	// (jswatchdog.go). mu orders the timer's ticks with arm and disarm;
 	// the rest is the current call's state.
-	watchdog   *time.Timer
-	mem        *memoryGuard
-	mu         sync.Mutex
-	armed      bool
-	deadline   time.Time
-	stopped    stopReason
-	heapStart  uint64 // the call's first heap reading (0: none yet)
-	heapSample [1]metrics.Sample
-	unwatch    func() bool
-	cancelFn   func()
+	watchdog    *time.Timer
+	mem         *memoryGuard
+	mu          sync.Mutex
+	armed       bool
+	deadline    time.Time
+	stopped     stopReason
+	heapStart   uint64 // the call's first heap reading (0: none yet)
+	peakRunning int64  // the most calls seen running at once since
+	heapSample  [1]metrics.Sample
+	unwatch     func() bool
+	cancelFn    func()
 }
 
 // LoadJS loads opts.Main into a pool of runtimes and defines its
