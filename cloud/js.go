@@ -2,7 +2,7 @@ package cloud
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,11 +23,31 @@ import (
 	"github.com/quarrydata/quarry/service"
 )
 
-//go:embed prelude.js
-var prelude string
+// preludeFS holds the prelude, the global Parse object every runtime
+// starts with, cut by concern into the files preludeParts lists.
+//
+//go:embed prelude/*.js
+var preludeFS embed.FS
+
+// preludeParts are the prelude's files in the order they are joined: the
+// body of one function, opened in core.js and closed in invoke.js, so
+// that the parts share its private scope.
+var preludeParts = []string{"core.js", "objects.js", "query.js", "cloud.js", "invoke.js"}
 
 // preludeProgram is compiled once and shared by every runtime.
-var preludeProgram = goja.MustCompile("quarry-prelude.js", prelude, true)
+var preludeProgram = goja.MustCompile("quarry-prelude.js", joinPrelude(), true)
+
+func joinPrelude() string {
+	var b strings.Builder
+	for _, name := range preludeParts {
+		part, err := preludeFS.ReadFile("prelude/" + name)
+		if err != nil {
+			panic(err) // a part listed but not embedded: a build mistake
+		}
+		b.Write(part)
+	}
+	return b.String()
+}
 
 // JSOptions configure the JavaScript runtimes.
 type JSOptions struct {
