@@ -37,7 +37,7 @@ const (
 const liveHeapMetric = "/gc/heap/live:bytes"
 
 // liveHeap reads liveHeapMetric into the runtime's own sample (a
-// reading then allocates nothing; it costs about 0.5 µs). rt.mu is held.
+// reading then allocates nothing; it costs 0.5–1 µs). rt.mu is held.
 func (rt *jsRuntime) liveHeap() uint64 {
 	rt.heapSample[0].Name = liveHeapMetric
 	metrics.Read(rt.heapSample[:])
