@@ -2,7 +2,7 @@ package cloud
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,11 +23,31 @@ import (
 	"github.com/quarrydata/quarry/service"
 )
 
-//go:embed prelude.js
-var prelude string
+// preludeFS holds the prelude, the global Parse object every runtime
+// starts with, cut by concern into the files preludeParts lists.
+//
+//go:embed prelude/*.js
+var preludeFS embed.FS
+
+// preludeParts are the prelude's files in the order they are joined: the
+// body of one function, opened in core.js and closed in invoke.js, so
+// that the parts share its private scope.
+var preludeParts = []string{"core.js", "objects.js", "query.js", "cloud.js", "invoke.js"}
 
 // preludeProgram is compiled once and shared by every runtime.
-var preludeProgram = goja.MustCompile("quarry-prelude.js", prelude, true)
+var preludeProgram = goja.MustCompile("quarry-prelude.js", joinPrelude(), true)
+
+func joinPrelude() string {
+	var b strings.Builder
+	for _, name := range preludeParts {
+		part, err := preludeFS.ReadFile("prelude/" + name)
+		if err != nil {
+			panic(err) // a part listed but not embedded: a build mistake
+		}
+		b.Write(part)
+	}
+	return b.String()
+}
 
 // JSOptions configure the JavaScript runtimes.
 type JSOptions struct {
@@ -101,16 +121,17 @@ type jsRuntime struct {
 	// The watchdog interrupts a call past its deadline or its memory
 	// (jswatchdog.go). mu orders the timer's ticks with arm and disarm;
 	// the rest is the current call's state.
-	watchdog   *time.Timer
-	mem        *memoryGuard
-	mu         sync.Mutex
-	armed      bool
-	deadline   time.Time
-	stopped    stopReason
-	heapStart  uint64 // the call's first heap reading (0: none yet)
-	heapSample [1]metrics.Sample
-	unwatch    func() bool
-	cancelFn   func()
+	watchdog    *time.Timer
+	mem         *memoryGuard
+	mu          sync.Mutex
+	armed       bool
+	deadline    time.Time
+	stopped     stopReason
+	heapStart   uint64 // the call's first heap reading (0: none yet)
+	peakRunning int64  // the most calls seen running at once since
+	heapSample  [1]metrics.Sample
+	unwatch     func() bool
+	cancelFn    func()
 }
 
 // LoadJS loads opts.Main into a pool of runtimes and defines its

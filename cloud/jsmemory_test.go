@@ -42,7 +42,7 @@ func TestJavaScriptMemoryBound(t *testing.T) {
 	const limitError = "Script exceeded its memory limit of 64mb"
 	run(t, srv, []scenario{
 		{name: "moderate", method: "POST", path: "/functions/moderate", status: 200, has: []string{`{"result":8}`}},
-		{name: "garbage is not counted", method: "POST", path: "/functions/churn", status: 200, has: []string{`"result":1048579`}},
+		{name: "garbage is not counted", method: "POST", path: "/functions/churn", status: 200, has: []string{`{"result":1048576}`}},
 		{name: "unbounded function", method: "POST", path: "/functions/hog", status: 400,
 			has: []string{`"code":141`, limitError}},
 		{name: "next call", method: "POST", path: "/functions/hello", status: 200, has: []string{`{"result":"hello"}`}},

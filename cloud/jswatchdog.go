@@ -37,7 +37,7 @@ const (
 const liveHeapMetric = "/gc/heap/live:bytes"
 
 // liveHeap reads liveHeapMetric into the runtime's own sample (a
-// reading then allocates nothing; it costs about 0.5 µs). rt.mu is held.
+// reading then allocates nothing; it costs 0.5–1 µs). rt.mu is held.
 func (rt *jsRuntime) liveHeap() uint64 {
 	rt.heapSample[0].Name = liveHeapMetric
 	metrics.Read(rt.heapSample[:])
@@ -46,14 +46,14 @@ func (rt *jsRuntime) liveHeap() uint64 {
 
 // memoryGuard is what the runtimes of one pool share to bound each call's
 // memory. A reading is of the whole process, so growth cannot be told
-// apart by call: each call measured when the heap grows may hold one
-// allowance, and a call is stopped when the heap has grown since its
-// start past the allowance times the calls being measured.
+// apart by call: every call running may keep one allowance, and a call
+// is stopped when the heap has grown since its start past the allowance
+// times the most calls seen running at once since then. The most, not
+// the current count: the live heap is known at each collection only, so
+// it still holds what calls that just ended kept.
 type memoryGuard struct {
 	allowance uint64
-	// measured counts the calls running long enough to have a starting
-	// reading.
-	measured atomic.Int64
+	running   atomic.Int64 // calls armed
 }
 
 // stopReason says why the watchdog interrupted a call.
@@ -72,6 +72,9 @@ const (
 // context.AfterFunc; a job's has neither (and only the memory check).
 func (rt *jsRuntime) arm(ctx context.Context) {
 	d, timed := ctx.Deadline()
+	if rt.mem != nil {
+		rt.mem.running.Add(1)
+	}
 	rt.mu.Lock()
 	rt.armed, rt.stopped, rt.deadline, rt.unwatch = true, notStopped, time.Time{}, nil
 	if timed {
@@ -107,12 +110,11 @@ func (rt *jsRuntime) disarm() stopReason {
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	rt.armed = false
-	rt.watchdog.Stop()
-	if rt.heapStart != 0 {
-		rt.mem.measured.Add(-1)
-		rt.heapStart = 0
+	if rt.armed && rt.mem != nil {
+		rt.mem.running.Add(-1)
 	}
+	rt.armed, rt.heapStart, rt.peakRunning = false, 0, 0
+	rt.watchdog.Stop()
 	return rt.stopped
 }
 
@@ -140,17 +142,16 @@ func (rt *jsRuntime) tick() {
 }
 
 // overMemory reads the heap: the first reading is the call's start, later
-// ones compare the growth since with the allowance of every call being
-// measured. rt.mu is held.
+// ones compare the growth since with the allowance of the calls running
+// (see memoryGuard). rt.mu is held.
 func (rt *jsRuntime) overMemory() bool {
 	now := rt.liveHeap()
+	rt.peakRunning = max(rt.peakRunning, rt.mem.running.Load(), 1)
 	if rt.heapStart == 0 {
 		rt.heapStart = max(now, 1)
-		rt.mem.measured.Add(1)
 		return false
 	}
-	n := uint64(max(rt.mem.measured.Load(), 1))
-	return now > rt.heapStart && now-rt.heapStart > rt.mem.allowance*n
+	return now > rt.heapStart && now-rt.heapStart > rt.mem.allowance*uint64(rt.peakRunning)
 }
 
 // cancel stops the call whose context ended (a context without a

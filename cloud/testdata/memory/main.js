@@ -6,7 +6,7 @@
 function hoard() {
   const kept = [];
   for (let i = 0; i < 1024; i++) {
-    kept.push('x'.repeat(1 << 20) + i);
+    kept.push('x'.repeat(1 << 20));
   }
   return kept.length;
 }
@@ -17,7 +17,7 @@ Parse.Cloud.define('hog', () => hoard());
 Parse.Cloud.define('moderate', () => {
   const kept = [];
   for (let i = 0; i < 8; i++) {
-    kept.push('y'.repeat(1 << 20) + i);
+    kept.push('y'.repeat(1 << 20));
   }
   const until = Date.now() + 30;
   while (Date.now() < until) {}
@@ -29,7 +29,7 @@ Parse.Cloud.define('moderate', () => {
 Parse.Cloud.define('churn', () => {
   let last = '';
   for (let i = 0; i < 160; i++) {
-    last = 'z'.repeat(1 << 20) + i;
+    last = 'z'.repeat(1 << 20);
   }
   return last.length;
 });
