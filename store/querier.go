@@ -66,6 +66,7 @@ const (
 	ColumnPointer                        // Pointer: text, the target's objectId
 	ColumnGeoPoint                       // GeoPoint: geography(Point,4326)
 	ColumnJSON                           // any other type: jsonb of the REST value
+	ColumnPolygon                        // Polygon: geometry(Polygon,4326)
 )
 
 // Select is one query on a class table: a boolean SQL expression over its

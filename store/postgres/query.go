@@ -58,7 +58,7 @@ func (a *Adapter) Table(class string) (store.Table, bool) {
 var columnKinds = [...]store.ColumnKind{
 	kindText: store.ColumnText, kindNumber: store.ColumnNumber, kindBool: store.ColumnBoolean,
 	kindDate: store.ColumnDate, kindStamp: store.ColumnStamp, kindPointer: store.ColumnPointer,
-	kindGeo: store.ColumnGeoPoint, kindJSON: store.ColumnJSON,
+	kindGeo: store.ColumnGeoPoint, kindJSON: store.ColumnJSON, kindPolygon: store.ColumnPolygon,
 }
 
 // statement is q as SQL over l's table, selecting what.
