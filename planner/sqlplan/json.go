@@ -81,8 +81,8 @@ func (b *builder) jsonOp(path, j string, op *where.Op) (string, error) {
 		return "", unsupported(b.class, "%s on %q, which has no GeoPoint column", op.Code, path)
 	}
 	// $text, $geoIntersects on a Polygon, the other geo tests on a key
-	// without a GeoPoint column: decided in Go.
-	return "", inexact(b.class, "%s on %q", op.Code, path)
+	// without a GeoPoint column: decided in Go, on the values there.
+	return "", inexactWhere("("+j+" IS NOT NULL)", b.class, "%s on %q", op.Code, path)
 }
 
 func (b *builder) jsonEq(j string, q any) (string, error) {

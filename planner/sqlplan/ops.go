@@ -139,6 +139,13 @@ func (b *builder) scalarOp(path string, t typed, op *where.Op) (string, error) {
 			return "FALSE", nil // a regex matches strings only
 		}
 		return b.regexes(path, t.expr, false, op)
+	case where.OpText:
+		if t.kind != store.ColumnText {
+			return "FALSE", nil // $text searches strings only
+		}
+		// Words, case and diacritic folds are Go's: decided there, on
+		// the strings.
+		return "", inexactWhere("("+t.expr+" IS NOT NULL)", b.class, "%s on %q", op.Code, path)
 	case where.OpNearSphere, where.OpWithinBox, where.OpWithinPolygon, where.OpWithinSphere, where.OpGeoIntersects:
 		return "FALSE", nil // only a GeoPoint (or Polygon) is near or within
 	}

@@ -41,7 +41,13 @@ func unsupported(class, format string, args ...any) error {
 // to Go: the operator becomes TRUE in the statement (a superset) and runs
 // in the residual matcher over its rows. Where it cannot be left to Go (a
 // subquery's own operator), it is the 102 it wraps.
-type looseError struct{ refused *schema.Error }
+type looseError struct {
+	refused *schema.Error
+	// prefilter, when set, is a superset of what the operator matches
+	// that SQL can test (the key holds a value): it narrows the rows Go
+	// examines.
+	prefilter string
+}
 
 func (e *looseError) Error() string { return e.refused.Error() }
 func (e *looseError) Unwrap() error { return e.refused }
@@ -49,6 +55,11 @@ func (e *looseError) Unwrap() error { return e.refused }
 // inexact is unsupported for a construct the residual matcher can decide.
 func inexact(class, format string, args ...any) error {
 	return &looseError{refused: unsupported(class, format, args...).(*schema.Error)}
+}
+
+// inexactWhere is inexact with a prefilter SQL can test.
+func inexactWhere(prefilter, class, format string, args ...any) error {
+	return &looseError{refused: unsupported(class, format, args...).(*schema.Error), prefilter: prefilter}
 }
 
 // builder collects one statement's text and arguments.
@@ -109,6 +120,9 @@ func (b *builder) node(n *where.Node) (string, error) {
 					b.loose = map[*where.Op]bool{}
 				}
 				b.loose[&n.Ops[i]] = true
+				if le.prefilter != "" {
+					parts = append(parts, le.prefilter)
+				}
 				continue
 			}
 			if err != nil {
@@ -199,15 +213,16 @@ func (b *builder) op(path string, op *where.Op) (string, error) {
 		return b.scalarOp(path, typed{expr: quote(b.t.ID), kind: store.ColumnText}, op)
 	}
 	if col, ok := b.t.Columns[root]; ok && col.Kind == store.ColumnPolygon {
-		if !dotted && op.Code == where.OpExists {
-			t := typed{expr: quote(col.Name), kind: col.Kind, key: root}
-			if op.Exists {
-				return b.present(t), nil
-			}
+		t := typed{expr: quote(col.Name), kind: col.Kind, key: root}
+		switch {
+		case !dotted && op.Code == where.OpExists && op.Exists:
+			return b.present(t), nil
+		case !dotted && op.Code == where.OpExists:
 			return not(b.present(t)), nil
+		case !dotted && op.Code == where.OpGeoIntersects:
+			// Decided in Go by geo's own edge rule, on the Polygons there.
+			return "", inexactWhere(b.present(t), b.class, "%s on the Polygon field %q", op.Code, path)
 		}
-		// $geoIntersects and the comparisons of Polygons are decided
-		// in Go, by geo's own edge rule.
 		return "", inexact(b.class, "%s on the Polygon field %q", op.Code, path)
 	}
 	if col, ok := b.t.Columns[root]; ok && col.Kind != store.ColumnJSON {

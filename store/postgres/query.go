@@ -242,7 +242,7 @@ var _ store.Querier = (*Adapter)(nil)
 
 // EnsureIndexes implements store.Querier: a B-tree per typed column
 // (strings under the C collation, as queries compare them), a GiST index
-// per GeoPoint column. Several instances may race to create one: the
+// per GeoPoint and Polygon column. Several instances may race to create one: the
 // loser's duplicate is no error.
 func (a *Adapter) EnsureIndexes(ctx context.Context, class string, keys []string) error {
 	l, ok := a.tableOf(class)
@@ -261,7 +261,8 @@ func (a *Adapter) EnsureIndexes(ctx context.Context, class string, keys []string
 		switch c.kind {
 		case kindJSON:
 			continue
-		case kindGeo:
+		case kindGeo, kindPolygon:
+			// A B-tree would hold whole polygons, past its row size.
 			using = "USING gist (" + quote(c.name) + ")"
 		case kindText, kindPointer:
 			using = "(" + quote(c.name) + ` COLLATE "C")`
