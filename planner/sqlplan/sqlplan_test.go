@@ -452,6 +452,15 @@ func TestSubqueriesAcross(t *testing.T) {
 	if got := names("Thing", service.FindParams{Where: map[string]any{"name": map[string]any{"$select": map[string]any{"query": fans, "key": "tag"}}}}); got != "small" {
 		t.Errorf("SQL $select on memory: %q", got)
 	}
+	// An $or holding a regex left to Go runs whole in Go: its subquery's
+	// answer, taken for the statement, serves the matcher too.
+	either := map[string]any{"$or": []any{
+		map[string]any{"name": map[string]any{"$select": map[string]any{"query": fans, "key": "tag"}}},
+		map[string]any{"name": map[string]any{"$regex": `g\b`}},
+	}}
+	if got := names("Thing", service.FindParams{Where: either}); got != "big small" {
+		t.Errorf("SQL $or of a $select on memory and a regex in Go: %q", got)
+	}
 	res, err := svc.Find(master, "Fan", service.FindParams{Where: map[string]any{"name": "likes-big"}, Limit: -1, Read: service.ReadOptions{Include: []string{"fav"}}})
 	if err != nil || len(res.Results) != 1 {
 		t.Fatalf("include: %v %v", res.Results, err)
