@@ -80,4 +80,9 @@ type Select struct {
 	OrderArgs []any
 	Limit     int
 	Offset    int
+	// Batch > 0 reads the rows through a cursor, Batch (then growing)
+	// at a time, planned for the first rows: for a caller that stops
+	// early without knowing after how many rows (a page decided in Go),
+	// what it does not read is never produced nor sent.
+	Batch int
 }

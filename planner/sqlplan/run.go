@@ -51,7 +51,13 @@ func (st *Statement) Run(ctx context.Context, qr store.Querier, class string, co
 			kept = kept[:need]
 		}
 	}
-	err := qr.Select(ctx, class, st.Select, func(id string, raw []byte) error {
+	sel := st.Select
+	if st.Order == nil && !count && need > 0 {
+		// The rows come in order and the stream may stop at any row:
+		// a cursor leaves the rest unproduced.
+		sel.Batch = 2*need + 16
+	}
+	err := qr.Select(ctx, class, sel, func(id string, raw []byte) error {
 		page.Examined++
 		if maxScan > 0 && page.Examined > maxScan {
 			return schema.Errorf(schema.CodeInefficientQuery,
