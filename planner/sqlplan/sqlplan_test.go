@@ -231,6 +231,7 @@ func TestResidual(t *testing.T) {
 		{"word boundary on an array", map[string]any{"tags": map[string]any{"$regex": `\bx`}}, "", 0, -1, master},
 		{"text", map[string]any{"text": text("fox")}, "", 0, -1, master},
 		{"text on an array", map[string]any{"words": text("fox")}, "", 0, -1, master},
+		{"text in $score order", map[string]any{"text": text("fox dog")}, "$score", 0, -1, master},
 		{"text phrase and negation", map[string]any{"text": text(`"lazy dog" -cat`)}, "", 0, -1, master},
 		{"text with an exact constraint", map[string]any{"text": text("fox the"), "n": map[string]any{"$gt": 0}}, "-n", 0, 1, master},
 		{"geoIntersects a polygon", map[string]any{"area": map[string]any{"$geoIntersects": map[string]any{"$point": point(48.5, 2.5)}}}, "", 0, -1, master},
