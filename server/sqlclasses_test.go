@@ -58,9 +58,9 @@ func TestSQLClassesOverREST(t *testing.T) {
 	if r := s.Do(t, "GET", "/classes/Event/"+ids[0], nil, app); r.Status != 200 || r.Map()["n"] != 11.0 {
 		t.Errorf("get after increment: %d %s", r.Status, r.Body)
 	}
-	w, _ := json.Marshal(map[string]any{"kind": map[string]any{"$text": map[string]any{"$search": map[string]any{"$term": "click"}}}})
-	if r := s.Do(t, "GET", "/classes/Event?where="+url.QueryEscape(string(w)), nil, app); r.Status != 400 || r.Map()["code"] != 102.0 {
-		t.Errorf("$text: %d %s, want 400 with code 102", r.Status, r.Body)
+	// $text has no exact SQL form: it runs in Go over SQL's rows.
+	if got := query(map[string]any{"kind": map[string]any{"$text": map[string]any{"$search": map[string]any{"$term": "click"}}}}, "&count=1", app); got["count"] != 2.0 {
+		t.Errorf("$text: %v, want the two clicks", got)
 	}
 	if r := s.Do(t, "DELETE", "/classes/Event/"+ids[1], nil, app); r.Status != 200 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)

@@ -99,7 +99,7 @@ func readers(auth Auth) []string {
 // and pointer-permission where, the translation, the 154 rule on
 // PostgreSQL's estimate, then the page and the count.
 func (s *Service) runSQL(auth Auth, q planner.Query, depth int) (planner.Result, error) {
-	sel, ok, err := s.translateSQL(auth, q, depth)
+	st, ok, err := s.translateSQL(auth, q, depth)
 	if err != nil || !ok {
 		return planner.Result{Objects: []schema.Object{}}, err
 	}
@@ -109,7 +109,7 @@ func (s *Service) runSQL(auth Auth, q planner.Query, depth int) (planner.Result,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	res, err := s.selectSQL(ctx, q, sel)
+	res, err := s.selectSQL(ctx, q, st)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return planner.Result{}, planner.ErrTimeout
 	}
@@ -118,12 +118,12 @@ func (s *Service) runSQL(auth Auth, q planner.Query, depth int) (planner.Result,
 
 // translateSQL checks q through its guard (a subquery's when depth > 0)
 // and builds its statement; ok is false when the class has no table.
-func (s *Service) translateSQL(auth Auth, q planner.Query, depth int) (sel store.Select, ok bool, err error) {
+func (s *Service) translateSQL(auth Auth, q planner.Query, depth int) (st *sqlplan.Statement, ok bool, err error) {
 	where := q.Where
 	if q.Guard != nil {
 		_, extra, err := q.Guard(q.Class, q.Where, depth > 0)
 		if err != nil {
-			return store.Select{}, false, err
+			return nil, false, err
 		}
 		if extra != nil {
 			if len(where) == 0 {
@@ -135,7 +135,7 @@ func (s *Service) translateSQL(auth Auth, q planner.Query, depth int) (sel store
 	}
 	t, ok := s.querier.Table(q.Class)
 	if !ok {
-		return store.Select{}, false, nil
+		return nil, false, nil
 	}
 	sq := sqlplan.Query{Class: q.Class, Where: where, Skip: q.Skip, Limit: q.Limit, Readers: readers(auth),
 		FieldType: func(name string) (schema.Type, bool) { return source{s}.FieldType(q.Class, name) },
@@ -144,31 +144,50 @@ func (s *Service) translateSQL(auth Auth, q planner.Query, depth int) (sel store
 	for _, k := range q.Order {
 		sq.Order = append(sq.Order, sqlplan.SortKey{Path: k.Path, Desc: k.Desc})
 	}
-	sel, err = sqlplan.Translate(t, sq)
-	return sel, err == nil, err
+	st, err = sqlplan.Translate(t, sq)
+	return st, err == nil, err
 }
 
 // explainSQL is explain's answer for a class kept out of memory: the
-// statement (placeholders, never values) and PostgreSQL's estimate.
+// statement (placeholders, never values), PostgreSQL's estimate, and what
+// runs in Go over its rows (the residual where and the order SQL cannot
+// give), if anything.
 func (s *Service) explainSQL(auth Auth, q planner.Query) map[string]any {
 	out := map[string]any{"plan": "sql", "class": q.Class}
-	sel, ok, err := s.translateSQL(auth, q, 0)
+	st, ok, err := s.translateSQL(auth, q, 0)
 	if err != nil || !ok {
 		return out
 	}
-	out["where"], out["orderBy"] = sel.Where, sel.OrderBy
-	if rows, seq, err := s.querier.Explain(context.Background(), q.Class, sel); err == nil {
+	out["where"], out["orderBy"] = st.Select.Where, st.Select.OrderBy
+	if rows, seq, err := s.querier.Explain(context.Background(), q.Class, st.Prefilter()); err == nil {
 		out["estimatedRows"], out["sequentialScan"] = rows, seq
+	}
+	if !st.Exact() {
+		inGo := map[string]any{"page": true}
+		if st.Residual != nil {
+			inGo["residual"] = st.Residual.String()
+		}
+		if st.Order != nil {
+			order := make([]string, len(st.Order))
+			for i, k := range st.Order {
+				order[i] = map[bool]string{false: "", true: "-"}[k.Desc] + k.Path
+			}
+			inGo["order"] = order
+		}
+		out["go"] = inGo
 	}
 	return out
 }
 
-// selectSQL applies the 154 rule, then reads the page and the count.
-func (s *Service) selectSQL(ctx context.Context, q planner.Query, sel store.Select) (planner.Result, error) {
+// selectSQL applies the 154 rule on PostgreSQL's estimate of the rows the
+// query may read, then runs it; the rows Go examines count against the
+// same budget.
+func (s *Service) selectSQL(ctx context.Context, q planner.Query, st *sqlplan.Statement) (planner.Result, error) {
+	goBudget := 0
 	if !q.Exempt {
-		budget := sel
+		budget := st.Prefilter()
 		if q.Limit == 0 {
-			budget.OrderBy, budget.Limit, budget.Offset = "", -1, 0
+			budget.OrderBy, budget.OrderArgs, budget.Limit, budget.Offset = "", nil, -1, 0
 		}
 		if err := sqlplan.CheckBudget(ctx, s.querier, q.Class, budget, s.opts.MaxScan); err != nil {
 			if !s.opts.ScanBudgetWarnOnly {
@@ -176,30 +195,15 @@ func (s *Service) selectSQL(ctx context.Context, q planner.Query, sel store.Sele
 			}
 			s.warn(err.Error())
 		}
-	}
-	res := planner.Result{Objects: []schema.Object{}}
-	if q.Limit != 0 {
-		err := s.querier.Select(ctx, q.Class, sel, func(id string, b []byte) error {
-			var obj schema.Object
-			if err := json.Unmarshal(b, &obj); err != nil {
-				return fmt.Errorf("%w: object %s/%s is not valid JSON", store.ErrDamaged, q.Class, id)
-			}
-			res.Objects = append(res.Objects, obj)
-			return nil
-		})
-		if err != nil {
-			return planner.Result{}, err
+		if !s.opts.ScanBudgetWarnOnly {
+			goBudget = s.opts.MaxScan
 		}
-		res.Examined = len(res.Objects)
 	}
-	if q.Count {
-		n, err := s.querier.Count(ctx, q.Class, sel)
-		if err != nil {
-			return planner.Result{}, err
-		}
-		res.Count = n
+	page, err := st.Run(ctx, s.querier, q.Class, q.Count, goBudget)
+	if err != nil {
+		return planner.Result{}, err
 	}
-	return res, nil
+	return planner.Result{Objects: page.Objects, Count: page.Count, Examined: page.Examined}, nil
 }
 
 // sqlResolver answers a SQL query's relations from memory and its

@@ -66,6 +66,7 @@ const (
 	ColumnPointer                        // Pointer: text, the target's objectId
 	ColumnGeoPoint                       // GeoPoint: geography(Point,4326)
 	ColumnJSON                           // any other type: jsonb of the REST value
+	ColumnPolygon                        // Polygon: geometry(Polygon,4326)
 )
 
 // Select is one query on a class table: a boolean SQL expression over its
@@ -79,4 +80,9 @@ type Select struct {
 	OrderArgs []any
 	Limit     int
 	Offset    int
+	// Batch > 0 reads the rows through a cursor, Batch (then growing)
+	// at a time, planned for the first rows: for a caller that stops
+	// early without knowing after how many rows (a page decided in Go),
+	// what it does not read is never produced nor sent.
+	Batch int
 }

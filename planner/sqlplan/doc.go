@@ -5,8 +5,11 @@
 // keys as null), the caller's ACL, the order with objectId as tie-break,
 // and the 154 rule judged on PostgreSQL's own estimate.
 //
-// Values never enter the SQL text: they are bound as arguments. What cannot
-// be translated exactly is refused with a Parse error naming it. It imports
+// Values never enter the SQL text: they are bound as arguments. What has
+// no exact SQL form ($text, word boundaries, Polygons, some orders) makes
+// the statement a prefilter whose rows Go finishes with the in-memory
+// matcher and order (Statement.Run); the rest that cannot be translated is
+// refused with a Parse error naming it. It imports
 // where, matcher (geo regions), geo, schema and store, never service; the
 // service runs what it builds through store.Querier.
 package sqlplan

@@ -139,10 +139,17 @@ func (b *builder) scalarOp(path string, t typed, op *where.Op) (string, error) {
 			return "FALSE", nil // a regex matches strings only
 		}
 		return b.regexes(path, t.expr, false, op)
+	case where.OpText:
+		if t.kind != store.ColumnText {
+			return "FALSE", nil // $text searches strings only
+		}
+		// Words, case and diacritic folds are Go's: decided there, on
+		// the strings.
+		return "", inexactWhere("("+t.expr+" IS NOT NULL)", b.class, "%s on %q", op.Code, path)
 	case where.OpNearSphere, where.OpWithinBox, where.OpWithinPolygon, where.OpWithinSphere, where.OpGeoIntersects:
 		return "FALSE", nil // only a GeoPoint (or Polygon) is near or within
 	}
-	return "", unsupported(b.class, "%s on %q", op.Code, path)
+	return "", inexact(b.class, "%s on %q", op.Code, path)
 }
 
 func and(parts []string) string {
@@ -275,7 +282,7 @@ func (b *builder) pointOp(path string, t typed, op *where.Op) (string, error) {
 	case where.OpRegex, where.OpAllRegex:
 		return "FALSE", nil
 	default:
-		return "", unsupported(b.class, "%s on the GeoPoint field %q", op.Code, path)
+		return "", inexact(b.class, "%s on the GeoPoint field %q", op.Code, path)
 	}
 	s := "(" + join(parts, " OR ") + ")"
 	if op.Code == where.OpNe || op.Code == where.OpNin {
@@ -295,7 +302,7 @@ func (b *builder) pointerRange(path string, t typed, op *where.Op) (string, erro
 	class, _ := q["className"].(string)
 	id, _ := q["objectId"].(string)
 	if q["__type"] != "Pointer" {
-		return "", unsupported(b.class, "%s with an Object operand on the Pointer field %q", op.Code, path)
+		return "", inexact(b.class, "%s with an Object operand on the Pointer field %q", op.Code, path)
 	}
 	below := op.Code == where.OpLt || op.Code == where.OpLte
 	switch c := strings.Compare(t.target, class); {

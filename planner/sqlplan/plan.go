@@ -44,34 +44,122 @@ type SortKey struct {
 	Desc bool
 }
 
+// Statement is a find translated for PostgreSQL: what SQL runs, and what
+// Go does with its rows when SQL cannot answer exactly.
+type Statement struct {
+	// Select is the statement. When Exact, it is the whole answer with
+	// its order and page; else it is a prefilter (a superset of the
+	// answer), ordered when SQL can order it, without a page.
+	Select store.Select
+	// Residual is the part of the where SQL only approximates, decided
+	// over each row of the prefilter by the matcher the in-memory path
+	// compiles; nil when SQL decides the whole where.
+	Residual *where.Node
+	// Order is the order Go sorts the matching rows by (matcher.Compare),
+	// when SQL cannot give it; nil when the rows come ordered.
+	Order []matcher.SortKey
+	// Skip and Limit are the page Go cuts when the statement is not exact.
+	Skip, Limit int
+	match       matcher.Matcher
+}
+
+// Exact reports whether SQL answers the whole query: rows, order, page
+// and count.
+func (st *Statement) Exact() bool { return st.Residual == nil && st.Order == nil }
+
 // Translate builds the statement of q over table t: the where, the ACL
 // filter, the order (objectId last, in the direction of the last key, as
-// matcher.Compare breaks ties) and the page.
-func Translate(t store.Table, q Query) (store.Select, error) {
+// matcher.Compare breaks ties) and the page. What SQL cannot decide
+// exactly is left to Go (Residual, Order).
+func Translate(t store.Table, q Query) (*Statement, error) {
 	tree, err := where.Parse(q.Where, where.Options{FieldType: q.FieldType, Now: q.Now, Internal: q.Internal})
 	if err != nil {
-		return store.Select{}, err
+		return nil, err
 	}
 	// A $nearSphere without a maximum gets the configured one, as in memory.
 	matcher.LimitNearSphere(tree, q.NearSphereMax)
-	b := &builder{class: q.Class, t: t, res: q.Resolver}
+	b := &builder{class: q.Class, t: t}
+	var answers *memo
+	if q.Resolver != nil {
+		answers = &memo{r: q.Resolver, class: q.Class}
+		b.res = answers
+	}
 	cond, err := b.node(tree)
 	if err != nil {
-		return store.Select{}, err
+		return nil, err
+	}
+	st := &Statement{Skip: q.Skip, Limit: q.Limit}
+	if len(b.loose) > 0 {
+		st.Residual = b.residual(tree)
+		var r matcher.Resolver
+		if answers != nil {
+			r = matcherResolver{answers}
+		}
+		// The residual's subqueries (inside an $or or $nor) were answered
+		// for the statement: the memo hands the matcher the same answers.
+		if st.match, err = matcher.Compile(st.Residual, r); err != nil {
+			return nil, err
+		}
 	}
 	if q.Readers != nil {
 		cond = "(" + cond + " AND " + b.acl(q.Readers) + ")"
 	}
-	order, err := b.orderBy(q.Order, b.nearOf(tree))
-	if err != nil {
-		return store.Select{}, err
+	order, inGo := b.orderBy(q.Order, b.nearOf(tree))
+	if inGo {
+		order = ""
+		for _, k := range q.Order {
+			st.Order = append(st.Order, matcher.SortKey{Path: k.Path, Desc: k.Desc})
+		}
 	}
 	if cond == "(TRUE)" || cond == "TRUE" {
 		cond = ""
 	}
 	cond, args := compact(cond, b.args, 0)
 	order, orderArgs := compact(order, b.args, len(args))
-	return store.Select{Where: cond, Args: args, OrderBy: order, OrderArgs: orderArgs, Limit: q.Limit, Offset: q.Skip}, nil
+	st.Select = store.Select{Where: cond, Args: args, OrderBy: order, OrderArgs: orderArgs, Limit: q.Limit, Offset: q.Skip}
+	if !st.Exact() {
+		st.Select.Limit, st.Select.Offset = -1, 0
+	}
+	return st, nil
+}
+
+// residual is the part of n SQL left to Go: the loose operators of each
+// field, and whole every $or and $nor holding one (their SQL is only a
+// superset of their answer). nil when SQL decides all of n.
+func (b *builder) residual(n *where.Node) *where.Node {
+	switch n.Kind {
+	case where.KindAnd:
+		var kids []*where.Node
+		for _, c := range n.Children {
+			if r := b.residual(c); r != nil {
+				kids = append(kids, r)
+			}
+		}
+		if len(kids) == 0 {
+			return nil
+		}
+		return &where.Node{Kind: where.KindAnd, Children: kids}
+	case where.KindOr, where.KindNor:
+		for _, c := range n.Children {
+			if b.residual(c) != nil {
+				return n
+			}
+		}
+	case where.KindField:
+		var ops []where.Op
+		for i := range n.Ops {
+			if b.loose[&n.Ops[i]] {
+				ops = append(ops, n.Ops[i])
+			}
+		}
+		if len(ops) == 0 {
+			return nil
+		}
+		field := *n
+		field.Ops = ops
+		return &field
+	}
+	return nil
 }
 
 var placeholder = regexp.MustCompile(`\$[0-9]+`)
@@ -111,10 +199,12 @@ func (b *builder) acl(readers []string) string {
 
 // orderBy is the ORDER BY list: each key's typed column (strings byte-wise;
 // missing and null first when ascending, as the matcher's ranks put them),
-// then objectId. A $nearSphere without an order sorts by distance.
-func (b *builder) orderBy(keys []SortKey, near string) (string, error) {
+// then objectId. A $nearSphere without an order sorts by distance. inGo
+// is set when a key has no typed column (Object, Array and GeoPoint
+// fields, dot paths): Go sorts the rows then.
+func (b *builder) orderBy(keys []SortKey, near string) (sql string, inGo bool) {
 	if len(keys) == 0 && near != "" {
-		return near + ", " + quote(b.t.ID), nil
+		return near + ", " + quote(b.t.ID), false
 	}
 	out := ""
 	desc := false
@@ -123,10 +213,10 @@ func (b *builder) orderBy(keys []SortKey, near string) (string, error) {
 		switch col, ok := b.t.Columns[k.Path]; {
 		case k.Path == "objectId":
 			expr = quote(b.t.ID) + ` COLLATE "C"`
-		case ok && col.Kind != store.ColumnJSON && col.Kind != store.ColumnGeoPoint:
+		case ok && col.Kind != store.ColumnJSON && col.Kind != store.ColumnGeoPoint && col.Kind != store.ColumnPolygon:
 			expr = collated(typed{expr: quote(col.Name), kind: col.Kind})
 		default:
-			return "", unsupported(b.class, "an order by %q (only String, Number, Boolean, Date and Pointer fields order in SQL)", k.Path)
+			return "", true
 		}
 		if k.Desc {
 			expr += " DESC NULLS LAST"
@@ -140,7 +230,7 @@ func (b *builder) orderBy(keys []SortKey, near string) (string, error) {
 	if desc {
 		out += " DESC"
 	}
-	return out, nil
+	return out, false
 }
 
 // CheckBudget applies the 154 rule with PostgreSQL's own estimate of the

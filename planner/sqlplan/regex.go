@@ -42,7 +42,8 @@ func (b *builder) regexes(path, expr string, isJSON bool, op *where.Op) (string,
 			p := b.arg(are) + "::text"
 			like = func(text string) string { return "((" + text + `) COLLATE "C" ~ ` + p + ")" }
 		} else {
-			return "", unsupported(b.class, "the $regex %q on %q (word boundaries and multi-line anchors have no exact PostgreSQL form)", re.Pattern, path)
+			return "", inexactWhere("("+expr+" IS NOT NULL)", b.class,
+				"the $regex %q on %q (word boundaries and multi-line anchors have no exact PostgreSQL form)", re.Pattern, path)
 		}
 		if !isJSON {
 			parts = append(parts, "("+like(expr)+")")

@@ -2,6 +2,7 @@ package sqlplan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,12 +37,39 @@ func unsupported(class, format string, args ...any) error {
 		class, fmt.Sprintf(format, args...))
 }
 
+// looseError marks a construct SQL cannot decide exactly but can leave
+// to Go: the operator becomes TRUE in the statement (a superset) and runs
+// in the residual matcher over its rows. Where it cannot be left to Go (a
+// subquery's own operator), it is the 102 it wraps.
+type looseError struct {
+	refused *schema.Error
+	// prefilter, when set, is a superset of what the operator matches
+	// that SQL can test (the key holds a value): it narrows the rows Go
+	// examines.
+	prefilter string
+}
+
+func (e *looseError) Error() string { return e.refused.Error() }
+func (e *looseError) Unwrap() error { return e.refused }
+
+// inexact is unsupported for a construct the residual matcher can decide.
+func inexact(class, format string, args ...any) error {
+	return &looseError{refused: unsupported(class, format, args...).(*schema.Error)}
+}
+
+// inexactWhere is inexact with a prefilter SQL can test.
+func inexactWhere(prefilter, class, format string, args ...any) error {
+	return &looseError{refused: unsupported(class, format, args...).(*schema.Error), prefilter: prefilter}
+}
+
 // builder collects one statement's text and arguments.
 type builder struct {
 	class string
 	t     store.Table
 	args  []any
 	res   Resolver
+	// loose are the operators left to the residual matcher.
+	loose map[*where.Op]bool
 }
 
 func (b *builder) arg(v any) string {
@@ -61,6 +89,7 @@ func (b *builder) node(n *where.Node) (string, error) {
 			}
 			return "TRUE", nil
 		}
+		looseBefore := len(b.loose)
 		parts := make([]string, len(n.Children))
 		for i, c := range n.Children {
 			s, err := b.node(c)
@@ -75,11 +104,27 @@ func (b *builder) node(n *where.Node) (string, error) {
 		case where.KindOr:
 			return "(" + strings.Join(parts, " OR ") + ")", nil
 		}
+		if len(b.loose) > looseBefore {
+			// The negation of a superset is no superset: the whole
+			// $nor runs in Go.
+			return "TRUE", nil
+		}
 		return not("(" + strings.Join(parts, " OR ") + ")"), nil
 	case where.KindField:
 		parts := make([]string, 0, len(n.Ops))
 		for i := range n.Ops {
 			s, err := b.op(n.Path, &n.Ops[i])
+			var le *looseError
+			if errors.As(err, &le) {
+				if b.loose == nil {
+					b.loose = map[*where.Op]bool{}
+				}
+				b.loose[&n.Ops[i]] = true
+				if le.prefilter != "" {
+					parts = append(parts, le.prefilter)
+				}
+				continue
+			}
 			if err != nil {
 				return "", err
 			}
@@ -122,7 +167,12 @@ func (b *builder) node(n *where.Node) (string, error) {
 		if n.Kind == where.KindNotInQuery || n.Kind == where.KindDontSelect {
 			code = where.OpNin
 		}
-		return b.op(n.Path, &where.Op{Code: code, Values: vals})
+		s, err := b.op(n.Path, &where.Op{Code: code, Values: vals})
+		var le *looseError
+		if errors.As(err, &le) {
+			return "", le.refused // no operator of the where to leave to Go
+		}
+		return s, err
 	}
 	return "", fmt.Errorf("sqlplan: malformed %s node", n.Kind)
 }
@@ -162,9 +212,22 @@ func (b *builder) op(path string, op *where.Op) (string, error) {
 	if root == "objectId" && !dotted {
 		return b.scalarOp(path, typed{expr: quote(b.t.ID), kind: store.ColumnText}, op)
 	}
+	if col, ok := b.t.Columns[root]; ok && col.Kind == store.ColumnPolygon {
+		t := typed{expr: quote(col.Name), kind: col.Kind, key: root}
+		switch {
+		case !dotted && op.Code == where.OpExists && op.Exists:
+			return b.present(t), nil
+		case !dotted && op.Code == where.OpExists:
+			return not(b.present(t)), nil
+		case !dotted && op.Code == where.OpGeoIntersects:
+			// Decided in Go by geo's own edge rule, on the Polygons there.
+			return "", inexactWhere(b.present(t), b.class, "%s on the Polygon field %q", op.Code, path)
+		}
+		return "", inexact(b.class, "%s on the Polygon field %q", op.Code, path)
+	}
 	if col, ok := b.t.Columns[root]; ok && col.Kind != store.ColumnJSON {
 		if dotted {
-			return "", unsupported(b.class, "a constraint on %q inside a %s field", path, kindName(col.Kind))
+			return "", inexact(b.class, "a constraint on %q inside a %s field", path, kindName(col.Kind))
 		}
 		return b.scalarOp(path, typed{expr: quote(col.Name), kind: col.Kind, target: col.Target, key: root}, op)
 	}
@@ -199,6 +262,8 @@ func kindName(k store.ColumnKind) string {
 		return "Pointer"
 	case store.ColumnGeoPoint:
 		return "GeoPoint"
+	case store.ColumnPolygon:
+		return "Polygon"
 	}
 	return "Object"
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/quarrydata/quarry/store"
@@ -58,7 +59,7 @@ func (a *Adapter) Table(class string) (store.Table, bool) {
 var columnKinds = [...]store.ColumnKind{
 	kindText: store.ColumnText, kindNumber: store.ColumnNumber, kindBool: store.ColumnBoolean,
 	kindDate: store.ColumnDate, kindStamp: store.ColumnStamp, kindPointer: store.ColumnPointer,
-	kindGeo: store.ColumnGeoPoint, kindJSON: store.ColumnJSON,
+	kindGeo: store.ColumnGeoPoint, kindJSON: store.ColumnJSON, kindPolygon: store.ColumnPolygon,
 }
 
 // statement is q as SQL over l's table, selecting what.
@@ -102,6 +103,9 @@ func (a *Adapter) Select(ctx context.Context, class string, q store.Select, fn f
 	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
 	sql, args := l.statement(strings.TrimPrefix(l.selectList(), l.shape()), q, true)
+	if q.Batch > 0 {
+		return a.selectBatched(ctx, class, l, sql, args, q.Batch, fn)
+	}
 	rows, err := a.pool.Query(ctx, sql, args...)
 	if err != nil {
 		if noTable(err) {
@@ -110,6 +114,52 @@ func (a *Adapter) Select(ctx context.Context, class string, q store.Select, fn f
 		return fmt.Errorf("postgres: query on %s: %w", class, err)
 	}
 	defer rows.Close()
+	return scanRows(class, l, rows, fn)
+}
+
+// maxBatch bounds the growth of a cursor's fetches.
+const maxBatch = 8192
+
+// selectBatched runs sql through a cursor in a read-only transaction (one
+// snapshot for every fetch), fetching batch rows, then twice as many each
+// time: a caller that stops early leaves the rest unproduced, and the
+// cursor makes PostgreSQL plan for the first rows (an index in the order
+// rather than a sort of everything).
+func (a *Adapter) selectBatched(ctx context.Context, class string, l *layout, sql string, args []any, batch int,
+	fn func(id string, object []byte) error) error {
+	tx, err := a.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("postgres: query on %s: %w", class, err)
+	}
+	// Read-only: ending it by a rollback loses nothing, and its error
+	// (a broken connection) leaves the pool to discard the connection.
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, "DECLARE quarry_rows NO SCROLL CURSOR FOR "+sql, args...); err != nil {
+		if noTable(err) {
+			return nil
+		}
+		return fmt.Errorf("postgres: query on %s: %w", class, err)
+	}
+	for {
+		rows, err := tx.Query(ctx, "FETCH "+strconv.Itoa(batch)+" FROM quarry_rows")
+		if err != nil {
+			return fmt.Errorf("postgres: query on %s: %w", class, err)
+		}
+		n := 0
+		err = scanRows(class, l, rows, func(id string, object []byte) error {
+			n++
+			return fn(id, object)
+		})
+		rows.Close()
+		if err != nil || n < batch {
+			return err
+		}
+		batch = min(2*batch, maxBatch)
+	}
+}
+
+// scanRows decodes rows (l's select list) and hands each object to fn.
+func scanRows(class string, l *layout, rows pgx.Rows, fn func(id string, object []byte) error) error {
 	d := l.decoder()
 	for rows.Next() {
 		if err := rows.Scan(d.dest...); err != nil {
@@ -242,7 +292,7 @@ var _ store.Querier = (*Adapter)(nil)
 
 // EnsureIndexes implements store.Querier: a B-tree per typed column
 // (strings under the C collation, as queries compare them), a GiST index
-// per GeoPoint column. Several instances may race to create one: the
+// per GeoPoint and Polygon column. Several instances may race to create one: the
 // loser's duplicate is no error.
 func (a *Adapter) EnsureIndexes(ctx context.Context, class string, keys []string) error {
 	l, ok := a.tableOf(class)
@@ -261,7 +311,8 @@ func (a *Adapter) EnsureIndexes(ctx context.Context, class string, keys []string
 		switch c.kind {
 		case kindJSON:
 			continue
-		case kindGeo:
+		case kindGeo, kindPolygon:
+			// A B-tree would hold whole polygons, past its row size.
 			using = "USING gist (" + quote(c.name) + ")"
 		case kindText, kindPointer:
 			using = "(" + quote(c.name) + ` COLLATE "C")`
