@@ -14,8 +14,12 @@ type topK[T any] struct {
 }
 
 func newTopK[T any](k int, less func(a, b T) bool) *topK[T] {
-	return &topK[T]{k: k, less: less, items: make([]T, 0, min(max(k, 0), 1024))}
+	return &topK[T]{k: k, less: less, items: make([]T, 0, min(max(k, 0), topKRoom))}
 }
+
+// topKRoom bounds the room a top-k reserves before any item: a large
+// limit (1000 is common) is rarely filled, and append grows the rest.
+const topKRoom = 128
 
 func (h *topK[T]) Len() int { return len(h.items) }
 
