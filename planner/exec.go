@@ -549,18 +549,20 @@ func idObjects(items []idItem) []schema.Object {
 // union; seen filters those (ScanEqual already delivers a multikey object
 // once).
 func (pl *Plan) iterate(a *access, fn func(schema.Object) bool) error {
-	seen := map[string]bool(nil)
+	var seen map[string]struct{}
 	if a.kind == accessUnion {
-		seen = map[string]bool{}
+		// Sized for the estimate (the branches' sizes), so that it does
+		// not grow while the scan runs.
+		seen = make(map[string]struct{}, min(a.estimate, unionSeenRoom))
 	}
 	stopped := false
 	emit := func(obj schema.Object) bool {
 		if seen != nil {
 			id, _ := obj["objectId"].(string)
-			if seen[id] {
+			if _, dup := seen[id]; dup {
 				return true
 			}
-			seen[id] = true
+			seen[id] = struct{}{}
 		}
 		if !fn(obj) {
 			stopped = true
@@ -570,6 +572,10 @@ func (pl *Plan) iterate(a *access, fn func(schema.Object) bool) error {
 	}
 	return pl.feed(a, emit, &stopped)
 }
+
+// unionSeenRoom bounds the room iterate reserves to find an $or's
+// duplicates.
+const unionSeenRoom = 4096
 
 func (pl *Plan) feed(a *access, emit func(schema.Object) bool, stopped *bool) error {
 	switch a.kind {
