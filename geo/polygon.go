@@ -99,7 +99,8 @@ const edgeEps = 1e-9
 
 // ContainsPoint reports whether p is inside the polygon or on its edges.
 func (pg *Polygon) ContainsPoint(p Point) bool {
-	for _, x := range pg.shifts(p.Lng, p.Lng) {
+	var buf [maxShifts]float64
+	for _, x := range pg.shifts(buf[:], p.Lng, p.Lng) {
 		if pg.planarContains(x, p.Lat) {
 			return true
 		}
@@ -108,15 +109,21 @@ func (pg *Polygon) ContainsPoint(p Point) bool {
 }
 
 // shifts returns the copies lo+360k of a longitude span [lo, hi] (hi >= lo)
-// that overlap the polygon's unwrapped longitudes, as their lo.
-func (pg *Polygon) shifts(lo, hi float64) []float64 {
-	var out []float64
+// that overlap the polygon's unwrapped longitudes, as their lo. They are
+// appended to buf[:0]: a caller's array of maxShifts keeps them off the
+// heap (ContainsPoint runs once per candidate point of a scan).
+func (pg *Polygon) shifts(buf []float64, lo, hi float64) []float64 {
+	out := buf[:0]
 	k := math.Ceil((pg.minX - edgeEps - hi) / 360)
 	for x := lo + 360*k; x <= pg.maxX+edgeEps; x += 360 {
 		out = append(out, x)
 	}
 	return out
 }
+
+// maxShifts is room for the shifts of most spans: an unwrapped polygon
+// spans less than two turns of longitude.
+const maxShifts = 4
 
 // planarContains is the even-odd test on the unwrapped plane, edges
 // included.
@@ -161,7 +168,8 @@ const marginDeg = Margin / rad
 func (pg *Polygon) classifier() classifier {
 	return func(c s2.Cell) (meets, inside bool) {
 		x0, x1, y0, y1 := cellBounds(c)
-		for _, x := range pg.shifts(x0, x1) {
+		var buf [maxShifts]float64
+		for _, x := range pg.shifts(buf[:], x0, x1) {
 			if pg.containsRect(x, x+(x1-x0), y0, y1) {
 				return true, true
 			}
@@ -175,7 +183,8 @@ func (pg *Polygon) classifier() classifier {
 
 func (pg *Polygon) containsCell(c s2.Cell) bool {
 	x0, x1, y0, y1 := cellBounds(c)
-	for _, x := range pg.shifts(x0, x1) {
+	var buf [maxShifts]float64
+	for _, x := range pg.shifts(buf[:], x0, x1) {
 		if pg.containsRect(x, x+(x1-x0), y0, y1) {
 			return true
 		}
@@ -185,7 +194,8 @@ func (pg *Polygon) containsCell(c s2.Cell) bool {
 
 func (pg *Polygon) intersectsCell(c s2.Cell) bool {
 	x0, x1, y0, y1 := cellBounds(c)
-	for _, x := range pg.shifts(x0, x1) {
+	var buf [maxShifts]float64
+	for _, x := range pg.shifts(buf[:], x0, x1) {
 		if pg.intersectsRect(x, x+(x1-x0), y0, y1) {
 			return true
 		}

@@ -119,6 +119,16 @@ var matchCases = []struct {
 	{`{"a":{"$in":[]}}`, nil, []string{`{"a":1}`, `{}`}},
 	{`{"a":{"$in":[0]}}`, []string{`{"a":-0.0}`, `{"a":0}`}, nil},
 	{`{"p":{"$in":[` + ptrAx + `]}}`, []string{`{"p":` + ptrAx + `}`, `{"p":[1,` + ptrAx + `]}`}, []string{`{"p":{"__type":"Pointer","className":"A","objectId":"z"}}`}},
+	// Pointer sets are probed by objectId first: the same id in another
+	// class, an Object of the class, and maps that are not pointers.
+	{`{"p":{"$in":[` + ptrAx + `,{"__type":"Pointer","className":"B","objectId":"y"}]}}`,
+		[]string{`{"p":{"__type":"Object","className":"A","objectId":"x","n":1}}`, `{"p":{"__type":"Pointer","className":"B","objectId":"y"}}`},
+		[]string{`{"p":{"__type":"Pointer","className":"B","objectId":"x"}}`, `{"p":{"className":"A","objectId":"x"}}`,
+			`{"p":{"__type":"Date","iso":"x","objectId":"x"}}`, `{"p":"x"}`, `{"p":{"objectId":"y"}}`}},
+	{`{"p":{"$in":["x",{"__type":"Date","iso":"2024-01-01T00:00:00.000Z"}]}}`,
+		[]string{`{"p":"x"}`, `{"p":{"__type":"Date","iso":"2024-01-01T00:00:00.000Z"}}`},
+		[]string{`{"p":` + ptrAx + `}`, `{"p":{"__type":"Date","iso":"x"}}`, `{"p":1}`}},
+	{`{"a":{"$in":[-0.0,true]}}`, []string{`{"a":0}`, `{"a":true}`}, []string{`{"a":"0"}`, `{"a":false}`, `{"a":1}`}},
 	{`{"d":{"$in":[` + d0102 + `]}}`, []string{`{"d":` + d0102 + `}`}, []string{`{"d":` + d0101 + `}`}},
 	{`{"a":{"$in":[{"x":1},true]}}`, []string{`{"a":{"x":1}}`, `{"a":true}`}, []string{`{"a":{"x":2}}`, `{"a":false}`}},
 	{`{"a":{"$nin":[1,2]}}`, []string{`{}`, `{"a":3}`, `{"a":[3]}`, `{"a":null}`}, []string{`{"a":1}`, `{"a":[3,1]}`}},

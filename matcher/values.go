@@ -144,31 +144,115 @@ func regexAny(v any, re *where.Regex) bool {
 
 // valueSet answers "is v equal (schema.Equal) to one of these values" in
 // constant time for strings, numbers, booleans, pointers and dates, and by
-// a scan for the rest.
+// a scan for the rest. Strings, numbers and pointers, the members of
+// nearly every set, have maps of their own keyed by the value itself, so a
+// lookup builds no key (HashKey allocates one): an $in of pointers from an
+// $inQuery is probed once per candidate object.
 type valueSet struct {
-	keys   map[string]struct{}
+	strs   map[string]struct{}
+	nums   map[float64]struct{} // -0 and +0 are one key; NaN is never stored
+	ptrs   map[ptrKey]struct{}
+	ptrIDs map[string]struct{} // the objectIds of ptrs, tested first
+	keys   map[string]struct{} // HashKey of the other scalars (booleans, dates)
 	others []any
 	null   bool
 }
 
+// ptrKey is a Pointer (or an Object, which equals the Pointer to it).
+type ptrKey struct{ class, id string }
+
 func newValueSet(vals []any) *valueSet {
-	s := &valueSet{keys: make(map[string]struct{}, len(vals))}
+	s := &valueSet{}
 	for _, v := range vals {
-		switch k, ok := HashKey(v); {
-		case v == nil:
+		if v == nil {
 			s.null = true
-		case ok:
+			continue
+		}
+		if s.addFast(v) {
+			continue
+		}
+		if k, ok := HashKey(v); ok {
+			if s.keys == nil {
+				s.keys = map[string]struct{}{}
+			}
 			s.keys[k] = struct{}{}
-		default:
+		} else {
 			s.others = append(s.others, v)
 		}
 	}
 	return s
 }
 
+// addFast files a string, number or pointer in its own map.
+func (s *valueSet) addFast(v any) bool {
+	switch x := v.(type) {
+	case string:
+		if s.strs == nil {
+			s.strs = map[string]struct{}{}
+		}
+		s.strs[x] = struct{}{}
+		return true
+	case float64:
+		if x != x {
+			return false
+		}
+		if s.nums == nil {
+			s.nums = map[float64]struct{}{}
+		}
+		s.nums[x] = struct{}{}
+		return true
+	}
+	if k, ok := pointerOf(v); ok {
+		if s.ptrs == nil {
+			s.ptrs, s.ptrIDs = map[ptrKey]struct{}{}, map[string]struct{}{}
+		}
+		s.ptrs[k] = struct{}{}
+		s.ptrIDs[k.id] = struct{}{}
+		return true
+	}
+	return false
+}
+
+// pointerOf is the key of a Pointer or Object value, as HashKey makes it.
+func pointerOf(v any) (ptrKey, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ptrKey{}, false
+	}
+	if t := m["__type"]; t != "Pointer" && t != "Object" {
+		return ptrKey{}, false
+	}
+	c, _ := m["className"].(string)
+	id, _ := m["objectId"].(string)
+	return ptrKey{c, id}, true
+}
+
 func (s *valueSet) has(v any) bool {
-	if v == nil {
+	switch x := v.(type) {
+	case nil:
 		return s.null
+	case string:
+		_, in := s.strs[x]
+		return in
+	case float64:
+		if x == x {
+			_, in := s.nums[x]
+			return in
+		}
+	case map[string]any:
+		if s.keys == nil && s.others == nil {
+			// Only a pointer can be in the set: one whose objectId no member
+			// has is not, whatever its other fields (most probes end here,
+			// having read one field rather than three).
+			id, _ := x["objectId"].(string)
+			if _, maybe := s.ptrIDs[id]; !maybe {
+				return false
+			}
+		}
+		if k, ok := pointerOf(x); ok {
+			_, in := s.ptrs[k]
+			return in
+		}
 	}
 	if k, ok := HashKey(v); ok {
 		_, in := s.keys[k]

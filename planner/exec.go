@@ -549,18 +549,20 @@ func idObjects(items []idItem) []schema.Object {
 // union; seen filters those (ScanEqual already delivers a multikey object
 // once).
 func (pl *Plan) iterate(a *access, fn func(schema.Object) bool) error {
-	seen := map[string]bool(nil)
+	var seen map[string]struct{}
 	if a.kind == accessUnion {
-		seen = map[string]bool{}
+		// Sized for the estimate (the branches' sizes), so that it does
+		// not grow while the scan runs.
+		seen = make(map[string]struct{}, min(a.estimate, unionSeenRoom))
 	}
 	stopped := false
 	emit := func(obj schema.Object) bool {
 		if seen != nil {
 			id, _ := obj["objectId"].(string)
-			if seen[id] {
+			if _, dup := seen[id]; dup {
 				return true
 			}
-			seen[id] = true
+			seen[id] = struct{}{}
 		}
 		if !fn(obj) {
 			stopped = true
@@ -570,6 +572,10 @@ func (pl *Plan) iterate(a *access, fn func(schema.Object) bool) error {
 	}
 	return pl.feed(a, emit, &stopped)
 }
+
+// unionSeenRoom bounds the room iterate reserves to find an $or's
+// duplicates.
+const unionSeenRoom = 4096
 
 func (pl *Plan) feed(a *access, emit func(schema.Object) bool, stopped *bool) error {
 	switch a.kind {
@@ -641,31 +647,47 @@ func (pl *Plan) collectSet(max int) ([]schema.Object, error) {
 }
 
 // collector keeps the first `need` results in final order: a slice when
-// results arrive in it (streaming), else a top-k by the plan's order.
+// results arrive in it (streaming), else a top-k by the plan's order. With
+// no order at all (and no $nearSphere) the order is objectId's: the top-k
+// then holds each result with its id, read once, so that its comparisons
+// are string compares rather than two object lookups each.
 type collector struct {
 	need   int
 	stream bool
 	items  []schema.Object // streaming
 	best   *topK[schema.Object]
+	byID   *topK[idItem]
 }
 
 func newCollector(pl *Plan, need int) *collector {
 	c := &collector{need: need, stream: pl.streaming()}
-	if !c.stream {
+	switch {
+	case c.stream:
+	case len(pl.q.Order) == 0 && pl.near == nil:
+		c.byID = newTopK(need, idLess)
+	default:
 		c.best = newTopK(need, pl.less)
 	}
 	return c
 }
 
 func (c *collector) len() int {
-	if c.stream {
+	switch {
+	case c.stream:
 		return len(c.items)
+	case c.byID != nil:
+		return c.byID.Len()
 	}
 	return c.best.Len()
 }
 
 func (c *collector) add(obj schema.Object) {
 	switch {
+	case c.byID != nil:
+		// A stored object's objectId is always a string (pl.less would
+		// compare the same strings through schema.Compare).
+		id, _ := obj["objectId"].(string)
+		c.byID.add(idItem{id, obj})
 	case !c.stream:
 		c.best.add(obj)
 	case len(c.items) < c.need:
@@ -674,8 +696,11 @@ func (c *collector) add(obj schema.Object) {
 }
 
 func (c *collector) sorted() []schema.Object {
-	if c.stream {
+	switch {
+	case c.stream:
 		return c.items
+	case c.byID != nil:
+		return idObjects(c.byID.sorted())
 	}
 	return c.best.sorted()
 }

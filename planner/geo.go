@@ -353,8 +353,13 @@ func (pl *Plan) ringSearch(gc GeoCollection, need int) (Result, error) {
 		ranges := rings.Next(radius)
 		err := gc.ScanGeo(pl.access.path, ranges, pl.deadline, func(obj schema.Object, p geo.Point, _ bool) bool {
 			res.Examined++
+			// The distance alone rejects most candidates; only those it
+			// keeps are read (their objectId breaks ties, rest tests them).
 			d := geo.Distance(center, p)
-			if it := nearItemOf(d, obj); d <= maxDist && nearest.improves(it) && rest(obj) {
+			if d > maxDist || nearest.full() && d > nearest.worst().d {
+				return true
+			}
+			if it := nearItemOf(d, obj); nearest.improves(it) && rest(obj) {
 				nearest.add(it)
 			}
 			return true
