@@ -223,9 +223,13 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	defer unlock()
 
 	now := schema.FormatTime(s.opts.Now())
-	// overlay lets later ops in a transaction see earlier ones' effects.
-	overlay := map[string]schema.Object{}
-	deleted := map[string]bool{}
+	// overlay lets later ops in a transaction see earlier ones' effects;
+	// a single op needs neither map.
+	var overlay map[string]schema.Object
+	var deleted map[string]bool
+	if len(ops) > 1 {
+		overlay, deleted = map[string]schema.Object{}, map[string]bool{}
+	}
 	drafts := make([]*draft, 0, len(ops))
 	results := make([]WriteResult, len(ops))
 	for i, op := range ops {
@@ -241,12 +245,14 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 			return nil, nil, nil, err
 		}
 		drafts = append(drafts, d)
-		k := op.Class + "\x00" + d.id
-		if op.Method == MethodDelete {
-			deleted[k] = true
-			delete(overlay, k)
-		} else {
-			overlay[k] = d.obj
+		if overlay != nil {
+			k := op.Class + "\x00" + d.id
+			if op.Method == MethodDelete {
+				deleted[k] = true
+				delete(overlay, k)
+			} else {
+				overlay[k] = d.obj
+			}
 		}
 		switch op.Method {
 		case MethodCreate:
