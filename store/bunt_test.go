@@ -687,8 +687,8 @@ func TestGroupWaitsForAnsweredCallers(t *testing.T) {
 	}
 }
 
-// TestGroupWaitBacksOff: after a group wait during which nobody came, the
-// next groups start without waiting.
+// TestGroupWaitBacksOff: after a group wait that ran out before the
+// expected callers came, the next groups start without waiting.
 func TestGroupWaitBacksOff(t *testing.T) {
 	opts := defaultBuntOptions()
 	opts.groupWait = time.Millisecond
@@ -702,8 +702,8 @@ func TestGroupWaitBacksOff(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if a.waitBackoff != idleWaitBackoff {
-		t.Fatalf("waitBackoff = %d after an idle wait, want %d", a.waitBackoff, idleWaitBackoff)
+	if a.waitBackoff != missedWaitBackoff {
+		t.Fatalf("waitBackoff = %d after an idle wait, want %d", a.waitBackoff, missedWaitBackoff)
 	}
 }
 
