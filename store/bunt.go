@@ -99,7 +99,7 @@ type buntAdapter struct {
 	jbuf     []byte        // committer-owned journal buffer
 	syncTook time.Duration // committer-owned: the last fsync's duration
 	// waitBackoff (committer-owned) counts the groups gather still starts
-	// without waiting, after a wait nobody came during.
+	// without waiting, after a wait that ran out (missedWaitBackoff).
 	waitBackoff int
 	expect      int // committer-owned: callers expected in the next group
 
