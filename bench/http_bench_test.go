@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ const (
 	seedObjects   = 10_000
 	batchSize     = 20 // the server's default POST /batch limit
 	hotCounters   = 1
+	loadCounters  = 100 // the load suite's update workload
 	spreadCounts  = 1_000
 )
 
@@ -32,6 +34,7 @@ func Benchmark_Create_HTTP_Parallel(b *testing.B) {
 	c := start(b)
 	c.do(b, "POST", "/classes/Warmup", []byte(`{"n":0,"name":"warm"}`), fasthttp.StatusCreated)
 	var seq atomic.Int64
+	fsyncs := c.fsyncs(b)
 	runParallel(b, func(pb *testing.PB) {
 		var body []byte
 		for pb.Next() {
@@ -42,6 +45,7 @@ func Benchmark_Create_HTTP_Parallel(b *testing.B) {
 			}
 		}
 	})
+	reportFsyncs(b, c, fsyncs)
 }
 
 // Benchmark_Get_HTTP_Parallel: GET /classes/{class}/{id} of random objects
@@ -63,14 +67,16 @@ func Benchmark_Get_HTTP_Parallel(b *testing.B) {
 
 // Benchmark_Update_Increment_HTTP_Parallel: PUT {"score": Increment 1} on
 // one hot object (each write waits for the previous one's fsync: the object
-// lock is held across the commit) and spread over spreadCounts objects
-// (writes to different objects share fsyncs).
+// lock is held across the commit), over the load suite's loadCounters and
+// spread over spreadCounts objects (writes to different objects share
+// fsyncs).
 func Benchmark_Update_Increment_HTTP_Parallel(b *testing.B) {
-	for _, objects := range []int{hotCounters, spreadCounts} {
+	for _, objects := range []int{hotCounters, loadCounters, spreadCounts} {
 		b.Run("objects="+strconv.Itoa(objects), func(b *testing.B) {
 			c := start(b)
 			ids := seed(b, c, "Counter", objects)
 			body := []byte(`{"score":{"__op":"Increment","amount":1}}`)
+			fsyncs := c.fsyncs(b)
 			runParallel(b, func(pb *testing.PB) {
 				rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 				for pb.Next() {
@@ -79,6 +85,7 @@ func Benchmark_Update_Increment_HTTP_Parallel(b *testing.B) {
 					}
 				}
 			})
+			reportFsyncs(b, c, fsyncs)
 		})
 	}
 }
@@ -92,6 +99,7 @@ func Benchmark_Batch20_HTTP(b *testing.B) {
 			c := start(b)
 			var body []byte
 			n := 0
+			fsyncs := c.fsyncs(b)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
@@ -100,6 +108,7 @@ func Benchmark_Batch20_HTTP(b *testing.B) {
 				c.do(b, "POST", "/batch", body, fasthttp.StatusOK)
 			}
 			reportRate(b, 1)
+			reportFsyncs(b, c, fsyncs)
 			b.ReportMetric(float64(b.N*batchSize)/b.Elapsed().Seconds(), "objects/s")
 		})
 	}
@@ -188,6 +197,42 @@ func runParallel(b *testing.B, body func(*testing.PB)) {
 func reportRate(b *testing.B, requestsPerOp int) {
 	if s := b.Elapsed().Seconds(); s > 0 {
 		b.ReportMetric(float64(b.N*requestsPerOp)/s, "req/s")
+	}
+}
+
+// fsyncs reads the server's count of data file fsyncs from /metrics
+// (quarry_store_fsyncs_total).
+func (c *client) fsyncs(b *testing.B) float64 {
+	b.Helper()
+	const series = "quarry_store_fsyncs_total "
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://" + c.hc.Addr + "/metrics")
+	if err := c.hc.Do(req, resp); err != nil || resp.StatusCode() != fasthttp.StatusOK {
+		b.Fatalf("GET /metrics: %v %d", err, resp.StatusCode())
+	}
+	for line := range strings.Lines(string(resp.Body())) {
+		if v, ok := strings.CutPrefix(line, series); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				b.Fatalf("metrics: %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	b.Fatalf("metrics: no %s series", strings.TrimSpace(series))
+	return 0
+}
+
+// reportFsyncs adds the custom metric fsyncs/op: how many requests share
+// one fsync under group commit (1/fsyncs/op of them do).
+func reportFsyncs(b *testing.B, c *client, before float64) {
+	b.Helper()
+	b.StopTimer()
+	if b.N > 0 {
+		b.ReportMetric((c.fsyncs(b)-before)/float64(b.N), "fsyncs/op")
 	}
 }
 

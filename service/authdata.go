@@ -188,7 +188,7 @@ func (s *Service) applyAuthPlan(d *draft, plan *authPlan, merged map[string]any)
 		plan.mfa.apply(d, merged)
 	}
 	if plan.response != nil {
-		d.echo["authDataResponse"] = plan.response
+		d.setEcho("authDataResponse", plan.response)
 	}
 	if plan.spendRecovery != "" {
 		return spendRecoveryCode(d, plan.spendRecovery)

@@ -18,7 +18,7 @@ type draft struct {
 	obj      schema.Object
 	fields   map[string]schema.Field
 	joins    []joinChange
-	echo     map[string]any
+	echo     map[string]any // nil until setEcho
 	// passwordChanged marks a _User write that set a new password.
 	passwordChanged bool
 	// hashedPassword is the body's password already hashed (WriteOp).
@@ -45,7 +45,16 @@ func newDraft(class, id string, original schema.Object) *draft {
 		obj[k] = v
 	}
 	return &draft{class: class, id: id, original: original, obj: obj,
-		fields: map[string]schema.Field{}, echo: map[string]any{}}
+		fields: map[string]schema.Field{}}
+}
+
+// setEcho adds a value to the reply (echo is made on first use: most
+// writes echo nothing).
+func (d *draft) setEcho(key string, v any) {
+	if d.echo == nil {
+		d.echo = map[string]any{}
+	}
+	d.echo[key] = v
 }
 
 // apply writes a client body into the draft. Keys are applied in sorted
@@ -140,7 +149,7 @@ func (d *draft) applyOp(key string, name any, op map[string]any) error {
 		}
 		d.obj[key] = next
 		d.fields[key] = schema.Field{Type: implied}
-		d.echo[key] = next
+		d.setEcho(key, next)
 		return nil
 	case "AddRelation", "RemoveRelation":
 		return d.relationOp(key, name.(string), op)
@@ -338,7 +347,7 @@ func (d *draft) applyNested(root, rest string, val any) error {
 				return err
 			}
 			parent[leaf] = next
-			d.echo[full] = next
+			d.setEcho(full, next)
 			return nil
 		default:
 			return schema.Errorf(schema.CodeCommandUnavailable, "The %v operator is not supported on nested keys.", name)

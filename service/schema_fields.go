@@ -157,7 +157,7 @@ func (s *Service) applyFieldOptions(d *draft, body map[string]any) error {
 		if f.DefaultValue != nil {
 			d.obj[name] = f.DefaultValue
 			// The SDKs learn the saved object's fields from the reply.
-			d.echo[name] = f.DefaultValue
+			d.setEcho(name, f.DefaultValue)
 			continue
 		}
 		return schema.Errorf(schema.CodeValidationError, "%s is required", name)

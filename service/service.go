@@ -10,6 +10,7 @@ package service
 import (
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -307,15 +308,11 @@ func (s *Service) Classes() []*schema.Class {
 // so that transactions over several objects cannot deadlock.
 func (s *Service) lockObjects(keys []string) (unlock func()) {
 	idx := make([]int, 0, len(keys))
-	seen := map[int]bool{}
 	for _, k := range keys {
-		i := int(maphash.String(s.seed, k) % uint64(len(s.locks)))
-		if !seen[i] {
-			seen[i] = true
-			idx = append(idx, i)
-		}
+		idx = append(idx, int(maphash.String(s.seed, k)%uint64(len(s.locks))))
 	}
 	sort.Ints(idx)
+	idx = slices.Compact(idx) // two keys on one stripe lock it once
 	for _, i := range idx {
 		s.locks[i].Lock()
 	}

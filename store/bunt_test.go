@@ -453,9 +453,11 @@ func TestGroupCommit(t *testing.T) {
 	const writers = 64
 	var a *buntAdapter
 	var once sync.Once
+	held := make(chan struct{})
 	opts := defaultBuntOptions()
 	opts.beforeSync = func(n int) {
 		once.Do(func() {
+			close(held)
 			deadline := time.Now().Add(5 * time.Second)
 			for len(a.queue) < writers-n && time.Now().Before(deadline) {
 				time.Sleep(100 * time.Microsecond)
@@ -466,6 +468,9 @@ func TestGroupCommit(t *testing.T) {
 	a = testOpen(t, path, opts)
 	var wg sync.WaitGroup
 	for w := range writers {
+		if w == 1 {
+			<-held // the first Commit is alone in its group
+		}
 		wg.Go(func() {
 			if err := a.Commit([]Record{obj("A", fmt.Sprint(w), "{}")}); err != nil {
 				t.Error(err)
@@ -628,4 +633,83 @@ func TestKeyRoundTrip(t *testing.T) {
 	if _, ok := parseKey("oNoSeparator"); ok {
 		t.Fatal("parseKey accepted a key without separator")
 	}
+}
+
+// TestGroupWaitsForAnsweredCallers: a group of one is held at its fsync
+// until three more Commits queue. The committer then expects all four
+// back, so the next group waits for the first writer's second Commit
+// (the group wait is far longer than the test) and one fsync covers the
+// four. A lone writer, expected alone, never waits.
+func TestGroupWaitsForAnsweredCallers(t *testing.T) {
+	var a *buntAdapter
+	var mu sync.Mutex
+	var sizes []int
+	hold := make(chan struct{})
+	opts := defaultBuntOptions()
+	opts.groupWait = time.Hour
+	opts.beforeSync = func(n int) {
+		mu.Lock()
+		sizes = append(sizes, n)
+		held := len(sizes) == 2
+		mu.Unlock()
+		if held {
+			<-hold
+		}
+	}
+	a = testOpen(t, filepath.Join(t.TempDir(), "q.db"), opts)
+	commit := func(key string) {
+		if err := a.Commit([]Record{obj("A", key, "{}")}); err != nil {
+			t.Error(err)
+		}
+	}
+	commit("alone") // expected alone, committed at once
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		commit("first") // held at its fsync
+		commit("first-again")
+	})
+	for len(lockedCopy(&mu, &sizes)) < 2 {
+		time.Sleep(100 * time.Microsecond) // until the second group is held
+	}
+	for w := range 3 {
+		wg.Go(func() { commit(fmt.Sprint("queued-", w)) })
+	}
+	for len(a.queue) < 3 {
+		time.Sleep(100 * time.Microsecond)
+	}
+	close(hold)
+	wg.Wait()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := lockedCopy(&mu, &sizes); !slices.Equal(got, []int{1, 1, 4}) {
+		t.Fatalf("group sizes %v, want [1 1 4]", got)
+	}
+}
+
+// TestGroupWaitBacksOff: after a group wait that ran out before the
+// expected callers came, the next groups start without waiting.
+func TestGroupWaitBacksOff(t *testing.T) {
+	opts := defaultBuntOptions()
+	opts.groupWait = time.Millisecond
+	a := testOpen(t, filepath.Join(t.TempDir(), "q.db"), opts)
+	// Two Commits answered together expect two callers back; only one
+	// comes, alone.
+	a.expect = 2
+	if err := a.Commit([]Record{obj("A", "1", "{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if a.waitBackoff != missedWaitBackoff {
+		t.Fatalf("waitBackoff = %d after an idle wait, want %d", a.waitBackoff, missedWaitBackoff)
+	}
+}
+
+// lockedCopy is a copy of *sizes taken under mu.
+func lockedCopy(mu *sync.Mutex, sizes *[]int) []int {
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(*sizes)
 }
