@@ -21,14 +21,14 @@ func (c *Collection) Encoding(obj schema.Object) ([]byte, error) {
 		return json.Marshal(obj)
 	}
 	enc := rec.enc.Load()
-	if enc != nil && enc.checked {
+	if enc.checked {
 		return enc.b, nil
 	}
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
-	if enc != nil && bytes.Equal(b, enc.b) {
+	if bytes.Equal(b, enc.b) {
 		b = enc.b // keep the store's memory: the object is held once
 	}
 	// Concurrent first reads may both encode; their bytes are equal,
@@ -43,9 +43,13 @@ func (c *Collection) Encoding(obj schema.Object) ([]byte, error) {
 // before they are served: another writer (an import, another adapter) or
 // a value whose type a decode changes (an int64 beyond 2^53) can make them
 // differ, and then the read's own encoding replaces them.
+//
+// pinned is the map of an object Marshal refuses (b is nil): the one
+// kind of record that keeps its decoded map.
 type encoding struct {
 	b       []byte
 	checked bool
+	pinned  schema.Object
 }
 
 // current returns obj's record when obj is the version stored now.
@@ -57,7 +61,7 @@ func (c *Collection) current(obj schema.Object) *record {
 	c.mu.RLock()
 	rec := c.objects[id]
 	c.mu.RUnlock()
-	if rec == nil || !sameMap(rec.obj, obj) {
+	if rec == nil || !rec.isCached(obj) {
 		return nil
 	}
 	return rec

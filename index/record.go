@@ -1,0 +1,116 @@
+package index
+
+import (
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+	"weak"
+
+	"github.com/quarrydata/quarry/schema"
+)
+
+// record is one stored version of an object, shared by all its index
+// entries. It keeps the version's JSON (encoding.go: the bytes a write
+// committed or the store loaded, the store's own memory) and no decoded
+// map: index keys are read from the bytes (fields.go), and the map that
+// Get and the scans hand out is decoded on demand and cached weakly, so it
+// lives while someone uses it and until the next collection after that.
+// Records are immutable (Put makes a new one), but for enc, set once more
+// when the first read checks bytes loaded from the store, and the cache.
+type record struct {
+	id  string
+	enc atomic.Pointer[encoding]
+	// decoded is the map last handed out for this version, held weakly:
+	// handing out the same map while it is alive keeps Encoding's test
+	// of identity working (a map still in use is always the cached one).
+	decoded atomic.Pointer[weak.Pointer[mapBody]]
+	// flagged: the DB's flag predicate held for the object.
+	flagged bool
+}
+
+// newRecord makes the record of obj with its JSON encoding enc (nil:
+// made here, with Marshal's output; checked says whether enc is that). An
+// object Marshal refuses (a NaN, an infinity: values no request can
+// carry, only a program's Put) keeps its map instead.
+func newRecord(obj schema.Object, enc []byte, checked bool) *record {
+	id, _ := obj["objectId"].(string)
+	rec := &record{id: id}
+	if enc == nil {
+		var err error
+		if enc, err = json.Marshal(obj); err != nil {
+			rec.enc.Store(&encoding{pinned: obj})
+			return rec
+		}
+		checked = true
+	}
+	rec.enc.Store(&encoding{b: enc, checked: checked})
+	rec.cache(obj)
+	return rec
+}
+
+// object returns the version's decoded map: the cached one while it is
+// alive, else a new decoding of the bytes, then cached. Concurrent
+// decodings may both decode; the first cached is the one handed out.
+func (rec *record) object() schema.Object {
+	enc := rec.enc.Load()
+	if enc.pinned != nil {
+		return enc.pinned
+	}
+	for {
+		w := rec.decoded.Load()
+		if w != nil {
+			if p := w.Value(); p != nil {
+				return mapOf(p)
+			}
+		}
+		obj, err := Decode(enc.b)
+		if err != nil {
+			// Not reached: the bytes were Marshal's output or decoded
+			// when loaded. Hand out what identifies the object.
+			return schema.Object{"objectId": rec.id}
+		}
+		nw := weak.Make(bodyOf(obj))
+		if rec.decoded.CompareAndSwap(w, &nw) {
+			return obj
+		}
+	}
+}
+
+// cache makes obj the version's cached map.
+func (rec *record) cache(obj schema.Object) {
+	w := weak.Make(bodyOf(obj))
+	rec.decoded.Store(&w)
+}
+
+// isCached reports whether obj is the map this version hands out.
+func (rec *record) isCached(obj schema.Object) bool {
+	if enc := rec.enc.Load(); enc.pinned != nil {
+		return sameMap(enc.pinned, obj)
+	}
+	w := rec.decoded.Load()
+	return w != nil && w.Value() == bodyOf(obj)
+}
+
+// value returns the value at a dot path, read from the bytes (valueAt).
+func (rec *record) value(path string) (any, bool) {
+	enc := rec.enc.Load()
+	if enc.pinned != nil {
+		if !strings.Contains(path, ".") {
+			v, ok := enc.pinned[path] // a timestamp stays a string, as in valueAt
+			return v, ok
+		}
+		return schema.Get(enc.pinned, path)
+	}
+	return valueAt(unsafe.String(unsafe.SliceData(enc.b), len(enc.b)), path)
+}
+
+// mapBody stands for the runtime's map object a map value points to: a
+// map value is one pointer, and the weak pointer to what it points to is
+// the weak reference to the map (the map package's own types are not
+// ours to name). It is never dereferenced.
+type mapBody struct{ _ byte }
+
+func bodyOf(m schema.Object) *mapBody { return *(**mapBody)(unsafe.Pointer(&m)) }
+
+func mapOf(p *mapBody) schema.Object { return *(*schema.Object)(unsafe.Pointer(&p)) }
