@@ -214,6 +214,9 @@ func (c *Collection) PutEncoded(obj schema.Object, enc []byte) {
 // encoding and the object is in memory once. They are served once the
 // first read has found them equal to encoding/json's output (see
 // encoding). Neither obj nor stored may be modified afterwards.
+//
+// obj is not kept (a load's maps are garbage once their objects are
+// stored): Get and the scans decode stored again when asked.
 func (c *Collection) PutStored(obj schema.Object, stored []byte) {
 	c.put(obj, stored, false)
 }

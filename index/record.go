@@ -30,9 +30,12 @@ type record struct {
 }
 
 // newRecord makes the record of obj with its JSON encoding enc (nil:
-// made here, with Marshal's output; checked says whether enc is that). An
-// object Marshal refuses (a NaN, an infinity: values no request can
-// carry, only a program's Put) keeps its map instead.
+// made here, with Marshal's output; checked says whether enc is that).
+// obj becomes the cached map of a write's version (the writer hands it
+// on, to the reply and to LiveQuery), not of stored bytes (a load's map,
+// about to be dropped). An object Marshal refuses (a NaN, an infinity:
+// values no request can carry, only a program's Put) keeps its map
+// instead.
 func newRecord(obj schema.Object, enc []byte, checked bool) *record {
 	id, _ := obj["objectId"].(string)
 	rec := &record{id: id}
@@ -45,7 +48,9 @@ func newRecord(obj schema.Object, enc []byte, checked bool) *record {
 		checked = true
 	}
 	rec.enc.Store(&encoding{b: enc, checked: checked})
-	rec.cache(obj)
+	if checked {
+		rec.cache(obj)
+	}
 	return rec
 }
 
