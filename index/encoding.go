@@ -10,7 +10,7 @@ import (
 
 // Encoding returns obj's JSON encoding, byte for byte what encoding/json's
 // Marshal makes of it. When obj is the stored version of its object (the
-// very map this collection holds, as Get and the scans hand it out), the
+// very map Get and the scans hand out for it, see record.object), the
 // encoding is made once and kept with that version, or was given by
 // PutEncoded or PutStored: a write replaces the version and its bytes
 // together, so the bytes are never stale. Any other map (a copy, an older

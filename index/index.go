@@ -1,7 +1,9 @@
 // Package index owns Quarry's in-memory data: per-class collections of
-// decoded objects, each version with its JSON encoding (encoding.go: the
-// bytes a write committed or the store loaded, the store's own memory),
-// ordered B-tree indexes over field paths (objectId, createdAt and
+// objects, each version kept once, as its JSON (encoding.go: the bytes a
+// write committed or the store loaded, the store's own memory), from which
+// index keys are read field by field (fields.go) and maps are decoded only
+// when asked for and cached weakly (record.go), ordered B-tree indexes
+// over field paths (objectId, createdAt and
 // updatedAt always, others on request) built in bulk (build.go), S2 cell
 // indexes over GeoPoint and Polygon paths (geo.go), range and cell scans
 // with a callback and a deadline, cardinality estimates for the planner,
