@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -104,4 +105,20 @@ func TestHandedOutMapIsTheStoredVersion(t *testing.T) {
 		return true
 	})
 	runtime.KeepAlive(held)
+}
+
+// TestRecentlyDecodedMapsSurviveACollection: a map decoded on a read and
+// dropped is still the one handed out after a collection (keepHot), so a
+// hot page is not decoded again after every collection.
+func TestRecentlyDecodedMapsSurviveACollection(t *testing.T) {
+	c := New().Collection("C", true)
+	stored := []byte(`{"objectId":"a","v":1}`)
+	loaded, _ := Decode(stored)
+	c.PutStored(loaded, stored)
+	first := func() uintptr { obj, _ := c.Get("a"); return uintptr(unsafe.Pointer(bodyOf(obj))) }()
+	runtime.GC()
+	runtime.GC()
+	if again, _ := c.Get("a"); uintptr(unsafe.Pointer(bodyOf(again))) != first {
+		t.Fatal("a map decoded a moment ago was decoded again after a collection")
+	}
 }

@@ -77,9 +77,28 @@ func (rec *record) object() schema.Object {
 		}
 		nw := weak.Make(bodyOf(obj))
 		if rec.decoded.CompareAndSwap(w, &nw) {
+			keepHot(obj)
 			return obj
 		}
 	}
+}
+
+// hotMaps is how many of the maps decoded last are kept alive across
+// collections (keepHot): a weak cache alone is emptied by every
+// collection, and the next query of a hot page decodes it again. About
+// 3 MB for small objects.
+const hotMaps = 4096
+
+// hot holds the hotMaps maps decoded last, in a ring; hotNext counts the
+// decodings. A slot holds a map's body, which keeps the map alive.
+var (
+	hot     [hotMaps]atomic.Pointer[mapBody]
+	hotNext atomic.Uint64
+)
+
+// keepHot keeps obj alive until hotMaps more maps have been decoded.
+func keepHot(obj schema.Object) {
+	hot[(hotNext.Add(1)-1)%hotMaps].Store(bodyOf(obj))
 }
 
 // cache makes obj the version's cached map.
