@@ -20,29 +20,31 @@ func (c *Collection) Encoding(obj schema.Object) ([]byte, error) {
 	if rec == nil {
 		return json.Marshal(obj)
 	}
-	enc := rec.enc.Load()
-	if enc.checked {
-		return enc.b, nil
+	kept, checked, _ := rec.json()
+	if checked {
+		return kept, nil
 	}
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
-	if bytes.Equal(b, enc.b) {
-		b = enc.b // keep the store's memory: the object is held once
+	if bytes.Equal(b, kept) {
+		rec.checked.Store(true) // keep the store's memory: the object is held once
+		return kept, nil
 	}
 	// Concurrent first reads may both encode; their bytes are equal,
 	// and the first stored is kept.
-	rec.enc.CompareAndSwap(enc, &encoding{b: b, checked: true})
-	return rec.enc.Load().b, nil
+	rec.alt.CompareAndSwap(nil, &encoding{b: b, checked: true})
+	return rec.alt.Load().b, nil
 }
 
-// encoding is the JSON of one stored version. Bytes given by a write
-// (PutEncoded) are Marshal's output and checked; bytes loaded from the
-// store (PutStored) are compared with Marshal's output at the first read
-// before they are served: another writer (an import, another adapter) or
-// a value whose type a decode changes (an int64 beyond 2^53) can make them
-// differ, and then the read's own encoding replaces them.
+// encoding is what takes the place of a record's own bytes (record.alt).
+// Bytes given by a write (PutEncoded) are Marshal's output and checked;
+// bytes loaded from the store (PutStored) are compared with Marshal's
+// output at the first read before they are served: another writer (an
+// import, another adapter) or a value whose type a decode changes (an
+// int64 beyond 2^53) can make them differ, and then the read's own
+// encoding, checked, replaces them here.
 //
 // pinned is the map of an object Marshal refuses (b is nil): the one
 // kind of record that keeps its decoded map.

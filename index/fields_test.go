@@ -122,3 +122,35 @@ func TestRecentlyDecodedMapsSurviveACollection(t *testing.T) {
 		t.Fatal("a map decoded a moment ago was decoded again after a collection")
 	}
 }
+
+// TestConcurrentFirstReads: readers racing on the first read of loaded
+// bytes (decoding, checking, replacing them) all get the one encoding
+// Marshal makes. Run with -race.
+func TestConcurrentFirstReads(t *testing.T) {
+	c := New().Collection("C", true)
+	objs := map[string]string{"a": `{"objectId":"a","v":1}`, "b": `{"v":1,"objectId":"b"}`}
+	for _, js := range objs {
+		obj, _ := Decode([]byte(js))
+		c.PutStored(obj, []byte(js))
+	}
+	done := make(chan string, 8)
+	for range 8 {
+		go func() {
+			for id := range objs {
+				obj, _ := c.Get(id)
+				b, err := c.Encoding(obj)
+				want, _ := json.Marshal(obj)
+				if err != nil || string(b) != string(want) {
+					done <- string(b)
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 8 {
+		if bad := <-done; bad != "" {
+			t.Errorf("a first read got %s", bad)
+		}
+	}
+}

@@ -19,8 +19,16 @@ import (
 // Records are immutable (Put makes a new one), but for enc, set once more
 // when the first read checks bytes loaded from the store, and the cache.
 type record struct {
-	id  string
-	enc atomic.Pointer[encoding]
+	id string
+	// b is the version's JSON as given (nil for a pinned object), and
+	// checked says it is encoding/json's output: given by a write, or
+	// found equal by the first read (encoding.go). alt, when set, takes
+	// b's place: Marshal's bytes where the loaded ones differed, or the
+	// map of an object Marshal refuses. Keeping b inline spares most
+	// records a second allocation.
+	b       []byte
+	checked atomic.Bool
+	alt     atomic.Pointer[encoding]
 	// decoded is the map last handed out for this version, held weakly:
 	// handing out the same map while it is alive keeps Encoding's test
 	// of identity working (a map still in use is always the cached one).
@@ -42,12 +50,13 @@ func newRecord(obj schema.Object, enc []byte, checked bool) *record {
 	if enc == nil {
 		var err error
 		if enc, err = json.Marshal(obj); err != nil {
-			rec.enc.Store(&encoding{pinned: obj})
+			rec.alt.Store(&encoding{pinned: obj})
 			return rec
 		}
 		checked = true
 	}
-	rec.enc.Store(&encoding{b: enc, checked: checked})
+	rec.b = enc
+	rec.checked.Store(checked)
 	if checked {
 		rec.cache(obj)
 	}
@@ -58,9 +67,9 @@ func newRecord(obj schema.Object, enc []byte, checked bool) *record {
 // alive, else a new decoding of the bytes, then cached. Concurrent
 // decodings may both decode; the first cached is the one handed out.
 func (rec *record) object() schema.Object {
-	enc := rec.enc.Load()
-	if enc.pinned != nil {
-		return enc.pinned
+	b, _, pinned := rec.json()
+	if pinned != nil {
+		return pinned
 	}
 	for {
 		w := rec.decoded.Load()
@@ -69,7 +78,7 @@ func (rec *record) object() schema.Object {
 				return mapOf(p)
 			}
 		}
-		obj, err := Decode(enc.b)
+		obj, err := Decode(b)
 		if err != nil {
 			// Not reached: the bytes were Marshal's output or decoded
 			// when loaded. Hand out what identifies the object.
@@ -109,8 +118,8 @@ func (rec *record) cache(obj schema.Object) {
 
 // isCached reports whether obj is the map this version hands out.
 func (rec *record) isCached(obj schema.Object) bool {
-	if enc := rec.enc.Load(); enc.pinned != nil {
-		return sameMap(enc.pinned, obj)
+	if _, _, pinned := rec.json(); pinned != nil {
+		return sameMap(pinned, obj)
 	}
 	w := rec.decoded.Load()
 	return w != nil && w.Value() == bodyOf(obj)
@@ -118,15 +127,24 @@ func (rec *record) isCached(obj schema.Object) bool {
 
 // value returns the value at a dot path, read from the bytes (valueAt).
 func (rec *record) value(path string) (any, bool) {
-	enc := rec.enc.Load()
-	if enc.pinned != nil {
+	b, _, pinned := rec.json()
+	if pinned != nil {
 		if !strings.Contains(path, ".") {
-			v, ok := enc.pinned[path] // a timestamp stays a string, as in valueAt
+			v, ok := pinned[path] // a timestamp stays a string, as in valueAt
 			return v, ok
 		}
-		return schema.Get(enc.pinned, path)
+		return schema.Get(pinned, path)
 	}
-	return valueAt(unsafe.String(unsafe.SliceData(enc.b), len(enc.b)), path)
+	return valueAt(unsafe.String(unsafe.SliceData(b), len(b)), path)
+}
+
+// json returns the version's JSON and whether it is checked, or the map
+// of a pinned object.
+func (rec *record) json() (b []byte, checked bool, pinned schema.Object) {
+	if e := rec.alt.Load(); e != nil {
+		return e.b, e.checked, e.pinned
+	}
+	return rec.b, rec.checked.Load(), nil
 }
 
 // mapBody stands for the runtime's map object a map value points to: a
