@@ -55,7 +55,7 @@ func (ix *index) build(recs []*record, byID bool) {
 	var buf []any
 	for _, rec := range recs {
 		var isArr bool
-		buf, isArr = appendKeys(buf[:0], rec.obj, ix.path)
+		buf, isArr = appendKeys(buf[:0], rec, ix.path)
 		for _, k := range buf {
 			entries = append(entries, entry{k, rec})
 		}

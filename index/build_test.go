@@ -66,9 +66,10 @@ func TestBulkBuildMatchesIncremental(t *testing.T) {
 			// falling back to inserting).
 			var entries []entry
 			for _, o := range objs {
-				keys, _ := appendKeys(nil, o, "v")
+				rec := newRecord(o, nil, false)
+				keys, _ := appendKeys(nil, rec, "v")
 				for _, k := range keys {
-					entries = append(entries, entry{k, &record{id: o["objectId"].(string), obj: o}})
+					entries = append(entries, entry{k, rec})
 				}
 			}
 			if sorted := sortEntries(slices.Clone(entries), true); len(sorted) != len(entries) || !slices.IsSortedFunc(sorted, compareEntries) {

@@ -10,7 +10,7 @@ import (
 
 // Encoding returns obj's JSON encoding, byte for byte what encoding/json's
 // Marshal makes of it. When obj is the stored version of its object (the
-// very map this collection holds, as Get and the scans hand it out), the
+// very map Get and the scans hand out for it, see record.object), the
 // encoding is made once and kept with that version, or was given by
 // PutEncoded or PutStored: a write replaces the version and its bytes
 // together, so the bytes are never stale. Any other map (a copy, an older
@@ -20,21 +20,22 @@ func (c *Collection) Encoding(obj schema.Object) ([]byte, error) {
 	if rec == nil {
 		return json.Marshal(obj)
 	}
-	enc := rec.enc.Load()
-	if enc != nil && enc.checked {
-		return enc.b, nil
+	kept, checked, _ := rec.json()
+	if checked {
+		return kept, nil
 	}
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
-	if enc != nil && bytes.Equal(b, enc.b) {
-		b = enc.b // keep the store's memory: the object is held once
+	if bytes.Equal(b, kept) {
+		rec.checked.Store(true) // keep the store's memory: the object is held once
+		return kept, nil
 	}
 	// Concurrent first reads may both encode; their bytes are equal,
 	// and the first stored is kept.
-	rec.enc.CompareAndSwap(enc, &encoding{b: b, checked: true})
-	return rec.enc.Load().b, nil
+	rec.alt.CompareAndSwap(nil, &encoding{b: b, checked: true})
+	return rec.alt.Load().b, nil
 }
 
 // KeptEncoding returns the bytes Encoding would return for obj when they
@@ -47,21 +48,26 @@ func (c *Collection) KeptEncoding(obj schema.Object) []byte {
 	if rec == nil {
 		return nil
 	}
-	if enc := rec.enc.Load(); enc != nil && enc.checked {
-		return enc.b
+	if kept, checked, _ := rec.json(); checked {
+		return kept
 	}
 	return nil
 }
 
-// encoding is the JSON of one stored version. Bytes given by a write
-// (PutEncoded) are Marshal's output and checked; bytes loaded from the
-// store (PutStored) are compared with Marshal's output at the first read
-// before they are served: another writer (an import, another adapter) or
-// a value whose type a decode changes (an int64 beyond 2^53) can make them
-// differ, and then the read's own encoding replaces them.
+// encoding is what takes the place of a record's own bytes (record.alt).
+// Bytes given by a write (PutEncoded) are Marshal's output and checked;
+// bytes loaded from the store (PutStored) are compared with Marshal's
+// output at the first read before they are served: another writer (an
+// import, another adapter) or a value whose type a decode changes (an
+// int64 beyond 2^53) can make them differ, and then the read's own
+// encoding, checked, replaces them here.
+//
+// pinned is the map of an object Marshal refuses (b is nil): the one
+// kind of record that keeps its decoded map.
 type encoding struct {
 	b       []byte
 	checked bool
+	pinned  schema.Object
 }
 
 // current returns obj's record when obj is the version stored now.
@@ -73,7 +79,7 @@ func (c *Collection) current(obj schema.Object) *record {
 	c.mu.RLock()
 	rec := c.objects[id]
 	c.mu.RUnlock()
-	if rec == nil || !sameMap(rec.obj, obj) {
+	if rec == nil || !rec.isCached(obj) {
 		return nil
 	}
 	return rec

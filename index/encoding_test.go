@@ -62,8 +62,9 @@ func TestStoredBytesAreCheckedThenShared(t *testing.T) {
 			stored := []byte(tc.stored)
 			c.PutStored(tc.obj, stored)
 			want, _ := json.Marshal(tc.obj)
+			obj, _ := c.Get(tc.obj["objectId"].(string)) // decoded from stored
 			for range 2 {
-				b, err := c.Encoding(tc.obj)
+				b, err := c.Encoding(obj)
 				if err != nil || string(b) != string(want) {
 					t.Fatalf("Encoding = %s, %v; want %s", b, err, want)
 				}

@@ -93,7 +93,7 @@ func newGeoIndex(path string, kind GeoKind) *geoIndex {
 // entries appends the index entries of rec: its point's leaf cell, or its
 // polygon's covering cells.
 func (gx *geoIndex) entries(dst []geoEntry, rec *record) []geoEntry {
-	v, _ := schema.Get(rec.obj, gx.path)
+	v, _ := rec.value(gx.path)
 	if gx.kind == GeoPoints {
 		if p, ok := geo.PointFromValue(v); ok {
 			return append(dst, geoEntry{cell: geo.LeafCell(p), pt: p, rec: rec})
@@ -277,7 +277,7 @@ func (c *Collection) ScanGeo(path string, ranges []geo.CellRange, deadline time.
 			steps++
 			if steps%CheckEvery == 0 && expired(deadline) {
 				err = ErrDeadline
-			} else if !fn(e.rec.obj, e.pt, r.Interior) {
+			} else if !fn(e.rec.object(), e.pt, r.Interior) {
 				stopped = true
 			}
 			return err == nil && !stopped
@@ -376,7 +376,7 @@ func (c *Collection) ScanGeoContaining(path string, p geo.Point, deadline time.T
 			steps++
 			if steps%CheckEvery == 0 && expired(deadline) {
 				err = ErrDeadline
-			} else if !fn(e.rec.obj) {
+			} else if !fn(e.rec.object()) {
 				stopped = true
 			}
 			return err == nil && !stopped

@@ -1,7 +1,9 @@
 // Package index owns Quarry's in-memory data: per-class collections of
-// decoded objects, each version with its JSON encoding (encoding.go: the
-// bytes a write committed or the store loaded, the store's own memory),
-// ordered B-tree indexes over field paths (objectId, createdAt and
+// objects, each version kept once, as its JSON (encoding.go: the bytes a
+// write committed or the store loaded, the store's own memory), from which
+// index keys are read field by field (fields.go) and maps are decoded only
+// when asked for and cached weakly (record.go), ordered B-tree indexes
+// over field paths (objectId, createdAt and
 // updatedAt always, others on request) built in bulk (build.go), S2 cell
 // indexes over GeoPoint and Polygon paths (geo.go), range and cell scans
 // with a callback and a deadline, cardinality estimates for the planner,
@@ -191,7 +193,7 @@ func (c *Collection) Get(id string) (schema.Object, bool) {
 	if !ok {
 		return nil, false
 	}
-	return rec.obj, true
+	return rec.object(), true
 }
 
 // Put inserts or replaces an object (keyed by its objectId), moving its
@@ -214,26 +216,24 @@ func (c *Collection) PutEncoded(obj schema.Object, enc []byte) {
 // encoding and the object is in memory once. They are served once the
 // first read has found them equal to encoding/json's output (see
 // encoding). Neither obj nor stored may be modified afterwards.
+//
+// obj is not kept (a load's maps are garbage once their objects are
+// stored): Get and the scans decode stored again when asked.
 func (c *Collection) PutStored(obj schema.Object, stored []byte) {
 	c.put(obj, stored, false)
 }
 
 func (c *Collection) put(obj schema.Object, enc []byte, checked bool) {
-	id, _ := obj["objectId"].(string)
-	rec := &record{id: id, obj: obj}
-	if enc != nil {
-		rec.enc.Store(&encoding{b: enc, checked: checked})
-	}
+	rec := newRecord(obj, enc, checked)
+	rec.flagged = c.flag != nil && c.flag(obj)
 	c.mu.Lock()
-	old := c.objects[id]
-	c.objects[id] = rec
-	if c.flag != nil {
-		if old != nil && c.flag(old.obj) {
-			c.flagged--
-		}
-		if c.flag(obj) {
-			c.flagged++
-		}
+	old := c.objects[rec.id]
+	c.objects[rec.id] = rec
+	if old != nil && old.flagged {
+		c.flagged--
+	}
+	if rec.flagged {
+		c.flagged++
 	}
 	if c.deferred {
 		c.loaded = append(c.loaded, rec)
@@ -255,7 +255,7 @@ func (c *Collection) Delete(id string) {
 	if old, ok := c.objects[id]; ok {
 		delete(c.objects, id)
 		c.loadedMixed = c.loadedMixed || c.deferred
-		if c.flag != nil && c.flag(old.obj) {
+		if old.flagged {
 			c.flagged--
 		}
 		for _, ix := range c.list {
@@ -293,20 +293,20 @@ func (c *Collection) Scan(fn func(schema.Object) bool) {
 // id is delivered again. Lookups take the read lock per batch of ids; fn
 // runs without it.
 func (c *Collection) ScanIDs(ids []string, fn func(schema.Object) bool) {
-	var buf []schema.Object
+	var buf []*record
 	for len(ids) > 0 {
 		n := min(len(ids), batchSize)
 		buf = buf[:0]
 		c.mu.RLock()
 		for _, id := range ids[:n] {
 			if rec, ok := c.objects[id]; ok {
-				buf = append(buf, rec.obj)
+				buf = append(buf, rec)
 			}
 		}
 		c.mu.RUnlock()
 		ids = ids[n:]
-		for _, o := range buf {
-			if !fn(o) {
+		for _, rec := range buf {
+			if !fn(rec.object()) {
 				return
 			}
 		}
@@ -542,10 +542,10 @@ func (ix *index) replace(old, rec *record) {
 	var oldKeys, newKeys []any
 	var oldArr, newArr bool
 	if old != nil {
-		oldKeys, oldArr = appendKeys(oldBuf[:0], old.obj, ix.path)
+		oldKeys, oldArr = appendKeys(oldBuf[:0], old, ix.path)
 	}
 	if rec != nil {
-		newKeys, newArr = appendKeys(newBuf[:0], rec.obj, ix.path)
+		newKeys, newArr = appendKeys(newBuf[:0], rec, ix.path)
 	}
 	ix.snap.Store(nil)
 	if oldArr {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"strings"
-	"sync/atomic"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -101,16 +100,6 @@ func (r Range) Empty() bool {
 	}
 	c := compareKeys(r.Lo, r.Hi)
 	return c > 0 || c == 0 && !(r.LoInclusive && r.HiInclusive)
-}
-
-// record is one stored version of an object, shared by all its index
-// entries. Records are immutable (Put makes a new one), but for enc: the
-// version's JSON encoding (encoding.go), set once, or once more when the
-// first read checks bytes loaded from the store.
-type record struct {
-	id  string
-	obj schema.Object
-	enc atomic.Pointer[encoding]
 }
 
 // entry is one index item: a key and the object it came from. Entries order
@@ -227,17 +216,17 @@ func (r Range) compact() Range {
 	return r
 }
 
-// appendKeys appends the index keys of obj at path: the value schema.Get
-// reads (nil when missing), or, for a non-empty array, each of its elements;
-// an empty array is its own key. isArray reports an array value, which makes
-// the index multikey.
-func appendKeys(dst []any, obj schema.Object, path string) (keys []any, isArray bool) {
+// appendKeys appends the index keys of rec at path: the value schema.Get
+// reads in the object (nil when missing), or, for a non-empty array, each
+// of its elements; an empty array is its own key. isArray reports an
+// array value, which makes the index multikey.
+func appendKeys(dst []any, rec *record, path string) (keys []any, isArray bool) {
+	v, _ := rec.value(path)
 	if path == "createdAt" || path == "updatedAt" {
-		if s, ok := obj[path].(string); ok {
+		if s, ok := v.(string); ok {
 			return append(dst, isoDate(s)), false
 		}
 	}
-	v, _ := schema.Get(obj, path)
 	arr, isArray := v.([]any)
 	if !isArray || len(arr) == 0 {
 		return append(dst, compactKey(v)), isArray

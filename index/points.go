@@ -81,7 +81,7 @@ func (c *Collection) ScanEqual(path string, keys []any, deadline time.Time, fn f
 			continue // a multikey object under two of the keys
 		}
 		last = rec.id
-		if !fn(rec.obj) {
+		if !fn(rec.object()) {
 			return nil
 		}
 	}

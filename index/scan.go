@@ -101,7 +101,7 @@ func (s *snapshot) scan(r Range, desc bool, deadline time.Time, fn func(schema.O
 			}
 			seen[e.rec] = struct{}{}
 		}
-		return fn(e.rec.obj)
+		return fn(e.rec.object())
 	}
 	switch {
 	case !desc && r.HasLo:

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -16,7 +17,7 @@ const loadBatch = 512
 
 // load reads everything the store holds into memory. Objects are decoded
 // from JSON by one worker per processor (the largest cost of a start) into
-// maps whose strings share the store's bytes (decodeStored), the
+// maps whose strings share the store's bytes (index.Decode), the
 // other records in store order; the index DB is in its deferred mode
 // (index.DB.BeginLoad), so a Put only stores the object.
 func (s *Service) load() error {
@@ -101,7 +102,7 @@ func raiseGCForLoad() (restore func()) {
 
 func (s *Service) loadObjects(batch []store.Record) error {
 	for _, r := range batch {
-		obj, err := decodeStored(r.Value)
+		obj, err := index.Decode(r.Value)
 		if err != nil {
 			return fmt.Errorf("%w: object %s/%s is not valid JSON", store.ErrDamaged, r.Class, r.Key)
 		}

@@ -1,4 +1,4 @@
-package service
+package index
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"unsafe"
 )
 
-// TestDecodeStoredMatchesUnmarshal: decodeStored gives what encoding/json's
+// TestDecodeStoredMatchesUnmarshal: Decode gives what encoding/json's
 // Unmarshal gives (or fails where it fails), on hand-picked edge cases and
 // on random objects, and its fast path shares the input's memory.
 func TestDecodeStoredMatchesUnmarshal(t *testing.T) {
@@ -31,11 +31,11 @@ func TestDecodeStoredMatchesUnmarshal(t *testing.T) {
 	}
 	for _, in := range inputs {
 		stored := []byte(in)
-		got, gotErr := decodeStored(stored)
+		got, gotErr := Decode(stored)
 		var want map[string]any
 		wantErr := json.Unmarshal([]byte(in), &want)
 		if (gotErr != nil) != (wantErr != nil) || !reflect.DeepEqual(map[string]any(got), want) {
-			t.Fatalf("decodeStored(%q) = %v, %v; Unmarshal gives %v, %v", in, got, gotErr, want, wantErr)
+			t.Fatalf("Decode(%q) = %v, %v; Unmarshal gives %v, %v", in, got, gotErr, want, wantErr)
 		}
 	}
 	stored := []byte(`{"objectId":"abc","tags":["x"]}`)

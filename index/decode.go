@@ -1,4 +1,4 @@
-package service
+package index
 
 import (
 	"bytes"
@@ -12,19 +12,20 @@ import (
 	"github.com/quarrydata/quarry/schema"
 )
 
-// decodeStored decodes an object record's JSON as the store keeps it into
+// Decode decodes an object record's JSON as the store keeps it into
 // the map encoding/json's Unmarshal would make, but with every key and
-// string value pointing into stored instead of copied out of it. The
-// service keeps stored anyway (it is the object's reply encoding, see
-// index.Collection.PutStored), so the strings cost no memory of their own,
-// and a start allocates and collects far less. stored must never be
-// modified afterwards.
+// string value pointing into stored instead of copied out of it. A
+// collection keeps stored anyway (it is the object's reply encoding and
+// the only form kept for its lifetime, see Collection.PutStored), so the
+// strings cost no memory of their own, and a start or a read that decodes
+// allocates and collects far less. stored must never be modified
+// afterwards.
 //
 // Only JSON whose decoding is plain copying takes this path: no escapes,
 // valid UTF-8 (Unmarshal would replace invalid bytes), numbers within
 // float64's range (Unmarshal refuses the others). Everything else, and
 // anything that is not valid JSON, goes through encoding/json.
-func decodeStored(stored []byte) (schema.Object, error) {
+func Decode(stored []byte) (schema.Object, error) {
 	if obj, ok := decodeShared(stored); ok {
 		return obj, nil
 	}
