@@ -2,7 +2,6 @@ package engine
 
 import (
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -37,15 +36,6 @@ func queryCold(b *testing.B, p service.FindParams, wantResults int) {
 		}
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-}
-
-// cpuTime is the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // Benchmark_Find_OrRange_100k_Limit20_Warm is the query of
