@@ -33,20 +33,8 @@ var (
 
 func load(b *testing.B) *fixture {
 	once.Do(func() {
-		adapter, err := store.Open(store.MemoryURI)
-		if err != nil {
-			b.Fatal(err)
-		}
-		svc, err := service.Open(adapter, service.Options{BatchSize: 1000, AllowClientClassCreation: true})
-		if err != nil {
-			b.Fatal(err)
-		}
+		svc := openIndexed(b, [2]string{"Item", "score"}, [2]string{"Item", "category"}, [2]string{"Item", "owner"}, [2]string{"Owner", "region"})
 		master := service.Auth{Master: true}
-		for _, ix := range [][2]string{{"Item", "score"}, {"Item", "category"}, {"Item", "owner"}, {"Owner", "region"}} {
-			if err := svc.EnsureIndex(ix[0], ix[1]); err != nil {
-				b.Fatal(err)
-			}
-		}
 		ownerIDs := make([]string, 0, owners)
 		writeAll := func(ops []service.WriteOp) []service.WriteResult {
 			res, err := svc.WriteAll(master, ops)
@@ -176,4 +164,23 @@ func Benchmark_Find_Count_100k(b *testing.B) {
 
 func Benchmark_Find_CountAll_100k(b *testing.B) {
 	query(b, "Item", service.FindParams{Count: true}, 0, items)
+}
+
+// openIndexed opens a service on the in-memory store with the given
+// indexes ({class, field} pairs) declared, for a fixture to fill.
+func openIndexed(b *testing.B, indexes ...[2]string) *service.Service {
+	adapter, err := store.Open(store.MemoryURI)
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc, err := service.Open(adapter, service.Options{BatchSize: 1000, AllowClientClassCreation: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, ix := range indexes {
+		if err := svc.EnsureIndex(ix[0], ix[1]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return svc
 }

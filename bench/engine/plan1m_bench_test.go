@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/quarrydata/quarry/service"
-	"github.com/quarrydata/quarry/store"
 )
 
 // bigItems is the size of the class the 1M plan benchmarks query: items
@@ -20,19 +19,7 @@ var (
 
 func loadBig(b *testing.B) *service.Service {
 	bigOnce.Do(func() {
-		adapter, err := store.Open(store.MemoryURI)
-		if err != nil {
-			b.Fatal(err)
-		}
-		svc, err := service.Open(adapter, service.Options{BatchSize: 1000, AllowClientClassCreation: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, path := range []string{"n", "tag"} {
-			if err := svc.EnsureIndex("Big", path); err != nil {
-				b.Fatal(err)
-			}
-		}
+		svc := openIndexed(b, [2]string{"Big", "n"}, [2]string{"Big", "tag"})
 		ops := make([]service.WriteOp, 1000)
 		for first := 0; first < bigItems; first += len(ops) {
 			for i := range ops {

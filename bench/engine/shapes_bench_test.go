@@ -11,7 +11,6 @@ import (
 
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
-	"github.com/quarrydata/quarry/store"
 )
 
 // The load-suite shapes: the queries of bench/load's query-or,
@@ -46,21 +45,9 @@ var (
 
 func loadShapes(b *testing.B) *shapeFixture {
 	shapeOnce.Do(func() {
-		adapter, err := store.Open(store.MemoryURI)
-		if err != nil {
-			b.Fatal(err)
-		}
-		svc, err := service.Open(adapter, service.Options{BatchSize: 1000, AllowClientClassCreation: true})
-		if err != nil {
-			b.Fatal(err)
-		}
+		svc := openIndexed(b, [2]string{"LItem", "n"}, [2]string{"LItem", "category"}, [2]string{"LItem", "tag"},
+			[2]string{"LItem", "owner"}, [2]string{"LOwner", "tier"})
 		master := service.Auth{Master: true}
-		for _, ix := range [][2]string{{"LItem", "n"}, {"LItem", "category"}, {"LItem", "tag"},
-			{"LItem", "owner"}, {"LOwner", "tier"}} {
-			if err := svc.EnsureIndex(ix[0], ix[1]); err != nil {
-				b.Fatal(err)
-			}
-		}
 		writeAll := func(ops []service.WriteOp) []service.WriteResult {
 			res, err := svc.WriteAll(master, ops)
 			if err != nil {
