@@ -54,6 +54,11 @@ func PointerKeys(class string, ids []string) []any {
 // largest literal $in (10,000 values), 19 MB for a subquery set at its
 // 100,000 cap. Errors are ScanRange's.
 func (c *Collection) ScanEqual(path string, keys []any, deadline time.Time, fn func(obj schema.Object) bool) error {
+	return c.scanEqual(path, keys, deadline, func(rec *record) bool { return fn(rec.object()) })
+}
+
+// scanEqual is ScanEqual handing fn the records, not yet decoded.
+func (c *Collection) scanEqual(path string, keys []any, deadline time.Time, fn func(rec *record) bool) error {
 	m := merges.Get().(*merge)
 	defer m.release()
 	c.mu.RLock()
@@ -81,7 +86,7 @@ func (c *Collection) ScanEqual(path string, keys []any, deadline time.Time, fn f
 			continue // a multikey object under two of the keys
 		}
 		last = rec.id
-		if !fn(rec.object()) {
+		if !fn(rec) {
 			return nil
 		}
 	}
@@ -241,4 +246,66 @@ func (m *merge) release() {
 	if cap(m.cursors) <= maxPooledCursors {
 		merges.Put(m)
 	}
+}
+
+// ScanEqualWithin is ScanEqual keeping only the objects whose key on
+// within (as an index on within would file them) equals one of among: the
+// intersection of two point scans, decided from each candidate's stored
+// bytes, so a rejected candidate is never decoded. The test reads the
+// very version the entry of path points to, so both sides see the same
+// snapshot even while writers replace objects. among are values
+// ScanEqual accepts (no null, no arrays).
+func (c *Collection) ScanEqualWithin(path string, keys []any, within string, among []any, deadline time.Time, fn func(obj schema.Object) bool) error {
+	in := newKeySet(among)
+	var buf []any
+	return c.scanEqual(path, keys, deadline, func(rec *record) bool {
+		buf, _ = appendKeys(buf[:0], rec, within)
+		for _, k := range buf {
+			if in.has(k) {
+				return fn(rec.object())
+			}
+		}
+		return true
+	})
+}
+
+// keySet tests compact index keys for membership: hashable keys (strings,
+// numbers, booleans, pointers, dates) in a map, others by comparison.
+type keySet struct {
+	hashed map[any]struct{}
+	other  []any
+}
+
+func newKeySet(values []any) *keySet {
+	s := &keySet{hashed: make(map[any]struct{}, len(values))}
+	for _, v := range values {
+		k := compactKey(v)
+		if hashable(k) {
+			s.hashed[k] = struct{}{}
+		} else {
+			s.other = append(s.other, k)
+		}
+	}
+	return s
+}
+
+func hashable(k any) bool {
+	switch k.(type) {
+	case string, float64, bool, ptrKey, isoDate:
+		return true
+	}
+	return false
+}
+
+func (s *keySet) has(k any) bool {
+	if hashable(k) {
+		_, ok := s.hashed[k]
+		return ok
+	}
+	for _, o := range s.other {
+		if compareKeys(k, o) == 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -33,12 +33,17 @@ func (p *planner) accessFor(n *where.Node) *access {
 	switch n.Kind {
 	case where.KindAnd:
 		var best *access
+		var points []*access
 		for _, c := range n.Children {
-			if best = cheaper(best, p.accessFor(c)); best.isEmpty() {
+			a := p.accessFor(c)
+			if best = cheaper(best, a); best.isEmpty() {
 				return best
 			}
+			if a != nil && a.kind == accessRanges && a.points != nil && a.within == nil {
+				points = append(points, a)
+			}
 		}
-		return best
+		return p.intersect(best, points)
 	case where.KindOr:
 		// An $or uses indexes only when every branch can; otherwise one
 		// scan with the whole $or as residual is cheaper than several.
@@ -77,6 +82,38 @@ func (p *planner) accessFor(n *where.Node) *access {
 		return best
 	}
 	return nil
+}
+
+// intersect narrows best, a point access, by the most selective other
+// point access of the same $and (points): candidates of best whose key on
+// the other's path is none of its keys are skipped before they are read
+// (ScanEqualWithin). An $inQuery on an indexed pointer with an indexed
+// equality beside it reads only the objects matching both, not every
+// object of the cheaper side. The other side must be tight (it then
+// leaves the residual) and select under half of the class, or reading
+// one field of each candidate would cost more than it saves.
+func (p *planner) intersect(best *access, points []*access) *access {
+	if best == nil || best.kind != accessRanges || best.points == nil || best.within != nil {
+		return best
+	}
+	var with *access
+	for _, a := range points {
+		if a == best || a.path == best.path || !a.tight || a.estimate*2 >= p.size() {
+			continue
+		}
+		if with == nil || a.estimate < with.estimate {
+			with = a
+		}
+	}
+	if with == nil {
+		return best
+	}
+	out := *best
+	out.within = with
+	// Entries of best are still visited; the count of both is unknown.
+	out.exact = false
+	out.why = best.reason() + " within " + with.reason()
+	return &out
 }
 
 // decides reports whether a, the access of an $or branch c, yields exactly

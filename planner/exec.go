@@ -105,6 +105,10 @@ func (p *planner) plan(depth int) (*Plan, error) {
 // a top-level constraint whose access is tight (exactly its matches) is
 // dropped; everything else stays for the matcher.
 func residual(root *where.Node, a *access) *where.Node {
+	if w := a.within; w != nil && w.tight {
+		// The intersected side is decided by the scan too.
+		root = residual(root, w)
+	}
 	if !a.tight || a.op == nil && a.node == nil {
 		return root
 	}
@@ -128,7 +132,7 @@ func (p *planner) orderServed(a *access) bool {
 	if !p.coll.HasIndex(path) || p.coll.Multikey(path) || !index.IndexesMissing {
 		return false
 	}
-	return a.kind == accessFull || (a.kind == accessRanges && a.path == path && len(a.ranges) == 1)
+	return a.kind == accessFull || (a.kind == accessRanges && a.path == path && len(a.ranges) == 1 && a.within == nil)
 }
 
 // streaming reports whether results arrive already in their final order,
@@ -412,6 +416,15 @@ func (pl *Plan) idOrdered(a *access) bool {
 	return false
 }
 
+// scanPoints scans a point access's keys merged by objectId, narrowed by
+// its within access when it has one.
+func (pl *Plan) scanPoints(a *access, fn func(schema.Object) bool) error {
+	if w := a.within; w != nil {
+		return pl.coll.ScanEqualWithin(a.path, a.points, w.path, w.points, pl.deadline, fn)
+	}
+	return pl.coll.ScanEqual(a.path, a.points, pl.deadline, fn)
+}
+
 // idSource scans candidates in ascending objectId order.
 type idSource func(fn func(schema.Object) bool) error
 
@@ -427,9 +440,9 @@ func (pl *Plan) idSources(a *access, out []idSource) []idSource {
 			return pl.lookupIDs(a, fn)
 		})
 	case accessRanges:
-		if len(a.points) > 1 {
+		if len(a.points) > 1 || a.within != nil {
 			out = append(out, func(fn func(schema.Object) bool) error {
-				return pl.coll.ScanEqual(a.path, a.points, pl.deadline, fn)
+				return pl.scanPoints(a, fn)
 			})
 			break
 		}
@@ -586,8 +599,8 @@ func (pl *Plan) feed(a *access, emit func(schema.Object) bool, stopped *bool) er
 		}
 		return pl.coll.ScanRange(path, index.Range{}, desc, pl.deadline, emit)
 	case accessRanges:
-		if len(a.points) > 1 {
-			return pl.coll.ScanEqual(a.path, a.points, pl.deadline, emit)
+		if len(a.points) > 1 || a.within != nil {
+			return pl.scanPoints(a, emit)
 		}
 		desc := pl.orderIndex && pl.q.Order[0].Desc
 		for _, r := range a.ranges {

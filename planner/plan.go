@@ -22,6 +22,10 @@ type Collection interface {
 	// ScanEqual yields, in objectId order and once each, the objects whose
 	// key on path equals one of keys (the union of their point ranges).
 	ScanEqual(path string, keys []any, deadline time.Time, fn func(schema.Object) bool) error
+	// ScanEqualWithin is ScanEqual keeping only the objects whose key on
+	// within equals one of among, tested on the same version of each
+	// candidate before it is decoded (an intersection of point scans).
+	ScanEqualWithin(path string, keys []any, within string, among []any, deadline time.Time, fn func(schema.Object) bool) error
 	// GeoCollection serves geo constraints from S2 cell indexes (geo.go).
 	GeoCollection
 }
@@ -174,6 +178,10 @@ type access struct {
 	// from the index as the plan reads them).
 	ids      *valueSet
 	branches []*access
+	// within, on an accessRanges with points, is the point access of
+	// another constraint of the same $and whose keys each candidate must
+	// hold too (ScanEqualWithin): only objects matching both are read.
+	within   *access
 	geo      *geoAccess // accessGeo
 	estimate int
 	// exact is set when estimate is the exact number of index entries.
@@ -203,7 +211,11 @@ func (a *access) String() string {
 		if a.points != nil {
 			n = len(a.points)
 		}
-		return fmt.Sprintf("index %s (%d range%s)", a.path, n, plural(n))
+		s := fmt.Sprintf("index %s (%d range%s)", a.path, n, plural(n))
+		if a.within != nil {
+			s += fmt.Sprintf(" within %s (%d key%s)", a.within.path, len(a.within.points), plural(len(a.within.points)))
+		}
+		return s
 	case accessIDs:
 		return fmt.Sprintf("objectId lookup (%d id%s)", a.estimate, plural(a.estimate))
 	case accessUnion:
