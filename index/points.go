@@ -4,8 +4,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/btree"
+	"github.com/tidwall/gjson"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -259,6 +261,13 @@ func (c *Collection) ScanEqualWithin(path string, keys []any, within string, amo
 	in := newKeySet(among)
 	var buf []any
 	return c.scanEqual(path, keys, deadline, func(rec *record) bool {
+		if class, id, ok := pointerAt(rec, within); ok {
+			// The common case ($inQuery on a pointer), read without a map.
+			if _, hit := in.ptrs[class][id]; hit {
+				return fn(rec.object())
+			}
+			return true
+		}
 		buf, _ = appendKeys(buf[:0], rec, within)
 		for _, k := range buf {
 			if in.has(k) {
@@ -271,15 +280,25 @@ func (c *Collection) ScanEqualWithin(path string, keys []any, within string, amo
 
 // keySet tests compact index keys for membership: hashable keys (strings,
 // numbers, booleans, pointers, dates) in a map, others by comparison.
+// Pointers are also in ptrs, by class then objectId, for pointerAt's
+// strings.
 type keySet struct {
 	hashed map[any]struct{}
+	ptrs   map[string]map[string]struct{}
 	other  []any
 }
 
 func newKeySet(values []any) *keySet {
-	s := &keySet{hashed: make(map[any]struct{}, len(values))}
+	s := &keySet{hashed: make(map[any]struct{}, len(values)), ptrs: map[string]map[string]struct{}{}}
 	for _, v := range values {
 		k := compactKey(v)
+		if p, ok := k.(ptrKey); ok {
+			class, id, _ := strings.Cut(string(p), "\x00")
+			if s.ptrs[class] == nil {
+				s.ptrs[class] = map[string]struct{}{}
+			}
+			s.ptrs[class][id] = struct{}{}
+		}
 		if hashable(k) {
 			s.hashed[k] = struct{}{}
 		} else {
@@ -308,4 +327,43 @@ func (s *keySet) has(k any) bool {
 		}
 	}
 	return false
+}
+
+// pointerAt reads the Pointer at a top-level field of rec's bytes, with no
+// map decoded: ok is false for anything else (a missing field, another
+// value, an object with other members, a pinned record), which
+// appendKeys then reads as the index would.
+func pointerAt(rec *record, field string) (class, id string, ok bool) {
+	b, _, pinned := rec.json()
+	if pinned != nil || !plainKey(field) {
+		return "", "", false
+	}
+	r := gjson.Get(unsafe.String(unsafe.SliceData(b), len(b)), field)
+	if !r.IsObject() {
+		return "", "", false
+	}
+	var seen, members int
+	isPointer := false
+	r.ForEach(func(k, v gjson.Result) bool {
+		members++
+		if v.Type != gjson.String {
+			return true
+		}
+		switch k.Str {
+		case "__type":
+			seen |= 1
+			isPointer = v.Str == "Pointer"
+		case "className":
+			seen |= 2
+			class = v.Str
+		case "objectId":
+			seen |= 4
+			id = v.Str
+		}
+		return true
+	})
+	if members != 3 || seen != 7 || !isPointer {
+		return "", "", false
+	}
+	return class, id, true
 }
