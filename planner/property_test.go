@@ -375,7 +375,7 @@ func ids(objs []schema.Object) []string {
 func TestPlanEqualsBruteForce(t *testing.T) {
 	queries := 0
 	kinds := map[accessKind]int{}
-	orderServed, early, tightCounts, mergedByID, sets := 0, 0, 0, 0, 0
+	orderServed, early, tightCounts, mergedByID, sets, intersected := 0, 0, 0, 0, 0, 0
 	for seed := int64(1); seed <= 6; seed++ {
 		r := rand.New(rand.NewSource(seed))
 		src := newMemSource()
@@ -406,6 +406,9 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 			if plan.orderIndex {
 				orderServed++
 			}
+			if strings.Contains(plan.access.String(), " within ") {
+				intersected++ // ScanEqualWithin, at the top or in a branch
+			}
 			if plan.streaming() && !q.Count {
 				early++
 			}
@@ -434,16 +437,16 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 		t.Fatalf("only %d valid queries were generated; the generator needs fixing", queries)
 	}
 	// The comparison only means something if every kind of plan ran.
-	t.Logf("queries %d (%d with subqueries or relations), access kinds %v, order served by index %d, early stop %d",
-		queries, sets, kinds, orderServed, early)
+	t.Logf("queries %d (%d with subqueries or relations), access kinds %v, order served by index %d, early stop %d, intersected %d",
+		queries, sets, kinds, orderServed, early, intersected)
 	for _, k := range []accessKind{accessEmpty, accessFull, accessRanges, accessIDs, accessUnion} {
 		if kinds[k] < 5 {
 			t.Errorf("access kind %d ran only %d times", k, kinds[k])
 		}
 	}
-	if orderServed < 20 || early < 20 || tightCounts < 20 || mergedByID < 20 || sets < 200 {
-		t.Errorf("index-served order %d, early-stop %d, tight counts %d, objectId merges %d, subqueries %d: too rare",
-			orderServed, early, tightCounts, mergedByID, sets)
+	if orderServed < 20 || early < 20 || tightCounts < 20 || mergedByID < 20 || sets < 200 || intersected < 5 {
+		t.Errorf("index-served order %d, early-stop %d, tight counts %d, objectId merges %d, subqueries %d, intersections %d: too rare",
+			orderServed, early, tightCounts, mergedByID, sets, intersected)
 	}
 }
 
