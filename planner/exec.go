@@ -1,8 +1,10 @@
 package planner
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/quarrydata/quarry/index"
@@ -321,13 +323,13 @@ func (pl *Plan) Run() (Result, error) {
 	collect := newCollector(pl, need)
 	stream := pl.streaming()
 	matched := 0
-	err := pl.iterate(pl.access, func(obj schema.Object) bool {
+	err := pl.iterateIDs(pl.access, collect.byID != nil, func(id string, obj schema.Object) bool {
 		res.Examined++
 		if !pl.match(obj) {
 			return true
 		}
 		matched++
-		collect.add(obj)
+		collect.add(id, obj)
 		return (q.Count && !counted) || !stream || collect.len() < need
 	})
 	if errors.Is(err, index.ErrDeadline) {
@@ -472,7 +474,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 	if len(sources) == 1 {
 		return pl.firstByID(sources[0], need)
 	}
-	best := newTopK(need, idLess)
+	best := newIDTopK(need)
 	var seen map[string]bool
 	if len(sources) > 1 {
 		seen = map[string]bool{}
@@ -494,7 +496,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 			if !pl.match(obj) {
 				return true
 			}
-			best.add(idItem{id, obj})
+			best.add(newIDItem(id, obj))
 			return true
 		})
 		if errors.Is(err, index.ErrDeadline) {
@@ -542,12 +544,50 @@ func (f *firstMatches) add(obj schema.Object) bool {
 // large limit is rarely filled.
 const firstByIDCap = 128
 
+// idItem is a result with its objectId, read once, and the id's first
+// eight bytes as a number: ids of ten random characters nearly always
+// differ there, so ordering them is mostly one integer compare rather
+// than a string compare (the top-k's heap and its final sort).
 type idItem struct {
-	id  string
-	obj schema.Object
+	prefix uint64
+	id     string
+	obj    schema.Object
 }
 
-func idLess(a, b idItem) bool { return a.id < b.id }
+func newIDItem(id string, obj schema.Object) idItem {
+	var prefix uint64
+	for i := 0; i < 8; i++ {
+		prefix <<= 8
+		if i < len(id) {
+			prefix |= uint64(id[i])
+		}
+	}
+	return idItem{prefix, id, obj}
+}
+
+// idCmp orders items by id as strings.Compare orders the ids: bytes are
+// compared big-endian, and an id shorter than eight bytes is padded with
+// zeros, which no byte sorts below, so unequal prefixes order as the ids.
+func idCmp(a, b idItem) int {
+	if a.prefix != b.prefix {
+		return cmp.Compare(a.prefix, b.prefix)
+	}
+	return strings.Compare(a.id, b.id)
+}
+
+func idLess(a, b idItem) bool {
+	if a.prefix != b.prefix {
+		return a.prefix < b.prefix
+	}
+	return a.id < b.id
+}
+
+// newIDTopK is a top-k by objectId.
+func newIDTopK(k int) *topK[idItem] {
+	h := newTopK(k, idLess)
+	h.cmp = idCmp
+	return h
+}
 
 // idObjects are the objects of items, in their order.
 func idObjects(items []idItem) []schema.Object {
@@ -562,22 +602,35 @@ func idObjects(items []idItem) []schema.Object {
 // union; seen filters those (ScanEqual already delivers a multikey object
 // once).
 func (pl *Plan) iterate(a *access, fn func(schema.Object) bool) error {
+	return pl.iterateIDs(a, false, func(_ string, obj schema.Object) bool { return fn(obj) })
+}
+
+// iterateIDs is iterate that also hands fn each candidate's objectId when
+// withID is set or the access is a union (whose duplicate filter reads it
+// anyway), so that a caller ordering by id does not read it again; else
+// the id is "".
+func (pl *Plan) iterateIDs(a *access, withID bool, fn func(id string, obj schema.Object) bool) error {
 	var seen map[string]struct{}
 	if a.kind == accessUnion {
 		// Sized for the estimate (the branches' sizes), so that it does
 		// not grow while the scan runs.
 		seen = make(map[string]struct{}, min(a.estimate, unionSeenRoom))
+		withID = true
 	}
 	stopped := false
 	emit := func(obj schema.Object) bool {
+		var id string
+		if withID {
+			// A stored object's objectId is always a string.
+			id, _ = obj["objectId"].(string)
+		}
 		if seen != nil {
-			id, _ := obj["objectId"].(string)
 			if _, dup := seen[id]; dup {
 				return true
 			}
 			seen[id] = struct{}{}
 		}
-		if !fn(obj) {
+		if !fn(id, obj) {
 			stopped = true
 			return false
 		}
@@ -677,7 +730,7 @@ func newCollector(pl *Plan, need int) *collector {
 	switch {
 	case c.stream:
 	case len(pl.q.Order) == 0 && pl.near == nil:
-		c.byID = newTopK(need, idLess)
+		c.byID = newIDTopK(need)
 	default:
 		c.best = newTopK(need, pl.less)
 	}
@@ -694,13 +747,12 @@ func (c *collector) len() int {
 	return c.best.Len()
 }
 
-func (c *collector) add(obj schema.Object) {
+// add keeps obj if it is among the best so far; id is its objectId when
+// the collector orders by id (byID), read by the caller's scan.
+func (c *collector) add(id string, obj schema.Object) {
 	switch {
 	case c.byID != nil:
-		// A stored object's objectId is always a string (pl.less would
-		// compare the same strings through schema.Compare).
-		id, _ := obj["objectId"].(string)
-		c.byID.add(idItem{id, obj})
+		c.byID.add(newIDItem(id, obj))
 	case !c.stream:
 		c.best.add(obj)
 	case len(c.items) < c.need:

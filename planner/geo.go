@@ -274,7 +274,7 @@ func newGeoResults(pl *Plan, need int) *geoResults {
 	case pl.near != nil:
 		r.nearest = newTopK(need, nearLess)
 	default:
-		r.byID = newTopK(r.need, idLess)
+		r.byID = newIDTopK(r.need)
 	}
 	return r
 }
@@ -284,7 +284,7 @@ func (r *geoResults) add(obj schema.Object, p *geo.Point) {
 	r.matched++
 	switch {
 	case r.collect != nil:
-		r.collect.add(obj)
+		r.collect.add("", obj) // ordered: the collector is not by id
 	case r.nearest != nil:
 		if p == nil || r.pl.near.path != r.pl.access.path {
 			r.nearest.add(nearItemOf(r.pl.near.distance(obj), obj))
@@ -293,7 +293,7 @@ func (r *geoResults) add(obj schema.Object, p *geo.Point) {
 		}
 	case r.need > 0:
 		id, _ := obj["objectId"].(string)
-		r.byID.add(idItem{id, obj})
+		r.byID.add(newIDItem(id, obj))
 	}
 }
 

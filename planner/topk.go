@@ -13,6 +13,7 @@ import "slices"
 type topK[T any] struct {
 	k     int
 	less  func(a, b T) bool
+	cmp   func(a, b T) int // when set, the final sort's, agreeing with less
 	items []T
 }
 
@@ -63,6 +64,13 @@ func (h *topK[T]) heapify() {
 // sorted empties the heap into the order's ascending sequence.
 func (h *topK[T]) sorted() []T {
 	out := h.items
+	if h.cmp != nil {
+		// One call per comparison: the derived one below makes two
+		// whenever a does not precede b.
+		slices.SortFunc(out, h.cmp)
+		h.items = nil
+		return out
+	}
 	slices.SortFunc(out, func(a, b T) int {
 		switch {
 		case h.less(a, b):

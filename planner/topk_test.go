@@ -3,6 +3,7 @@ package planner
 import (
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +27,26 @@ func TestTopKKeepsTheBestInOrder(t *testing.T) {
 		want = want[:min(k, n)]
 		if got := h.sorted(); !slices.Equal(got, want) {
 			t.Fatalf("n=%d k=%d: got %v, want %v", n, k, got, want)
+		}
+	}
+}
+
+// TestIDOrderAgreesWithStrings: ordering items by their id prefix first
+// must order them exactly as the ids compare as strings, for random ids,
+// ids sharing their first eight bytes, short ids, and bytes above 0x7f.
+func TestIDOrderAgreesWithStrings(t *testing.T) {
+	ids := []string{"", "a", "a\x00", "a\x00b", "ab", "abcdefgh", "abcdefgh\x00", "abcdefghA", "abcdefghB",
+		"abcdefghij", "abcdefgi", "ZZZZZZZZZZ", "\xff", "\xff\xff\xff\xff\xff\xff\xff\xff\x00", "0123456789",
+		"Abcdefghij", "abcdefg", "abcdefg\xff"}
+	for _, a := range ids {
+		for _, b := range ids {
+			x, y := newIDItem(a, nil), newIDItem(b, nil)
+			if got, want := idCmp(x, y), strings.Compare(a, b); got != want {
+				t.Errorf("idCmp(%q, %q) = %d, want %d", a, b, got, want)
+			}
+			if got, want := idLess(x, y), a < b; got != want {
+				t.Errorf("idLess(%q, %q) = %v, want %v", a, b, got, want)
+			}
 		}
 	}
 }
