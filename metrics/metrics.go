@@ -7,6 +7,7 @@ package metrics
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,24 @@ type Metrics struct {
 	panics       prometheus.Counter
 	fsync        prometheus.Histogram
 	groupSize    prometheus.Histogram
+
+	// requestSeries caches, by requestKey, the two series Request adds
+	// to, so that a request costs one map lookup instead of the vectors'
+	// label hashing and a status formatted as text. It grows only as the
+	// vectors themselves do.
+	requestSeries sync.Map
+}
+
+// requestKey names the series of one kind of request.
+type requestKey struct {
+	family, method string
+	status         int
+}
+
+// requestPair is what Request adds to for one requestKey.
+type requestPair struct {
+	count prometheus.Counter
+	took  prometheus.Observer
 }
 
 // New builds a registry with Quarry's series and the Go runtime's.
@@ -85,8 +104,17 @@ func (m *Metrics) Request(family, method string, status int, took time.Duration)
 	if m == nil {
 		return
 	}
-	m.httpRequests.WithLabelValues(family, method, strconv.Itoa(status)).Inc()
-	m.httpDuration.WithLabelValues(family).Observe(took.Seconds())
+	key := requestKey{family: family, method: method, status: status}
+	p, ok := m.requestSeries.Load(key)
+	if !ok {
+		p, _ = m.requestSeries.LoadOrStore(key, &requestPair{
+			count: m.httpRequests.WithLabelValues(family, method, strconv.Itoa(status)),
+			took:  m.httpDuration.WithLabelValues(family),
+		})
+	}
+	pair := p.(*requestPair)
+	pair.count.Inc()
+	pair.took.Observe(took.Seconds())
 }
 
 // Query counts one query the planner ran, the objects it examined and the

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	neturl "net/url"
@@ -90,7 +89,9 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		}
 	}()
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		// Discarded without being formatted first: every request's log
+		// line would otherwise be rendered as text for io.Discard.
+		log = slog.New(slog.DiscardHandler)
 	}
 	// Recent entries are kept for Parse Dashboard's Logs page (/scriptlog).
 	ring := logring.New(logring.DefaultSize)

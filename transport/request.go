@@ -194,15 +194,17 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 		}
 	})
 
+	// One pass over the headers reads every credential the envelope needs.
+	hdr := readEnvelopeHeaders(&ctx.Request.Header)
 	// Compared as bytes: the usual request's one header costs no copy.
-	appIDSent := headerBytes(ctx, "Application-Id")
-	master := header(ctx, "Master-Key")
+	appIDSent := hdr.get(hdrApplicationID)
+	master := hdr.str(hdrMasterKey)
 	keys := map[string]string{
-		"client": header(ctx, "Client-Key"), "javascript": header(ctx, "Javascript-Key"),
-		"rest": header(ctx, "REST-API-Key"), "dotnet": header(ctx, "Windows-Key"),
+		"client": hdr.str(hdrClientKey), "javascript": hdr.str(hdrJavaScriptKey),
+		"rest": hdr.str(hdrRESTAPIKey), "dotnet": hdr.str(hdrWindowsKey),
 	}
-	c.auth.SessionToken = header(ctx, "Session-Token")
-	c.auth.InstallationID = header(ctx, "Installation-Id")
+	c.auth.SessionToken = hdr.str(hdrSessionToken)
+	c.auth.InstallationID = hdr.str(hdrInstallationID)
 
 	if string(appIDSent) != s.opts.AppID {
 		// JS SDK style: credentials travel in the body.
@@ -245,7 +247,7 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 			return nil, err
 		}
 	}
-	if h := header(ctx, "Cloud-Context"); h != "" {
+	if h := hdr.str(hdrCloudContext); h != "" {
 		if err := checkContext(h); err != nil {
 			return nil, err
 		}

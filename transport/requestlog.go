@@ -34,7 +34,8 @@ type requestLog struct {
 // finish runs after a request is answered (a panic included): it echoes or
 // assigns the request id, counts the request and writes its log line.
 func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
-	took := time.Since(start)
+	now := time.Now() // the log record's time too
+	took := now.Sub(start)
 	var idBuf [2 * requestIDBytes]byte
 	idBytes := requestID(ctx, idBuf[:0])
 	ctx.Response.Header.SetBytesV("X-Request-Id", idBytes)
@@ -73,24 +74,28 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
 	if path == "" {
 		path = string(ctx.Path())
 	}
-	attrs := []slog.Attr{
+	// The record is made here rather than by Logger.LogAttrs: that would
+	// read the clock again and walk the stack for a source position no
+	// handler of Quarry's asks for (none sets AddSource).
+	rec := slog.NewRecord(now, level, msg, 0)
+	rec.AddAttrs(
 		slog.String("id", string(idBytes)),
 		slog.String("method", method),
 		slog.String("path", path),
 		slog.String("family", family),
 		slog.Int("status", status),
 		slog.Float64("ms", float64(took.Microseconds())/1000),
-	}
+	)
 	if code, ok := ctx.UserValue(codeKey).(int); ok {
-		attrs = append(attrs, slog.Int("code", code))
+		rec.AddAttrs(slog.Int("code", code))
 	}
 	if c != nil && c.plan != "" {
-		attrs = append(attrs, slog.String("plan", c.plan), slog.Int("examined", c.examined))
+		rec.AddAttrs(slog.String("plan", c.plan), slog.Int("examined", c.examined))
 		if slow {
-			attrs = append(attrs, slog.String("explain", c.found.PlanSummary()))
+			rec.AddAttrs(slog.String("explain", c.found.PlanSummary()))
 		}
 	}
-	s.log.LogAttrs(ctx, level, msg, attrs...)
+	_ = s.log.Handler().Handle(ctx, rec) // a line that cannot be written is not the request's failure
 }
 
 // sampled reports whether this successful request is logged.

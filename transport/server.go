@@ -112,7 +112,9 @@ type Server struct {
 	// lastBase is the last base URL made from a Host header (baseURL).
 	lastBase atomic.Pointer[baseURLEntry]
 	reqLog   requestLog
-	idem     *idempotency // nil when idempotencyOptions.paths is empty
+	// allowHeaders is the CORS Access-Control-Allow-Headers value.
+	allowHeaders string
+	idem         *idempotency // nil when idempotencyOptions.paths is empty
 }
 
 // Default request limits.
@@ -145,7 +147,8 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Server{opts: opts, svc: svc, log: opts.Logger,
-		reqLog: requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery}}
+		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
+		allowHeaders: corsAllowHeaders(opts.AllowHeaders)}
 	for _, ip := range opts.MasterKeyIPs {
 		p, err := parseIPOrPrefix(ip)
 		if err != nil {
@@ -400,18 +403,25 @@ func (s *Server) cors(ctx *fasthttp.RequestCtx) {
 	}
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Set("Access-Control-Allow-Methods", "GET,PUT,POST,DELETE,OPTIONS")
+	h.Set("Access-Control-Allow-Headers", s.allowHeaders)
+	// The JS SDK splits this list on ", " exactly.
+	h.Set("Access-Control-Expose-Headers", "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id")
+}
+
+// corsAllowHeaders is Access-Control-Allow-Headers: the headers Parse
+// clients send, under both prefixes, and the operator's extra ones. It is
+// made once (New), not per request.
+func corsAllowHeaders(extra []string) string {
 	allow := "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, " +
 		"X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, " +
 		"X-Parse-Request-Id, X-Parse-Installation-Id, X-Parse-Client-Key, X-Parse-Cloud-Context, " +
 		"X-Svc-Master-Key, X-Svc-REST-API-Key, X-Svc-Javascript-Key, X-Svc-Application-Id, X-Svc-Client-Version, " +
 		"X-Svc-Session-Token, X-Svc-Revocable-Session, X-Svc-Request-Id, X-Svc-Installation-Id, X-Svc-Client-Key, " +
 		"Content-Type, Pragma, Cache-Control, Authorization"
-	for _, extra := range s.opts.AllowHeaders {
-		allow += ", " + extra
+	for _, e := range extra {
+		allow += ", " + e
 	}
-	h.Set("Access-Control-Allow-Headers", allow)
-	// The JS SDK splits this list on ", " exactly.
-	h.Set("Access-Control-Expose-Headers", "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id")
+	return allow
 }
 
 func (s *Server) masterAllowed(ctx *fasthttp.RequestCtx) bool { return allowedFrom(ctx, s.masterIP) }
