@@ -277,6 +277,21 @@ func startKeptOut(t *testing.T, uri, app string) *servertest.Server {
 	})
 }
 
+// keptOutPair starts two servers A and B on a new database, both keeping
+// Message out of memory, and subscribes a client of B to Message with
+// where. It returns the database, A, A's request headers and B's client.
+func keptOutPair(t *testing.T, where map[string]any) (string, *servertest.Server, map[string]string, *wsClient) {
+	t.Helper()
+	uri := pgtest.NewDatabase(t)
+	app := testAppID()
+	a, b := startKeptOut(t, uri, app), startKeptOut(t, uri, app)
+	onB := dial(t, wsURL(b))
+	onB.send(map[string]any{"op": "connect", "applicationId": app})
+	onB.expect("connected")
+	onB.subscribe(1, "Message", where, nil)
+	return uri, a, appHeaders(app, ""), onB
+}
+
 // For a class kept out of memory, a subscriber on B sees each write made
 // on A as the same event it would on A: create, leave, enter, update and
 // delete, each exactly once and with its original, from the previous
@@ -284,14 +299,7 @@ func startKeptOut(t *testing.T, uri, app string) *servertest.Server {
 // nothing, nor does an object the subscriber may not read. Later writes
 // are the sentinels: an extra event would come before them.
 func TestPostgresKeptOutEventsAcrossInstances(t *testing.T) {
-	uri := pgtest.NewDatabase(t)
-	app := testAppID()
-	a, b := startKeptOut(t, uri, app), startKeptOut(t, uri, app)
-	h := appHeaders(app, "")
-	onB := dial(t, wsURL(b))
-	onB.send(map[string]any{"op": "connect", "applicationId": app})
-	onB.expect("connected")
-	onB.subscribe(1, "Message", map[string]any{"score": map[string]any{"$gt": 5}}, nil)
+	_, a, h, onB := keptOutPair(t, map[string]any{"score": map[string]any{"$gt": 5}})
 
 	write := func(method, path string, body map[string]any) map[string]any {
 		t.Helper()
@@ -346,14 +354,7 @@ func TestPostgresKeptOutEventsAcrossInstances(t *testing.T) {
 // reaches B's subscriber as before: a new object as a create, a changed
 // one as an update, and a deletion not at all.
 func TestPostgresKeptOutOldFormatChange(t *testing.T) {
-	uri := pgtest.NewDatabase(t)
-	app := testAppID()
-	a, b := startKeptOut(t, uri, app), startKeptOut(t, uri, app)
-	h := appHeaders(app, "")
-	onB := dial(t, wsURL(b))
-	onB.send(map[string]any{"op": "connect", "applicationId": app})
-	onB.expect("connected")
-	onB.subscribe(1, "Message", map[string]any{}, nil)
+	uri, a, h, onB := keptOutPair(t, map[string]any{})
 	if r := a.Do(t, "POST", "/classes/Message", map[string]any{"text": "first"}, h); r.Status != 201 {
 		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}

@@ -198,16 +198,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if derived {
 		noteExpansion = out.noteExpansion
 	}
-	s.expandIncludes(auth, out.Results, includes, noteExpansion)
-	if len(includes) > 0 && len(p.Read.Keys) > 0 {
-		// Project inside objects the include just expanded.
-		for _, r := range out.Results {
-			projectKeys(r, p.Read.Keys, alwaysReturned)
-		}
-	}
-	if p.RedirectClassNameForKey != "" {
-		out.ClassName = class
-	}
+	s.includeAndProject(auth, class, &p, &out, includes, noteExpansion)
 	if p.Explain {
 		out.Explain = plan.Explain(res)
 	}
@@ -215,6 +206,23 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		return FindResult{}, err
 	}
 	return out, nil
+}
+
+// includeAndProject expands a find's includes in its results, projects
+// the keys asked for inside what the includes brought, and names the
+// class a redirectClassNameForKey query answers in: the part of a reply
+// the in-memory and the SQL paths shape alike.
+func (s *Service) includeAndProject(auth Auth, class string, p *FindParams, out *FindResult, includes [][]string,
+	noteExpansion func(exp, src schema.Object, coll *index.Collection)) {
+	s.expandIncludes(auth, out.Results, includes, noteExpansion)
+	if len(includes) > 0 && len(p.Read.Keys) > 0 {
+		for _, r := range out.Results {
+			projectKeys(r, p.Read.Keys, alwaysReturned)
+		}
+	}
+	if p.RedirectClassNameForKey != "" {
+		out.ClassName = class
+	}
 }
 
 func (s *Service) planOptions() planner.Options {

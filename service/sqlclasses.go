@@ -361,15 +361,7 @@ func (s *Service) findSQL(auth Auth, class string, p FindParams, q planner.Query
 	for i, o := range res.Objects {
 		out.Results[i] = s.present(class, o, p.Read, g)
 	}
-	s.expandIncludes(auth, out.Results, includes, nil)
-	if len(includes) > 0 && len(p.Read.Keys) > 0 {
-		for _, r := range out.Results {
-			projectKeys(r, p.Read.Keys, alwaysReturned)
-		}
-	}
-	if p.RedirectClassNameForKey != "" {
-		out.ClassName = class
-	}
+	s.includeAndProject(auth, class, &p, &out, includes, nil)
 	if p.Explain {
 		out.Explain = s.explainSQL(auth, q)
 	}
