@@ -157,9 +157,11 @@ func runReplyStatus(b *testing.B, h fasthttp.RequestHandler, reqs []*fasthttp.Re
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := processCPU()
 	for i := range b.N {
 		serve(i)
 	}
+	reportCPU(b, cpu)
 }
 
 // loopbackConn is the connection a benchmark's requests come from: only
