@@ -687,8 +687,8 @@ func TestGroupWaitsForAnsweredCallers(t *testing.T) {
 	}
 }
 
-// TestGroupWaitBacksOff: after a group wait that ran out before the
-// expected callers came, the next groups start without waiting.
+// TestGroupWaitBacksOff: after a group wait that ran out with none of the
+// expected callers come, the next groups start without waiting.
 func TestGroupWaitBacksOff(t *testing.T) {
 	opts := defaultBuntOptions()
 	opts.groupWait = time.Millisecond
@@ -704,6 +704,48 @@ func TestGroupWaitBacksOff(t *testing.T) {
 	}
 	if a.waitBackoff != missedWaitBackoff {
 		t.Fatalf("waitBackoff = %d after an idle wait, want %d", a.waitBackoff, missedWaitBackoff)
+	}
+}
+
+// TestGroupWaitKeptWhenSomeCame: a wait that ran out after some of the
+// expected callers came (one of two here) paid off, so the next group
+// waits again.
+func TestGroupWaitKeptWhenSomeCame(t *testing.T) {
+	var wg sync.WaitGroup
+	var a *buntAdapter
+	commit := func(key string) {
+		if err := a.Commit([]Record{obj("A", key, "{}")}); err != nil {
+			t.Error(err)
+		}
+	}
+	var sizes []int
+	var mu sync.Mutex
+	opts := defaultBuntOptions()
+	opts.groupWait = 300 * time.Millisecond
+	opts.waiting = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(sizes) == 0 {
+			wg.Go(func() { commit("came") })
+		}
+	}
+	opts.beforeSync = func(n int) {
+		mu.Lock()
+		sizes = append(sizes, n)
+		mu.Unlock()
+	}
+	a = testOpen(t, filepath.Join(t.TempDir(), "q.db"), opts)
+	a.expect = 3 // three answered together; two come back
+	commit("first")
+	wg.Wait()
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := lockedCopy(&mu, &sizes); !slices.Equal(got, []int{2}) {
+		t.Fatalf("group sizes %v, want [2]", got)
+	}
+	if a.waitBackoff != 0 {
+		t.Fatalf("waitBackoff = %d after a wait that brought a caller, want 0", a.waitBackoff)
 	}
 }
 
