@@ -548,10 +548,10 @@ func (ix *index) replace(old, rec *record) {
 	var oldKeys, newKeys []any
 	var oldArr, newArr bool
 	if old != nil {
-		oldKeys, oldArr = appendKeys(oldBuf[:0], old, ix.path)
+		oldKeys, oldArr = ix.appendKeys(oldBuf[:0], old)
 	}
 	if rec != nil {
-		newKeys, newArr = appendKeys(newBuf[:0], rec, ix.path)
+		newKeys, newArr = ix.appendKeys(newBuf[:0], rec)
 	}
 	ix.snap.Store(nil)
 	if oldArr {
@@ -592,6 +592,16 @@ func (ix *index) replace(old, rec *record) {
 			ix.added(k, rec)
 		}
 	}
+}
+
+// appendKeys is appendKeys for this index. The objectId index takes the
+// record's id rather than reading it out of the JSON: every write moves
+// the object's entry there, and the id is the key.
+func (ix *index) appendKeys(dst []any, rec *record) ([]any, bool) {
+	if ix.path == "objectId" && rec.id != "" {
+		return append(dst, rec.id), false
+	}
+	return appendKeys(dst, rec, ix.path)
 }
 
 // track records the stats of one key's run of entries, in order, when it
