@@ -11,21 +11,23 @@ import (
 	"github.com/quarrydata/quarry/where"
 )
 
-// Collection is what the planner needs from one class's objects.
+// Collection is what the planner needs from one class's objects. Scans
+// and lookups hand out index.Refs, the stored versions they read: the plan
+// decodes what it tests and hands the versions on with its results.
 type Collection interface {
 	Len() int
-	Get(id string) (schema.Object, bool)
+	Lookup(id string) (index.Ref, bool)
 	HasIndex(path string) bool
 	Multikey(path string) bool
 	EstimateRange(path string, r index.Range, limit int) int
-	ScanRange(path string, r index.Range, desc bool, deadline time.Time, fn func(schema.Object) bool) error
+	ScanRange(path string, r index.Range, desc bool, deadline time.Time, fn func(index.Ref) bool) error
 	// ScanEqual yields, in objectId order and once each, the objects whose
 	// key on path equals one of keys (the union of their point ranges).
-	ScanEqual(path string, keys []any, deadline time.Time, fn func(schema.Object) bool) error
+	ScanEqual(path string, keys []any, deadline time.Time, fn func(index.Ref) bool) error
 	// ScanEqualWithin is ScanEqual keeping only the objects whose key on
 	// within equals one of among, tested on the same version of each
 	// candidate before it is decoded (an intersection of point scans).
-	ScanEqualWithin(path string, keys []any, within string, among []any, deadline time.Time, fn func(schema.Object) bool) error
+	ScanEqualWithin(path string, keys []any, within string, among []any, deadline time.Time, fn func(index.Ref) bool) error
 	// GeoCollection serves geo constraints from S2 cell indexes (geo.go).
 	GeoCollection
 }
