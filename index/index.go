@@ -6,7 +6,9 @@
 // over field paths (objectId, createdAt and
 // updatedAt always, others on request) built in bulk (build.go), S2 cell
 // indexes over GeoPoint and Polygon paths (geo.go), range and cell scans
-// with a callback and a deadline, cardinality estimates for the planner,
+// with a callback and a deadline that hand out Refs (ref.go: the versions
+// they read, whose maps and bytes a reply takes with no second lookup),
+// cardinality estimates for the planner,
 // and relation membership in both directions. It is rebuilt from the
 // store at start-up and updated by the service after every durable commit.
 //

@@ -97,6 +97,8 @@ func (p *planner) plan(depth int) (*Plan, error) {
 	}
 	pl.near = nearOf(resolved)
 	pl.orderIndex = p.orderServed(pl.access)
+	pl.undecoded = q.Undecoded && visible == nil && pl.near == nil && (len(q.Order) == 0 || pl.orderIndex) &&
+		pl.residual.Kind == where.KindAnd && len(pl.residual.Children) == 0
 	if err := p.checkBudget(pl); err != nil {
 		return nil, err
 	}
@@ -283,6 +285,7 @@ type Result struct {
 	// Refs[i] is the stored version Objects[i] was read from and is (the
 	// very map it decodes to), whose bytes encode it: a reply takes them
 	// with no lookup (index.Ref). Nil when Objects is empty.
+	// Objects[i] is nil when the plan left it undecoded (Query.Undecoded).
 	Refs     []index.Ref
 	Count    int
 	Examined int
@@ -499,7 +502,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, []index.Ref, 
 				}
 				seen[id] = true
 			}
-			h := hitOf(ref)
+			h := pl.hitOf(ref)
 			if !pl.match(h.obj) {
 				return true
 			}
@@ -544,8 +547,8 @@ type firstMatches struct {
 
 func (f *firstMatches) add(ref index.Ref) bool {
 	f.examined++
-	if obj := ref.Object(); f.pl.match(obj) {
-		f.out = append(f.out, obj)
+	if h := f.pl.hitOf(ref); f.pl.match(h.obj) {
+		f.out = append(f.out, h.obj)
 		f.refs = append(f.refs, ref)
 	}
 	return len(f.out) < f.need
@@ -613,7 +616,12 @@ func idObjects(items []idItem) ([]schema.Object, []index.Ref) {
 // union; seen filters those (ScanEqual already delivers a multikey object
 // once).
 func (pl *Plan) iterate(a *access, fn func(schema.Object) bool) error {
-	return pl.iterateIDs(a, false, func(_ string, h hit) bool { return fn(h.obj) })
+	return pl.iterateIDs(a, false, func(_ string, h hit) bool {
+		if h.obj == nil {
+			h.obj = h.ref.Object()
+		}
+		return fn(h.obj)
+	})
 }
 
 // iterateIDs is iterate that also hands fn each candidate's objectId when
@@ -640,7 +648,7 @@ func (pl *Plan) iterateIDs(a *access, withID bool, fn func(id string, h hit) boo
 			}
 			seen[id] = struct{}{}
 		}
-		if !fn(id, hitOf(ref)) {
+		if !fn(id, pl.hitOf(ref)) {
 			stopped = true
 			return false
 		}

@@ -16,6 +16,16 @@ type hit struct {
 // hitOf decodes the version ref holds.
 func hitOf(ref index.Ref) hit { return hit{ref.Object(), ref} }
 
+// hitOf is the plan's hit of ref: undecoded when the plan reads no
+// result's fields (Query.Undecoded), so its match, which then tests
+// nothing, is given a nil map.
+func (pl *Plan) hitOf(ref index.Ref) hit {
+	if pl.undecoded {
+		return hit{ref: ref}
+	}
+	return hitOf(ref)
+}
+
 // hitObjects are the objects of hits and their refs, in their order.
 func hitObjects(hits []hit) ([]schema.Object, []index.Ref) {
 	objs, refs := make([]schema.Object, len(hits)), make([]index.Ref, len(hits))

@@ -73,6 +73,11 @@ type Query struct {
 	Count bool
 	// Exempt skips the scan budget (master-key callers by default).
 	Exempt bool
+	// Undecoded lets the plan leave a result undecoded (Result.Objects[i]
+	// nil, Result.Refs[i] its version) when nothing in the plan reads it:
+	// no residual filter, no visibility guard, and an order the scans
+	// give. A caller that only sends the stored bytes decodes nothing.
+	Undecoded bool
 	// Guard, when set, authorizes reading class (the queried class, or a
 	// subquery's when sub is set) with the given where: it may refuse, and
 	// returns the filter of objects the caller may see and a where to AND
@@ -260,8 +265,10 @@ type Plan struct {
 	access *access
 	// orderIndex is set when the order is served by scanning that index.
 	orderIndex bool
-	near       *nearSort
-	deadline   time.Time
+	// undecoded: the plan reads no result's fields (Query.Undecoded).
+	undecoded bool
+	near      *nearSort
+	deadline  time.Time
 }
 
 // reason describes the access for explain and for 154 messages.

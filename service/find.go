@@ -22,6 +22,10 @@ type FindParams struct {
 	op string
 	// shareGet lets a get's result be the stored object (GetResult).
 	shareGet bool
+	// ReplyOnly says the caller only sends the results (AppendResults)
+	// and reads none of them: a result sent as its stored bytes may then
+	// stay undecoded, a nil entry of Results.
+	ReplyOnly bool
 	// RedirectClassNameForKey runs the query on the target class of this
 	// relation key of the named class (Parse's relation queries).
 	RedirectClassNameForKey string
@@ -65,7 +69,8 @@ func ParseOrder(s string) ([]SortKey, error) {
 // FindResult is a page of results and, when asked, the total count.
 type FindResult struct {
 	// Results may be the stored objects themselves (see Service.view):
-	// callers must not modify them. Get's result is always a copy.
+	// callers must not modify them. Get's result is always a copy. With
+	// FindParams.ReplyOnly, a result sent as its stored bytes may be nil.
 	Results []schema.Object
 	Count   int
 	Counted bool
@@ -180,13 +185,18 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if s.isSQLClass(class) {
 		return s.findSQL(auth, class, p, q, guards, includes)
 	}
+	// Include writes the expanded objects into the results, and a get's
+	// one object is the caller's to change (a user reading themselves gets
+	// their token added): no sharing for either.
+	shareable := len(includes) == 0 && (p.op != opGet || p.shareGet) && s.canShare(class, p.Read)
+	derived := s.derivedBy(class)
+	q.Undecoded = p.ReplyOnly && shareable && derived
 	plan, res, err := s.runPlanAs(auth, q)
 	if err != nil {
 		return FindResult{}, err
 	}
 	out := FindResult{Results: res.Objects, Count: res.Count, Counted: p.Count,
 		Plan: plan.Kind(), Examined: res.Examined, plan: plan, coll: s.data.Collection(class, false)}
-	derived := s.derivedBy(class)
 	if derived && len(res.Objects) > 0 {
 		// The plan's page stays as the results' sources, with the
 		// versions the scans read: the reply takes their bytes.
@@ -194,11 +204,15 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 		out.Results = make([]schema.Object, len(res.Objects))
 	} // else the plan's page is its own: the results take its place.
 	g := guards.main
-	// Include writes the expanded objects into the results, and a get's
-	// one object is the caller's to change (a user reading themselves gets
-	// their token added): no sharing for either.
-	shareable := len(includes) == 0 && (p.op != opGet || p.shareGet) && s.canShare(class, p.Read)
+	asIs := q.Undecoded && s.viewedAsStored(class, g)
 	for i, o := range res.Objects {
+		if o == nil { // left undecoded by the plan (q.Undecoded)
+			if asIs {
+				continue // sent from its version's bytes (AppendResult)
+			}
+			o = res.Refs[i].Object()
+			res.Objects[i] = o // out.srcs[i]
+		}
 		out.Results[i] = s.view(class, o, p.Read, g, shareable)
 	}
 	var noteExpansion func(exp, src schema.Object, ref index.Ref, coll *index.Collection)

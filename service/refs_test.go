@@ -2,6 +2,7 @@ package service
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/quarrydata/quarry/schema"
@@ -80,5 +81,71 @@ func TestReplyBytesAreThoseOfTheVersionRead(t *testing.T) {
 				t.Errorf("a new read: %s (%v), want v = %v", got, err, v)
 			}
 		})
+	}
+}
+
+// TestReplyOnlyFindSendsTheSameBytes: a find whose caller only sends the
+// results (ReplyOnly) may leave results undecoded, and its reply is byte
+// for byte the reply of the same find made with decoded results, for
+// queries the plan can answer without reading the objects and for those
+// it cannot (a residual, an order to sort, an ACL to test, Files,
+// projections, includes).
+func TestReplyOnlyFindSendsTheSameBytes(t *testing.T) {
+	s := openMemory(t)
+	master := Auth{Master: true}
+	if _, err := s.Create(master, "Owner", map[string]any{"name": "o"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		body := map[string]any{"cat": fmt.Sprintf("c%d", i%3), "n": float64(i), "s": "<&>"}
+		if i%5 == 0 {
+			body["ACL"] = map[string]any{"someone": map[string]any{"read": true}}
+		}
+		if _, err := s.Create(master, "Item", body); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Create(master, "Public", map[string]any{"cat": fmt.Sprintf("c%d", i%3), "n": float64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		class string
+		p     FindParams
+	}{
+		{"Public", FindParams{}},
+		{"Public", FindParams{Where: map[string]any{"cat": "c1"}}},
+		{"Public", FindParams{Where: map[string]any{"cat": "c1", "n": map[string]any{"$gt": 10.0}}}},
+		{"Public", FindParams{Order: []SortKey{{Path: "n", Desc: true}}}},
+		{"Public", FindParams{Where: map[string]any{"$or": []any{map[string]any{"cat": "c1"}, map[string]any{"n": 2.0}}}, Skip: 2}},
+		{"Public", FindParams{Read: ReadOptions{Keys: []string{"n"}}}},
+		{"Public", FindParams{Count: true, Where: map[string]any{"cat": "c2"}}},
+		{"Item", FindParams{}},
+		{"Item", FindParams{Where: map[string]any{"cat": "c0"}}},
+		{"_User", FindParams{}},
+	}
+	for _, auth := range []Auth{master, {}} {
+		for _, tc := range cases {
+			plain, only := tc.p, tc.p
+			plain.Limit, only.Limit = -1, -1
+			only.ReplyOnly = true
+			want, err := s.Find(auth, tc.class, plain)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Find(auth, tc.class, only)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wb, err1 := want.AppendResults(nil)
+			gb, err2 := got.AppendResults(nil)
+			if err1 != nil || err2 != nil || string(gb) != string(wb) || got.Count != want.Count {
+				t.Errorf("%s %+v as master %v:\n reply-only %s (%v)\n decoded    %s (%v)", tc.class, tc.p, auth.Master, gb, err2, wb, err1)
+			}
+		}
+	}
+	// The plain find of a public class leaves its results undecoded.
+	res, err := s.Find(Auth{}, "Public", FindParams{Limit: -1, ReplyOnly: true})
+	if err != nil || len(res.Results) == 0 || res.Results[0] != nil {
+		t.Errorf("results decoded anyway: %v, %d results", err, len(res.Results))
 	}
 }

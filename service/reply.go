@@ -129,6 +129,11 @@ func (r *FindResult) AppendResults(dst []byte) ([]byte, error) {
 
 // AppendResult appends result i to dst as AppendResults does.
 func (r *FindResult) AppendResult(dst []byte, i int) ([]byte, error) {
+	if r.Results[i] == nil && r.refs != nil && r.refs[i].Valid() {
+		// Left undecoded (FindParams.ReplyOnly): sent as stored.
+		enc, err := r.refs[i].Encoding()
+		return append(dst, enc...), err
+	}
 	if r.srcs != nil && r.srcs[i] != nil {
 		src := r.srcs[i]
 		var ref index.Ref
