@@ -56,7 +56,7 @@ func Benchmark_ScanRange_100k_Limit20(b *testing.B) {
 	for b.Loop() {
 		r := Range{Lo: float64(rng.IntN(990_000)), HasLo: true, LoInclusive: true, Hi: "", HasHi: true}
 		n := 0
-		if err := c.ScanRange("score", r, false, deadline, func(schema.Object) bool { n++; return n < 20 }); err != nil || n != 20 {
+		if err := c.ScanRange("score", r, false, deadline, func(Ref) bool { n++; return n < 20 }); err != nil || n != 20 {
 			b.Fatal(n, err)
 		}
 	}
@@ -119,7 +119,7 @@ func Benchmark_Put_100k_ScanInterleaved(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		c.Put(repl[i%benchN])
-		_ = c.ScanRange("score", Equal(0.0), false, time.Time{}, func(schema.Object) bool { return false })
+		_ = c.ScanRange("score", Equal(0.0), false, time.Time{}, func(Ref) bool { return false })
 		i++
 	}
 }
@@ -207,7 +207,7 @@ func Benchmark_ScanEqual50_100k(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		if err := c.ScanEqual("owner", keys, time.Time{}, func(schema.Object) bool { n++; return n < 20 }); err != nil || n != 20 {
+		if err := c.ScanEqual("owner", keys, time.Time{}, func(Ref) bool { n++; return n < 20 }); err != nil || n != 20 {
 			b.Fatalf("n %d err %v", n, err)
 		}
 	}

@@ -20,13 +20,23 @@ func (c *Collection) Encoding(obj schema.Object) ([]byte, error) {
 	if rec == nil {
 		return json.Marshal(obj)
 	}
-	kept, checked, _ := rec.json()
+	return rec.encoding(obj)
+}
+
+// encoding is the version's JSON (Encoding): its bytes once checked, else
+// Marshal's of obj, the version's map (nil: decoded here), compared with
+// the bytes kept.
+func (rec *record) encoding(obj schema.Object) ([]byte, error) {
+	kept, checked, pinned := rec.json()
 	if checked {
 		return kept, nil
 	}
+	if obj == nil {
+		obj = rec.object()
+	}
 	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
+	if err != nil || pinned != nil {
+		return b, err
 	}
 	if bytes.Equal(b, kept) {
 		rec.checked.Store(true) // keep the store's memory: the object is held once

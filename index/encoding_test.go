@@ -3,7 +3,9 @@ package index
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -73,5 +75,63 @@ func TestStoredBytesAreCheckedThenShared(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRefKeepsTheVersionItRead: a Ref from a scan or Lookup holds the
+// version it found: after the object is replaced or deleted, its map and
+// its bytes are still that version's, and they agree; a new Lookup finds
+// the new version. Bytes loaded from the store are checked as
+// Collection.Encoding checks them.
+func TestRefKeepsTheVersionItRead(t *testing.T) {
+	c := New().Collection("C", true)
+	if err := c.EnsureIndex("tag"); err != nil {
+		t.Fatal(err)
+	}
+	v1 := schema.Object{"objectId": "a", "tag": "t", "v": 1.0}
+	c.Put(v1)
+	var scanned Ref
+	if err := c.ScanEqual("tag", []any{"t"}, time.Time{}, func(r Ref) bool { scanned = r; return false }); err != nil || !scanned.Valid() {
+		t.Fatalf("scan: %v, found %v", err, scanned.Valid())
+	}
+	looked, ok := c.Lookup("a")
+	if !ok || looked.ID() != "a" {
+		t.Fatal("Lookup did not find a")
+	}
+	v2 := schema.Object{"objectId": "a", "tag": "t", "v": 2.0}
+	c.PutEncoded(v2, []byte(`{"objectId":"a","tag":"t","v":2}`))
+	want1, _ := json.Marshal(v1)
+	for name, r := range map[string]Ref{"scan": scanned, "lookup": looked} {
+		b, err := r.Encoding()
+		if err != nil || string(b) != string(want1) {
+			t.Errorf("%s: the old version's bytes: %s, %v; want %s", name, b, err, want1)
+		}
+		if obj := r.Object(); obj["v"] != 1.0 || !r.Holds(obj) || r.Holds(v2) {
+			t.Errorf("%s: the old version's map: %v", name, obj)
+		}
+	}
+	now, _ := c.Lookup("a")
+	if b, _ := now.Encoding(); string(b) != `{"objectId":"a","tag":"t","v":2}` {
+		t.Errorf("the new version's bytes: %s", b)
+	}
+	c.Delete("a")
+	if _, ok := c.Lookup("a"); ok {
+		t.Error("Lookup found a deleted object")
+	}
+	if b, _ := now.Encoding(); string(b) != `{"objectId":"a","tag":"t","v":2}` {
+		t.Errorf("a deleted version's bytes: %s", b)
+	}
+
+	stored := []byte(`{"v":3,"objectId":"b"}`) // not Marshal's order
+	c.PutStored(schema.Object{"objectId": "b", "v": 3.0}, stored)
+	r, _ := c.Lookup("b")
+	if b, err := r.Encoding(); err != nil || string(b) != `{"objectId":"b","v":3}` {
+		t.Errorf("loaded bytes not checked: %s, %v", b, err)
+	}
+	c.Put(schema.Object{"objectId": "n", "x": math.NaN()})
+	if r, _ := c.Lookup("n"); r.Valid() {
+		if _, err := r.Encoding(); err == nil {
+			t.Error("a NaN encoded without an error")
+		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/tidwall/btree"
 
 	"github.com/quarrydata/quarry/geo"
-	"github.com/quarrydata/quarry/schema"
 )
 
 // GeoKind is what a geo index over a path holds.
@@ -260,7 +259,7 @@ func (c *Collection) geoSnapshotOf(path string, kind GeoKind) (*geoSnapshot, err
 // It returns ErrNoIndex when path has no GeoPoints index and ErrDeadline
 // when a non-zero deadline passes (checked at the start and every
 // CheckEvery entries).
-func (c *Collection) ScanGeo(path string, ranges []geo.CellRange, deadline time.Time, fn func(obj schema.Object, p geo.Point, interior bool) bool) error {
+func (c *Collection) ScanGeo(path string, ranges []geo.CellRange, deadline time.Time, fn func(ref Ref, p geo.Point, interior bool) bool) error {
 	s, err := c.geoSnapshotOf(path, GeoPoints)
 	if err != nil {
 		return err
@@ -277,7 +276,7 @@ func (c *Collection) ScanGeo(path string, ranges []geo.CellRange, deadline time.
 			steps++
 			if steps%CheckEvery == 0 && expired(deadline) {
 				err = ErrDeadline
-			} else if !fn(e.rec.object(), e.pt, r.Interior) {
+			} else if !fn(Ref{e.rec}, e.pt, r.Interior) {
 				stopped = true
 			}
 			return err == nil && !stopped
@@ -354,7 +353,7 @@ func (gx *geoIndex) count(r geo.CellRange, limit int) int {
 // covering cell holding p, until fn returns false: a superset of the
 // polygons containing p (the caller applies the exact test). Errors are
 // those of ScanGeo (ErrNoIndex without a GeoShapes index).
-func (c *Collection) ScanGeoContaining(path string, p geo.Point, deadline time.Time, fn func(obj schema.Object) bool) error {
+func (c *Collection) ScanGeoContaining(path string, p geo.Point, deadline time.Time, fn func(Ref) bool) error {
 	s, err := c.geoSnapshotOf(path, GeoShapes)
 	if err != nil {
 		return err
@@ -376,7 +375,7 @@ func (c *Collection) ScanGeoContaining(path string, p geo.Point, deadline time.T
 			steps++
 			if steps%CheckEvery == 0 && expired(deadline) {
 				err = ErrDeadline
-			} else if !fn(e.rec.object()) {
+			} else if !fn(Ref{e.rec}) {
 				stopped = true
 			}
 			return err == nil && !stopped

@@ -65,7 +65,8 @@ func TestGeoIndex(t *testing.T) {
 		}
 	}
 	got := map[string]bool{}
-	if err := c.ScanGeo("loc", ranges, time.Time{}, func(o schema.Object, p geo.Point, interior bool) bool {
+	if err := c.ScanGeo("loc", ranges, time.Time{}, func(ref Ref, p geo.Point, interior bool) bool {
+		o := ref.Object()
 		id := o["objectId"].(string)
 		if got[id] || p != pts[id] || interior && !region.ContainsPoint(p) {
 			t.Fatalf("%s: repeated, wrong point %v or wrongly interior", id, p)
@@ -94,7 +95,7 @@ func TestGeoIndex(t *testing.T) {
 	}
 	// A scan sees the snapshot it started on.
 	n := 0
-	_ = c.ScanGeo("loc", ranges, time.Time{}, func(o schema.Object, _ geo.Point, _ bool) bool {
+	_ = c.ScanGeo("loc", ranges, time.Time{}, func(Ref, geo.Point, bool) bool {
 		if n == 0 {
 			for id := range want {
 				c.Delete(id)
@@ -106,7 +107,7 @@ func TestGeoIndex(t *testing.T) {
 	if n != len(want) || c.EstimateGeo("loc", ranges, 0) != 0 {
 		t.Errorf("snapshot scan saw %d of %d; after deletes %d remain", n, len(want), c.EstimateGeo("loc", ranges, 0))
 	}
-	if err := c.ScanGeo("loc", ranges, time.Now().Add(-time.Second), func(schema.Object, geo.Point, bool) bool { return true }); err != ErrDeadline {
+	if err := c.ScanGeo("loc", ranges, time.Now().Add(-time.Second), func(Ref, geo.Point, bool) bool { return true }); err != ErrDeadline {
 		t.Errorf("deadline: %v", err)
 	}
 	if err := c.ScanGeo("nope", ranges, time.Time{}, nil); err != ErrNoIndex {
@@ -134,7 +135,8 @@ func TestGeoShapeIndex(t *testing.T) {
 	c.Put(schema.Object{"objectId": "line", "area": map[string]any{"__type": "Polygon", "coordinates": []any{[]any{0.0, 0.0}}}})
 	find := func(lat, lng float64) string {
 		var ids []string
-		err := c.ScanGeoContaining("area", geo.Point{Lat: lat, Lng: lng}, time.Time{}, func(o schema.Object) bool {
+		err := c.ScanGeoContaining("area", geo.Point{Lat: lat, Lng: lng}, time.Time{}, func(ref Ref) bool {
+			o := ref.Object()
 			ids = append(ids, o["objectId"].(string))
 			return true
 		})

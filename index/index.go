@@ -6,7 +6,9 @@
 // over field paths (objectId, createdAt and
 // updatedAt always, others on request) built in bulk (build.go), S2 cell
 // indexes over GeoPoint and Polygon paths (geo.go), range and cell scans
-// with a callback and a deadline, cardinality estimates for the planner,
+// with a callback and a deadline that hand out Refs (ref.go: the versions
+// they read, whose maps and bytes a reply takes with no second lookup),
+// cardinality estimates for the planner,
 // and relation membership in both directions. It is rebuilt from the
 // store at start-up and updated by the service after every durable commit.
 //
@@ -285,14 +287,14 @@ func (c *Collection) Len() int {
 
 // Scan calls fn for every object in objectId order until fn returns false.
 func (c *Collection) Scan(fn func(schema.Object) bool) {
-	_ = c.ScanOrdered("objectId", false, time.Time{}, fn)
+	_ = c.ScanOrdered("objectId", false, time.Time{}, func(r Ref) bool { return fn(r.Object()) })
 }
 
 // ScanIDs calls fn, in the order of ids, for each of them that names a
 // stored object, until fn returns false. Unknown ids are skipped; a repeated
 // id is delivered again. Lookups take the read lock per batch of ids; fn
 // runs without it.
-func (c *Collection) ScanIDs(ids []string, fn func(schema.Object) bool) {
+func (c *Collection) ScanIDs(ids []string, fn func(Ref) bool) {
 	var buf []*record
 	for len(ids) > 0 {
 		n := min(len(ids), batchSize)
@@ -306,7 +308,7 @@ func (c *Collection) ScanIDs(ids []string, fn func(schema.Object) bool) {
 		c.mu.RUnlock()
 		ids = ids[n:]
 		for _, rec := range buf {
-			if !fn(rec.object()) {
+			if !fn(Ref{rec}) {
 				return
 			}
 		}

@@ -21,7 +21,8 @@ func obj(id string, kv ...any) schema.Object {
 func ids(t *testing.T, c *Collection, path string, r Range, desc bool) []string {
 	t.Helper()
 	out := []string{}
-	err := c.ScanRange(path, r, desc, time.Time{}, func(o schema.Object) bool {
+	err := c.ScanRange(path, r, desc, time.Time{}, func(ref Ref) bool {
+		o := ref.Object()
 		out = append(out, o["objectId"].(string))
 		return true
 	})
@@ -138,7 +139,7 @@ func TestIndexManagement(t *testing.T) {
 	if !c.DropIndex("x") || c.HasIndex("x") {
 		t.Fatal("DropIndex(x)")
 	}
-	if err := c.ScanRange("x", Range{}, false, time.Time{}, func(schema.Object) bool { return true }); !errors.Is(err, ErrNoIndex) {
+	if err := c.ScanRange("x", Range{}, false, time.Time{}, func(Ref) bool { return true }); !errors.Is(err, ErrNoIndex) {
 		t.Fatalf("scan of a dropped index = %v, want ErrNoIndex", err)
 	}
 	if n := c.EstimateRange("x", Range{}, 0); n != c.Len() {
@@ -169,7 +170,8 @@ func TestPutMovesDeleteRemoves(t *testing.T) {
 		}
 	}
 	// The replaced object is the one handed out.
-	c.ScanOrdered("n", false, time.Time{}, func(o schema.Object) bool {
+	c.ScanOrdered("n", false, time.Time{}, func(ref Ref) bool {
+		o := ref.Object()
 		if o["objectId"] == "b" && o["z"] != true {
 			t.Error("scan handed out a replaced object")
 		}
@@ -202,20 +204,20 @@ func TestScanStopsAndDeadline(t *testing.T) {
 		c.Put(obj(string(rune('a'+i%26))+string(rune('A'+i/26)), "n", float64(i)))
 	}
 	n := 0
-	err := c.ScanOrdered("objectId", false, time.Time{}, func(schema.Object) bool { n++; return n < 7 })
+	err := c.ScanOrdered("objectId", false, time.Time{}, func(Ref) bool { n++; return n < 7 })
 	if err != nil || n != 7 {
 		t.Fatalf("stop: n=%d err=%v", n, err)
 	}
 
 	n = 0
-	err = c.ScanOrdered("objectId", false, time.Now().Add(-time.Second), func(schema.Object) bool { n++; return true })
+	err = c.ScanOrdered("objectId", false, time.Now().Add(-time.Second), func(Ref) bool { n++; return true })
 	if !errors.Is(err, ErrDeadline) || n != 0 {
 		t.Fatalf("past deadline: n=%d err=%v", n, err)
 	}
 
 	deadline := time.Now().Add(20 * time.Millisecond)
 	n = 0
-	err = c.ScanOrdered("objectId", true, deadline, func(schema.Object) bool {
+	err = c.ScanOrdered("objectId", true, deadline, func(Ref) bool {
 		if n == 0 {
 			time.Sleep(time.Until(deadline) + time.Millisecond)
 		}
@@ -227,7 +229,7 @@ func TestScanStopsAndDeadline(t *testing.T) {
 	}
 
 	n = 0
-	err = c.ScanOrdered("objectId", false, time.Now().Add(time.Hour), func(schema.Object) bool { n++; return true })
+	err = c.ScanOrdered("objectId", false, time.Now().Add(time.Hour), func(Ref) bool { n++; return true })
 	if err != nil || n != 2000 {
 		t.Fatalf("far deadline: n=%d err=%v", n, err)
 	}
@@ -242,7 +244,7 @@ func TestScanStopsAndDeadline(t *testing.T) {
 	}
 	deadline = time.Now().Add(20 * time.Millisecond)
 	n = 0
-	err = c.ScanEqual("n", keys, deadline, func(schema.Object) bool {
+	err = c.ScanEqual("n", keys, deadline, func(Ref) bool {
 		if n == 0 {
 			time.Sleep(time.Until(deadline) + time.Millisecond)
 		}
@@ -275,7 +277,11 @@ func TestScanAndScanIDs(t *testing.T) {
 		many = append(many, "c", "zz", "a")
 	}
 	got = got[:0]
-	c.ScanIDs(many, func(o schema.Object) bool { got = append(got, o["objectId"].(string)); return len(got) < 401 })
+	c.ScanIDs(many, func(ref Ref) bool {
+		o := ref.Object()
+		got = append(got, o["objectId"].(string))
+		return len(got) < 401
+	})
 	if len(got) != 401 || got[0] != "c" || got[1] != "a" || got[400] != "c" {
 		t.Fatalf("ScanIDs: %d %v", len(got), got[:4])
 	}

@@ -8,8 +8,6 @@ import (
 
 	"github.com/tidwall/btree"
 	"github.com/tidwall/gjson"
-
-	"github.com/quarrydata/quarry/schema"
 )
 
 // PointerKey is the index key of a Pointer to class/objectID: a value that
@@ -55,8 +53,8 @@ func PointerKeys(class string, ids []string) []any {
 // (184 bytes) and a head pointer per key while it runs: 1.9 MB for the
 // largest literal $in (10,000 values), 19 MB for a subquery set at its
 // 100,000 cap. Errors are ScanRange's.
-func (c *Collection) ScanEqual(path string, keys []any, deadline time.Time, fn func(obj schema.Object) bool) error {
-	return c.scanEqual(path, keys, deadline, func(rec *record) bool { return fn(rec.object()) })
+func (c *Collection) ScanEqual(path string, keys []any, deadline time.Time, fn func(Ref) bool) error {
+	return c.scanEqual(path, keys, deadline, func(rec *record) bool { return fn(Ref{rec}) })
 }
 
 // scanEqual is ScanEqual handing fn the records, not yet decoded.
@@ -257,21 +255,21 @@ func (m *merge) release() {
 // very version the entry of path points to, so both sides see the same
 // snapshot even while writers replace objects. among are values
 // ScanEqual accepts (no null, no arrays).
-func (c *Collection) ScanEqualWithin(path string, keys []any, within string, among []any, deadline time.Time, fn func(obj schema.Object) bool) error {
+func (c *Collection) ScanEqualWithin(path string, keys []any, within string, among []any, deadline time.Time, fn func(Ref) bool) error {
 	in := newKeySet(among)
 	var buf []any
 	return c.scanEqual(path, keys, deadline, func(rec *record) bool {
 		if class, id, ok := pointerAt(rec, within); ok {
 			// The common case ($inQuery on a pointer), read without a map.
 			if _, hit := in.ptrs[class][id]; hit {
-				return fn(rec.object())
+				return fn(Ref{rec})
 			}
 			return true
 		}
 		buf, _ = appendKeys(buf[:0], rec, within)
 		for _, k := range buf {
 			if in.has(k) {
-				return fn(rec.object())
+				return fn(Ref{rec})
 			}
 		}
 		return true

@@ -307,7 +307,8 @@ func checkScanEqual(t *testing.T, rng *rand.Rand, c *Collection, model map[strin
 		stop = 1 + rng.IntN(len(want)+1)
 	}
 	got := []string{}
-	err := c.ScanEqual(path, keys, time.Time{}, func(o schema.Object) bool {
+	err := c.ScanEqual(path, keys, time.Time{}, func(ref Ref) bool {
+		o := ref.Object()
 		got = append(got, o["objectId"].(string))
 		return len(got) < stop
 	})
@@ -406,7 +407,8 @@ func TestConcurrentReadersWriters(t *testing.T) {
 				var last any
 				first := true
 				seen := map[string]bool{}
-				err := c.ScanRange(path, r, desc, time.Now().Add(time.Second), func(o schema.Object) bool {
+				err := c.ScanRange(path, r, desc, time.Now().Add(time.Second), func(ref Ref) bool {
+					o := ref.Object()
 					id := o["objectId"].(string)
 					if seen[id] {
 						t.Errorf("%s: %s delivered twice", path, id)

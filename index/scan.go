@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"github.com/tidwall/btree"
-
-	"github.com/quarrydata/quarry/schema"
 )
 
 // snapshot is a read-only copy of one index, shared by the scans that start
@@ -44,7 +42,7 @@ func (c *Collection) snapshotLocked(ix *index) *snapshot {
 	return s
 }
 
-// ScanRange calls fn with each object having a key in r on the index on
+// ScanRange calls fn with each object (the version it read) having a key in r on the index on
 // path, in key order (descending when desc), ties by objectId, until fn
 // returns false. On a multikey index an object is delivered once, at its
 // first element in scan order (see Multikey); the scan then remembers the
@@ -54,7 +52,7 @@ func (c *Collection) snapshotLocked(ix *index) *snapshot {
 // It returns ErrNoIndex when path is not indexed, and ErrDeadline when a
 // non-zero deadline passes (checked at the start and every CheckEvery
 // entries); nil otherwise, including when fn stops the scan.
-func (c *Collection) ScanRange(path string, r Range, desc bool, deadline time.Time, fn func(obj schema.Object) bool) error {
+func (c *Collection) ScanRange(path string, r Range, desc bool, deadline time.Time, fn func(Ref) bool) error {
 	s, err := c.snapshotOf(path)
 	if err != nil {
 		return err
@@ -71,7 +69,7 @@ func (c *Collection) ScanRange(path string, r Range, desc bool, deadline time.Ti
 
 // ScanOrdered calls fn with every object in the order of the index on path
 // (descending when desc), as ScanRange does for the whole range.
-func (c *Collection) ScanOrdered(path string, desc bool, deadline time.Time, fn func(obj schema.Object) bool) error {
+func (c *Collection) ScanOrdered(path string, desc bool, deadline time.Time, fn func(Ref) bool) error {
 	return c.ScanRange(path, Range{}, desc, deadline, fn)
 }
 
@@ -79,7 +77,7 @@ func expired(deadline time.Time) bool {
 	return !deadline.IsZero() && !time.Now().Before(deadline)
 }
 
-func (s *snapshot) scan(r Range, desc bool, deadline time.Time, fn func(schema.Object) bool) error {
+func (s *snapshot) scan(r Range, desc bool, deadline time.Time, fn func(Ref) bool) error {
 	var err error
 	var seen map[*record]struct{}
 	if s.multikey {
@@ -101,7 +99,7 @@ func (s *snapshot) scan(r Range, desc bool, deadline time.Time, fn func(schema.O
 			}
 			seen[e.rec] = struct{}{}
 		}
-		return fn(e.rec.object())
+		return fn(Ref{e.rec})
 	}
 	switch {
 	case !desc && r.HasLo:

@@ -48,7 +48,8 @@ func TestScanEqualWithin(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := []string{}
-			err := c.ScanEqualWithin("tag", tc.keys, "owner", tc.among, time.Time{}, func(o schema.Object) bool {
+			err := c.ScanEqualWithin("tag", tc.keys, "owner", tc.among, time.Time{}, func(ref Ref) bool {
+				o := ref.Object()
 				got = append(got, o["objectId"].(string))
 				return true
 			})
@@ -57,14 +58,16 @@ func TestScanEqualWithin(t *testing.T) {
 			}
 			// The same answer from two scans, intersected by id.
 			other := map[string]bool{}
-			if err := c.ScanEqual("owner", tc.among, time.Time{}, func(o schema.Object) bool {
+			if err := c.ScanEqual("owner", tc.among, time.Time{}, func(ref Ref) bool {
+				o := ref.Object()
 				other[o["objectId"].(string)] = true
 				return true
 			}); err != nil {
 				t.Fatal(err)
 			}
 			both := []string{}
-			if err := c.ScanEqual("tag", tc.keys, time.Time{}, func(o schema.Object) bool {
+			if err := c.ScanEqual("tag", tc.keys, time.Time{}, func(ref Ref) bool {
+				o := ref.Object()
 				if id := o["objectId"].(string); other[id] {
 					both = append(both, id)
 				}
@@ -115,7 +118,8 @@ func TestScanEqualWithinDuringWrites(t *testing.T) {
 		}
 	}()
 	for range 300 {
-		err := c.ScanEqualWithin("tag", []any{1.0}, "owner", []any{a}, time.Time{}, func(o schema.Object) bool {
+		err := c.ScanEqualWithin("tag", []any{1.0}, "owner", []any{a}, time.Time{}, func(ref Ref) bool {
+			o := ref.Object()
 			if o["tag"] != 1.0 || !reflect.DeepEqual(o["owner"], a) {
 				t.Errorf("yielded %v", o)
 				return false

@@ -97,6 +97,8 @@ func (p *planner) plan(depth int) (*Plan, error) {
 	}
 	pl.near = nearOf(resolved)
 	pl.orderIndex = p.orderServed(pl.access)
+	pl.undecoded = q.Undecoded && visible == nil && pl.near == nil && (len(q.Order) == 0 || pl.orderIndex) &&
+		pl.residual.Kind == where.KindAnd && len(pl.residual.Children) == 0
 	if err := p.checkBudget(pl); err != nil {
 		return nil, err
 	}
@@ -279,7 +281,12 @@ func indexUsable(op *where.Op) bool {
 
 // Result is a query's page and, when counted, the total.
 type Result struct {
-	Objects  []schema.Object
+	Objects []schema.Object
+	// Refs[i] is the stored version Objects[i] was read from and is (the
+	// very map it decodes to), whose bytes encode it: a reply takes them
+	// with no lookup (index.Ref). Nil when Objects is empty.
+	// Objects[i] is nil when the plan left it undecoded (Query.Undecoded).
+	Refs     []index.Ref
 	Count    int
 	Examined int
 }
@@ -309,7 +316,7 @@ func (pl *Plan) Run() (Result, error) {
 		}
 	}
 	if len(q.Order) == 0 && pl.near == nil && (!q.Count || counted) && pl.idOrdered(pl.access) {
-		objs, examined, err := pl.collectByID(pl.access, need)
+		objs, refs, examined, err := pl.collectByID(pl.access, need)
 		if err != nil {
 			return Result{}, err
 		}
@@ -317,19 +324,19 @@ func (pl *Plan) Run() (Result, error) {
 		if !counted {
 			res.Count = len(objs) // the matches seen, for explain
 		}
-		res.Objects = page(objs, q.Skip)
+		res.Objects, res.Refs = page(objs, refs, q.Skip)
 		return res, nil
 	}
 	collect := newCollector(pl, need)
 	stream := pl.streaming()
 	matched := 0
-	err := pl.iterateIDs(pl.access, collect.byID != nil, func(id string, obj schema.Object) bool {
+	err := pl.iterateIDs(pl.access, collect.byID != nil, func(id string, h hit) bool {
 		res.Examined++
-		if !pl.match(obj) {
+		if !pl.match(h.obj) {
 			return true
 		}
 		matched++
-		collect.add(id, obj)
+		collect.add(id, h)
 		return (q.Count && !counted) || !stream || collect.len() < need
 	})
 	if errors.Is(err, index.ErrDeadline) {
@@ -341,15 +348,17 @@ func (pl *Plan) Run() (Result, error) {
 	if !counted {
 		res.Count = matched
 	}
-	res.Objects = page(collect.sorted(), q.Skip)
+	objs, refs := collect.sorted()
+	res.Objects, res.Refs = page(objs, refs, q.Skip)
 	return res, nil
 }
 
-func page(all []schema.Object, skip int) []schema.Object {
-	if skip < len(all) {
-		return all[skip:]
+// page is what follows the first skip of the objects and their refs.
+func page(objs []schema.Object, refs []index.Ref, skip int) ([]schema.Object, []index.Ref) {
+	if skip < len(objs) {
+		return objs[skip:], refs[skip:]
 	}
-	return []schema.Object{}
+	return []schema.Object{}, nil
 }
 
 // tightCount reports whether the count is the access's exact size: a
@@ -381,7 +390,7 @@ func (pl *Plan) exactCount() int {
 		}
 	case accessIDs:
 		a.ids.each(func(id string) bool {
-			if _, ok := pl.coll.Get(id); ok {
+			if _, ok := pl.coll.Lookup(id); ok {
 				n++
 			}
 			return true
@@ -420,7 +429,7 @@ func (pl *Plan) idOrdered(a *access) bool {
 
 // scanPoints scans a point access's keys merged by objectId, narrowed by
 // its within access when it has one.
-func (pl *Plan) scanPoints(a *access, fn func(schema.Object) bool) error {
+func (pl *Plan) scanPoints(a *access, fn func(index.Ref) bool) error {
 	if w := a.within; w != nil {
 		return pl.coll.ScanEqualWithin(a.path, a.points, w.path, w.points, pl.deadline, fn)
 	}
@@ -428,28 +437,28 @@ func (pl *Plan) scanPoints(a *access, fn func(schema.Object) bool) error {
 }
 
 // idSource scans candidates in ascending objectId order.
-type idSource func(fn func(schema.Object) bool) error
+type idSource func(fn func(index.Ref) bool) error
 
 // idSources splits an objectId-ordered access into its sources.
 func (pl *Plan) idSources(a *access, out []idSource) []idSource {
 	switch a.kind {
 	case accessFull:
-		out = append(out, func(fn func(schema.Object) bool) error {
+		out = append(out, func(fn func(index.Ref) bool) error {
 			return pl.coll.ScanRange("objectId", index.Range{}, false, pl.deadline, fn)
 		})
 	case accessIDs:
-		out = append(out, func(fn func(schema.Object) bool) error {
+		out = append(out, func(fn func(index.Ref) bool) error {
 			return pl.lookupIDs(a, fn)
 		})
 	case accessRanges:
 		if len(a.points) > 1 || a.within != nil {
-			out = append(out, func(fn func(schema.Object) bool) error {
+			out = append(out, func(fn func(index.Ref) bool) error {
 				return pl.scanPoints(a, fn)
 			})
 			break
 		}
 		for _, r := range a.ranges {
-			out = append(out, func(fn func(schema.Object) bool) error {
+			out = append(out, func(fn func(index.Ref) bool) error {
 				return pl.coll.ScanRange(a.path, r, false, pl.deadline, fn)
 			})
 		}
@@ -465,9 +474,9 @@ func (pl *Plan) idSources(a *access, out []idSource) []idSource {
 // sources that each ascend by objectId. It keeps the best `need` seen so
 // far; once it has them, a source stops at its first id beyond the worst
 // of them, so later sources cost only what they can contribute.
-func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
+func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, []index.Ref, int, error) {
 	if need <= 0 {
-		return nil, 0, nil
+		return nil, nil, 0, nil
 	}
 	var room [4]idSource
 	sources := pl.idSources(a, room[:0])
@@ -481,8 +490,8 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 	}
 	examined := 0
 	for _, src := range sources {
-		err := src(func(obj schema.Object) bool {
-			id, _ := obj["objectId"].(string)
+		err := src(func(ref index.Ref) bool {
+			id := ref.ID()
 			if best.full() && id >= best.worst().id {
 				return false
 			}
@@ -493,35 +502,38 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, int, error) {
 				}
 				seen[id] = true
 			}
-			if !pl.match(obj) {
+			h := pl.hitOf(ref)
+			if !pl.match(h.obj) {
 				return true
 			}
-			best.add(newIDItem(id, obj))
+			best.add(newIDItem(id, h))
 			return true
 		})
 		if errors.Is(err, index.ErrDeadline) {
-			return nil, examined, ErrTimeout
+			return nil, nil, examined, ErrTimeout
 		}
 		if err != nil {
-			return nil, examined, err
+			return nil, nil, examined, err
 		}
 	}
-	return idObjects(best.sorted()), examined, nil
+	objs, refs := idObjects(best.sorted())
+	return objs, refs, examined, nil
 }
 
 // firstByID is collectByID for one source: its matches already come in
 // objectId order, so the first `need` are the answer, kept as they come,
 // with no heap and no sort.
-func (pl *Plan) firstByID(src idSource, need int) ([]schema.Object, int, error) {
-	f := &firstMatches{pl: pl, need: need, out: make([]schema.Object, 0, min(need, firstByIDCap))}
+func (pl *Plan) firstByID(src idSource, need int) ([]schema.Object, []index.Ref, int, error) {
+	room := min(need, firstByIDCap)
+	f := &firstMatches{pl: pl, need: need, out: make([]schema.Object, 0, room), refs: make([]index.Ref, 0, room)}
 	err := src(f.add)
 	if errors.Is(err, index.ErrDeadline) {
-		return nil, f.examined, ErrTimeout
+		return nil, nil, f.examined, ErrTimeout
 	}
 	if err != nil {
-		return nil, f.examined, err
+		return nil, nil, f.examined, err
 	}
-	return f.out, f.examined, nil
+	return f.out, f.refs, f.examined, nil
 }
 
 // firstMatches keeps the first need matches a scan delivers (firstByID).
@@ -530,12 +542,14 @@ type firstMatches struct {
 	need     int
 	examined int
 	out      []schema.Object
+	refs     []index.Ref
 }
 
-func (f *firstMatches) add(obj schema.Object) bool {
+func (f *firstMatches) add(ref index.Ref) bool {
 	f.examined++
-	if f.pl.match(obj) {
-		f.out = append(f.out, obj)
+	if h := f.pl.hitOf(ref); f.pl.match(h.obj) {
+		f.out = append(f.out, h.obj)
+		f.refs = append(f.refs, ref)
 	}
 	return len(f.out) < f.need
 }
@@ -551,10 +565,10 @@ const firstByIDCap = 128
 type idItem struct {
 	prefix uint64
 	id     string
-	obj    schema.Object
+	hit
 }
 
-func newIDItem(id string, obj schema.Object) idItem {
+func newIDItem(id string, h hit) idItem {
 	var prefix uint64
 	for i := 0; i < 8; i++ {
 		prefix <<= 8
@@ -562,7 +576,7 @@ func newIDItem(id string, obj schema.Object) idItem {
 			prefix |= uint64(id[i])
 		}
 	}
-	return idItem{prefix, id, obj}
+	return idItem{prefix, id, h}
 }
 
 // idCmp orders items by id as strings.Compare orders the ids: bytes are
@@ -589,27 +603,32 @@ func newIDTopK(k int) *topK[idItem] {
 	return h
 }
 
-// idObjects are the objects of items, in their order.
-func idObjects(items []idItem) []schema.Object {
-	out := make([]schema.Object, len(items))
+// idObjects are the objects of items and their refs, in their order.
+func idObjects(items []idItem) ([]schema.Object, []index.Ref) {
+	objs, refs := make([]schema.Object, len(items)), make([]index.Ref, len(items))
 	for i, it := range items {
-		out[i] = it.obj
+		objs[i], refs[i] = it.obj, it.ref
 	}
-	return out
+	return objs, refs
 }
 
 // iterate feeds candidates from an access. Objects may come twice from a
 // union; seen filters those (ScanEqual already delivers a multikey object
 // once).
 func (pl *Plan) iterate(a *access, fn func(schema.Object) bool) error {
-	return pl.iterateIDs(a, false, func(_ string, obj schema.Object) bool { return fn(obj) })
+	return pl.iterateIDs(a, false, func(_ string, h hit) bool {
+		if h.obj == nil {
+			h.obj = h.ref.Object()
+		}
+		return fn(h.obj)
+	})
 }
 
 // iterateIDs is iterate that also hands fn each candidate's objectId when
 // withID is set or the access is a union (whose duplicate filter reads it
 // anyway), so that a caller ordering by id does not read it again; else
 // the id is "".
-func (pl *Plan) iterateIDs(a *access, withID bool, fn func(id string, obj schema.Object) bool) error {
+func (pl *Plan) iterateIDs(a *access, withID bool, fn func(id string, h hit) bool) error {
 	var seen map[string]struct{}
 	if a.kind == accessUnion {
 		// Sized for the estimate (the branches' sizes), so that it does
@@ -618,11 +637,10 @@ func (pl *Plan) iterateIDs(a *access, withID bool, fn func(id string, obj schema
 		withID = true
 	}
 	stopped := false
-	emit := func(obj schema.Object) bool {
+	emit := func(ref index.Ref) bool {
 		var id string
 		if withID {
-			// A stored object's objectId is always a string.
-			id, _ = obj["objectId"].(string)
+			id = ref.ID()
 		}
 		if seen != nil {
 			if _, dup := seen[id]; dup {
@@ -630,7 +648,7 @@ func (pl *Plan) iterateIDs(a *access, withID bool, fn func(id string, obj schema
 			}
 			seen[id] = struct{}{}
 		}
-		if !fn(id, obj) {
+		if !fn(id, pl.hitOf(ref)) {
 			stopped = true
 			return false
 		}
@@ -643,7 +661,7 @@ func (pl *Plan) iterateIDs(a *access, withID bool, fn func(id string, obj schema
 // duplicates.
 const unionSeenRoom = 4096
 
-func (pl *Plan) feed(a *access, emit func(schema.Object) bool, stopped *bool) error {
+func (pl *Plan) feed(a *access, emit func(index.Ref) bool, stopped *bool) error {
 	switch a.kind {
 	case accessFull:
 		path, desc := "objectId", false
@@ -675,7 +693,7 @@ func (pl *Plan) feed(a *access, emit func(schema.Object) bool, stopped *bool) er
 
 // lookupIDs calls fn with the stored objects of an accessIDs's ids, in
 // order, until fn returns false.
-func (pl *Plan) lookupIDs(a *access, fn func(schema.Object) bool) error {
+func (pl *Plan) lookupIDs(a *access, fn func(index.Ref) bool) error {
 	var err error
 	i := 0
 	a.ids.each(func(id string) bool {
@@ -683,8 +701,8 @@ func (pl *Plan) lookupIDs(a *access, fn func(schema.Object) bool) error {
 			err = index.ErrDeadline
 			return false
 		}
-		obj, ok := pl.coll.Get(id)
-		return !ok || fn(obj)
+		ref, ok := pl.coll.Lookup(id)
+		return !ok || fn(ref)
 	})
 	return err
 }
@@ -720,8 +738,8 @@ func (pl *Plan) collectSet(max int) ([]schema.Object, error) {
 type collector struct {
 	need   int
 	stream bool
-	items  []schema.Object // streaming
-	best   *topK[schema.Object]
+	items  []hit // streaming
+	best   *topK[hit]
 	byID   *topK[idItem]
 }
 
@@ -732,7 +750,7 @@ func newCollector(pl *Plan, need int) *collector {
 	case len(pl.q.Order) == 0 && pl.near == nil:
 		c.byID = newIDTopK(need)
 	default:
-		c.best = newTopK(need, pl.less)
+		c.best = newTopK(need, func(a, b hit) bool { return pl.less(a.obj, b.obj) })
 	}
 	return c
 }
@@ -747,27 +765,28 @@ func (c *collector) len() int {
 	return c.best.Len()
 }
 
-// add keeps obj if it is among the best so far; id is its objectId when
+// add keeps h if it is among the best so far; id is its objectId when
 // the collector orders by id (byID), read by the caller's scan.
-func (c *collector) add(id string, obj schema.Object) {
+func (c *collector) add(id string, h hit) {
 	switch {
 	case c.byID != nil:
-		c.byID.add(newIDItem(id, obj))
+		c.byID.add(newIDItem(id, h))
 	case !c.stream:
-		c.best.add(obj)
+		c.best.add(h)
 	case len(c.items) < c.need:
-		c.items = append(c.items, obj)
+		c.items = append(c.items, h)
 	}
 }
 
-func (c *collector) sorted() []schema.Object {
+// sorted returns the objects kept, in order, and their refs.
+func (c *collector) sorted() ([]schema.Object, []index.Ref) {
 	switch {
 	case c.stream:
-		return c.items
+		return hitObjects(c.items)
 	case c.byID != nil:
 		return idObjects(c.byID.sorted())
 	}
-	return c.best.sorted()
+	return hitObjects(c.best.sorted())
 }
 
 // less is the final result order: matcher.Compare's (the order keys, then

@@ -29,12 +29,12 @@ type GeoCollection interface {
 	GeoIndex(path string) index.GeoKind
 	// ScanGeo calls fn with the objects whose GeoPoint at path has its
 	// leaf cell in ranges, with that point and the range's interior flag.
-	ScanGeo(path string, ranges []geo.CellRange, deadline time.Time, fn func(obj schema.Object, p geo.Point, interior bool) bool) error
+	ScanGeo(path string, ranges []geo.CellRange, deadline time.Time, fn func(ref index.Ref, p geo.Point, interior bool) bool) error
 	// EstimateGeo counts the GeoPoints at path in ranges, at most limit.
 	EstimateGeo(path string, ranges []geo.CellRange, limit int) int
 	// ScanGeoContaining calls fn with the objects whose Polygon at path
 	// may contain p (a superset).
-	ScanGeoContaining(path string, p geo.Point, deadline time.Time, fn func(obj schema.Object) bool) error
+	ScanGeoContaining(path string, p geo.Point, deadline time.Time, fn func(index.Ref) bool) error
 }
 
 // geoAccess is the geo part of an accessGeo.
@@ -80,7 +80,7 @@ func (p *planner) geoAccessFor(path string, op *where.Op) *access {
 		}
 		g := &geoAccess{kind: kind, point: *op.Point}
 		est := 0
-		_ = gc.ScanGeoContaining(path, g.point, p.deadline, func(schema.Object) bool {
+		_ = gc.ScanGeoContaining(path, g.point, p.deadline, func(index.Ref) bool {
 			est++
 			return est < p.budgetCap()
 		})
@@ -210,10 +210,10 @@ func (pl *Plan) runGeo() (Result, error) {
 	var res Result
 	out := newGeoResults(pl, need)
 	if a.geo.kind == index.GeoShapes {
-		err = gc.ScanGeoContaining(a.path, a.geo.point, pl.deadline, func(obj schema.Object) bool {
+		err = gc.ScanGeoContaining(a.path, a.geo.point, pl.deadline, func(ref index.Ref) bool {
 			res.Examined++
-			if pl.match(obj) {
-				out.add(obj, nil)
+			if h := hitOf(ref); pl.match(h.obj) {
+				out.add(h, nil)
 			}
 			return true
 		})
@@ -234,11 +234,15 @@ func (pl *Plan) runGeo() (Result, error) {
 			}
 			ranges = boundary
 		}
-		err = gc.ScanGeo(a.path, ranges, pl.deadline, func(obj schema.Object, p geo.Point, interior bool) bool {
+		err = gc.ScanGeo(a.path, ranges, pl.deadline, func(ref index.Ref, p geo.Point, interior bool) bool {
 			res.Examined++
-			// The exact test, on the point the index read from obj.
-			if (interior || region == nil || region.ContainsPoint(p)) && rest(obj) {
-				out.add(obj, &p)
+			// The exact test, on the point the index read from the
+			// object's bytes: the object is decoded only once inside.
+			if !interior && region != nil && !region.ContainsPoint(p) {
+				return true
+			}
+			if h := hitOf(ref); rest(h.obj) {
+				out.add(h, &p)
 			}
 			return true
 		})
@@ -250,7 +254,8 @@ func (pl *Plan) runGeo() (Result, error) {
 		return Result{}, err
 	}
 	res.Count = out.matched
-	res.Objects = page(out.sorted(), q.Skip)
+	objs, refs := out.sorted()
+	res.Objects, res.Refs = page(objs, refs, q.Skip)
 	return res, nil
 }
 
@@ -280,24 +285,23 @@ func newGeoResults(pl *Plan, need int) *geoResults {
 }
 
 // add keeps a match; p is its point when the scan knows it.
-func (r *geoResults) add(obj schema.Object, p *geo.Point) {
+func (r *geoResults) add(h hit, p *geo.Point) {
 	r.matched++
 	switch {
 	case r.collect != nil:
-		r.collect.add("", obj) // ordered: the collector is not by id
+		r.collect.add("", h) // ordered: the collector is not by id
 	case r.nearest != nil:
 		if p == nil || r.pl.near.path != r.pl.access.path {
-			r.nearest.add(nearItemOf(r.pl.near.distance(obj), obj))
+			r.nearest.add(nearItemOf(r.pl.near.distance(h.obj), h))
 		} else {
-			r.nearest.add(nearItemOf(geo.Distance(r.pl.near.center, *p), obj))
+			r.nearest.add(nearItemOf(geo.Distance(r.pl.near.center, *p), h))
 		}
 	case r.need > 0:
-		id, _ := obj["objectId"].(string)
-		r.byID.add(newIDItem(id, obj))
+		r.byID.add(newIDItem(h.ref.ID(), h))
 	}
 }
 
-func (r *geoResults) sorted() []schema.Object {
+func (r *geoResults) sorted() ([]schema.Object, []index.Ref) {
 	switch {
 	case r.collect != nil:
 		return r.collect.sorted()
@@ -351,15 +355,20 @@ func (pl *Plan) ringSearch(gc GeoCollection, need int) (Result, error) {
 	radius := math.Min(pl.startRadius(gc, need), maxDist)
 	for {
 		ranges := rings.Next(radius)
-		err := gc.ScanGeo(pl.access.path, ranges, pl.deadline, func(obj schema.Object, p geo.Point, _ bool) bool {
+		err := gc.ScanGeo(pl.access.path, ranges, pl.deadline, func(ref index.Ref, p geo.Point, _ bool) bool {
 			res.Examined++
 			// The distance alone rejects most candidates; only those it
-			// keeps are read (their objectId breaks ties, rest tests them).
+			// keeps are decoded (their objectId breaks ties, rest tests
+			// them).
 			d := geo.Distance(center, p)
 			if d > maxDist || nearest.full() && d > nearest.worst().d {
 				return true
 			}
-			if it := nearItemOf(d, obj); nearest.improves(it) && rest(obj) {
+			it := nearItem{d: d, id: ref.ID()}
+			if !nearest.improves(it) {
+				return true
+			}
+			if it.hit = hitOf(ref); rest(it.obj) {
 				nearest.add(it)
 			}
 			return true
@@ -383,7 +392,8 @@ func (pl *Plan) ringSearch(gc GeoCollection, need int) (Result, error) {
 		grow := math.Sqrt(float64(need)/float64(max(k, 1))) * 1.25
 		radius = math.Min(radius*math.Min(math.Max(grow, 1.5), 4), maxDist)
 	}
-	res.Objects = page(nearObjects(nearest.sorted()), pl.q.Skip)
+	objs, refs := nearObjects(nearest.sorted())
+	res.Objects, res.Refs = page(objs, refs, pl.q.Skip)
 	res.Count = len(res.Objects)
 	return res, nil
 }
@@ -459,25 +469,24 @@ func (n *nearSort) distance(obj schema.Object) float64 {
 // nearItem is an object with its distance; nearLess is the $nearSphere
 // order, by distance, then objectId.
 type nearItem struct {
-	d   float64
-	id  string
-	obj schema.Object
+	d  float64
+	id string
+	hit
 }
 
 func nearLess(a, b nearItem) bool { return a.d < b.d || a.d == b.d && a.id < b.id }
 
-func nearItemOf(d float64, obj schema.Object) nearItem {
-	id, _ := obj["objectId"].(string)
-	return nearItem{d, id, obj}
+func nearItemOf(d float64, h hit) nearItem {
+	return nearItem{d, h.ref.ID(), h}
 }
 
-// nearObjects are the objects of items, in their order.
-func nearObjects(items []nearItem) []schema.Object {
-	out := make([]schema.Object, len(items))
+// nearObjects are the objects of items and their refs, in their order.
+func nearObjects(items []nearItem) ([]schema.Object, []index.Ref) {
+	objs, refs := make([]schema.Object, len(items)), make([]index.Ref, len(items))
 	for i, it := range items {
-		out[i] = it.obj
+		objs[i], refs[i] = it.obj, it.ref
 	}
-	return out
+	return objs, refs
 }
 
 // nearSphereMax is the limit LimitNearSphere applies (0: none).

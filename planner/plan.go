@@ -11,21 +11,23 @@ import (
 	"github.com/quarrydata/quarry/where"
 )
 
-// Collection is what the planner needs from one class's objects.
+// Collection is what the planner needs from one class's objects. Scans
+// and lookups hand out index.Refs, the stored versions they read: the plan
+// decodes what it tests and hands the versions on with its results.
 type Collection interface {
 	Len() int
-	Get(id string) (schema.Object, bool)
+	Lookup(id string) (index.Ref, bool)
 	HasIndex(path string) bool
 	Multikey(path string) bool
 	EstimateRange(path string, r index.Range, limit int) int
-	ScanRange(path string, r index.Range, desc bool, deadline time.Time, fn func(schema.Object) bool) error
+	ScanRange(path string, r index.Range, desc bool, deadline time.Time, fn func(index.Ref) bool) error
 	// ScanEqual yields, in objectId order and once each, the objects whose
 	// key on path equals one of keys (the union of their point ranges).
-	ScanEqual(path string, keys []any, deadline time.Time, fn func(schema.Object) bool) error
+	ScanEqual(path string, keys []any, deadline time.Time, fn func(index.Ref) bool) error
 	// ScanEqualWithin is ScanEqual keeping only the objects whose key on
 	// within equals one of among, tested on the same version of each
 	// candidate before it is decoded (an intersection of point scans).
-	ScanEqualWithin(path string, keys []any, within string, among []any, deadline time.Time, fn func(schema.Object) bool) error
+	ScanEqualWithin(path string, keys []any, within string, among []any, deadline time.Time, fn func(index.Ref) bool) error
 	// GeoCollection serves geo constraints from S2 cell indexes (geo.go).
 	GeoCollection
 }
@@ -71,6 +73,11 @@ type Query struct {
 	Count bool
 	// Exempt skips the scan budget (master-key callers by default).
 	Exempt bool
+	// Undecoded lets the plan leave a result undecoded (Result.Objects[i]
+	// nil, Result.Refs[i] its version) when nothing in the plan reads it:
+	// no residual filter, no visibility guard, and an order the scans
+	// give. A caller that only sends the stored bytes decodes nothing.
+	Undecoded bool
 	// Guard, when set, authorizes reading class (the queried class, or a
 	// subquery's when sub is set) with the given where: it may refuse, and
 	// returns the filter of objects the caller may see and a where to AND
@@ -258,8 +265,10 @@ type Plan struct {
 	access *access
 	// orderIndex is set when the order is served by scanning that index.
 	orderIndex bool
-	near       *nearSort
-	deadline   time.Time
+	// undecoded: the plan reads no result's fields (Query.Undecoded).
+	undecoded bool
+	near      *nearSort
+	deadline  time.Time
 }
 
 // reason describes the access for explain and for 154 messages.

@@ -40,7 +40,7 @@ func TestIDOrderAgreesWithStrings(t *testing.T) {
 		"Abcdefghij", "abcdefg", "abcdefg\xff"}
 	for _, a := range ids {
 		for _, b := range ids {
-			x, y := newIDItem(a, nil), newIDItem(b, nil)
+			x, y := newIDItem(a, hit{}), newIDItem(b, hit{})
 			if got, want := idCmp(x, y), strings.Compare(a, b); got != want {
 				t.Errorf("idCmp(%q, %q) = %d, want %d", a, b, got, want)
 			}

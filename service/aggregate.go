@@ -104,7 +104,24 @@ func (s *Service) Aggregate(auth Auth, class string, p AggregateParams) (Aggrega
 			plain.noteSource(i, d)
 		}
 	}
+	if plain != nil && samePage(docs, res.Objects) {
+		plain.refs = res.Refs // the planner's page as it read it
+	}
 	return AggregateResult{Results: out, plain: plain}, nil
+}
+
+// samePage reports whether docs are the objects of page themselves, in
+// its order.
+func samePage(docs, page []schema.Object) bool {
+	if len(docs) != len(page) {
+		return false
+	}
+	for i := range docs {
+		if !sameObject(docs[i], page[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // withoutHidden copies a result without internal fields (leading

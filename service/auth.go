@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -58,8 +59,8 @@ func (s *Service) findOne(class, field string, value any) (schema.Object, bool) 
 	}
 	var found schema.Object
 	r := pointRange(value)
-	_ = c.ScanRange(field, r, false, time.Time{}, func(o schema.Object) bool {
-		found = o
+	_ = c.ScanRange(field, r, false, time.Time{}, func(ref index.Ref) bool {
+		found = ref.Object()
 		return false
 	})
 	return found, found != nil

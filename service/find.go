@@ -22,6 +22,10 @@ type FindParams struct {
 	op string
 	// shareGet lets a get's result be the stored object (GetResult).
 	shareGet bool
+	// ReplyOnly says the caller only sends the results (AppendResults)
+	// and reads none of them: a result sent as its stored bytes may then
+	// stay undecoded, a nil entry of Results.
+	ReplyOnly bool
 	// RedirectClassNameForKey runs the query on the target class of this
 	// relation key of the named class (Parse's relation queries).
 	RedirectClassNameForKey string
@@ -65,7 +69,8 @@ func ParseOrder(s string) ([]SortKey, error) {
 // FindResult is a page of results and, when asked, the total count.
 type FindResult struct {
 	// Results may be the stored objects themselves (see Service.view):
-	// callers must not modify them. Get's result is always a copy.
+	// callers must not modify them. Get's result is always a copy. With
+	// FindParams.ReplyOnly, a result sent as its stored bytes may be nil.
 	Results []schema.Object
 	Count   int
 	Counted bool
@@ -85,11 +90,16 @@ type FindResult struct {
 	// one holds a get's result, so Results needs no allocation of its own
 	// (GetResultInto).
 	one [1]schema.Object
-	// srcs[i], when set, is the stored object the reply copy Results[i]
-	// was made from, whose bytes encode what the copy kept of it
-	// (project.go); oneSrc holds a get's.
+	// srcs[i], when set, is the stored object result i was read from:
+	// Results[i] itself, or the reply copy's source, whose bytes encode
+	// what the copy kept of it (project.go). refs[i], when valid, is
+	// srcs[i]'s version as the scan read it, which holds those bytes, so
+	// the reply needs no lookup by objectId. oneSrc and oneRef hold a
+	// get's.
 	srcs   []schema.Object
+	refs   []index.Ref
 	oneSrc [1]schema.Object
+	oneRef [1]index.Ref
 	// expanded maps each included object (a copy) to its stored source.
 	expanded map[unsafe.Pointer]expansion
 }
@@ -175,26 +185,37 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if s.isSQLClass(class) {
 		return s.findSQL(auth, class, p, q, guards, includes)
 	}
-	plan, res, err := s.runPlanAs(auth, q)
-	if err != nil {
-		return FindResult{}, err
-	}
-	// The plan's page is its own: the results take its place.
-	out := FindResult{Results: res.Objects, Count: res.Count, Counted: p.Count,
-		Plan: plan.Kind(), Examined: res.Examined, plan: plan, coll: s.data.Collection(class, false)}
-	g := guards.main
 	// Include writes the expanded objects into the results, and a get's
 	// one object is the caller's to change (a user reading themselves gets
 	// their token added): no sharing for either.
 	shareable := len(includes) == 0 && (p.op != opGet || p.shareGet) && s.canShare(class, p.Read)
 	derived := s.derivedBy(class)
-	for i, o := range res.Objects {
-		out.Results[i] = s.view(class, o, p.Read, g, shareable)
-		if derived {
-			out.noteSource(i, o)
-		}
+	q.Undecoded = p.ReplyOnly && shareable && derived
+	plan, res, err := s.runPlanAs(auth, q)
+	if err != nil {
+		return FindResult{}, err
 	}
-	var noteExpansion func(exp, src schema.Object, coll *index.Collection)
+	out := FindResult{Results: res.Objects, Count: res.Count, Counted: p.Count,
+		Plan: plan.Kind(), Examined: res.Examined, plan: plan, coll: s.data.Collection(class, false)}
+	if derived && len(res.Objects) > 0 {
+		// The plan's page stays as the results' sources, with the
+		// versions the scans read: the reply takes their bytes.
+		out.srcs, out.refs = res.Objects, res.Refs
+		out.Results = make([]schema.Object, len(res.Objects))
+	} // else the plan's page is its own: the results take its place.
+	g := guards.main
+	asIs := q.Undecoded && s.viewedAsStored(class, g)
+	for i, o := range res.Objects {
+		if o == nil { // left undecoded by the plan (q.Undecoded)
+			if asIs {
+				continue // sent from its version's bytes (AppendResult)
+			}
+			o = res.Refs[i].Object()
+			res.Objects[i] = o // out.srcs[i]
+		}
+		out.Results[i] = s.view(class, o, p.Read, g, shareable)
+	}
+	var noteExpansion func(exp, src schema.Object, ref index.Ref, coll *index.Collection)
 	if derived {
 		noteExpansion = out.noteExpansion
 	}
@@ -213,7 +234,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 // class a redirectClassNameForKey query answers in: the part of a reply
 // the in-memory and the SQL paths shape alike.
 func (s *Service) includeAndProject(auth Auth, class string, p *FindParams, out *FindResult, includes [][]string,
-	noteExpansion func(exp, src schema.Object, coll *index.Collection)) {
+	noteExpansion func(exp, src schema.Object, ref index.Ref, coll *index.Collection)) {
 	s.expandIncludes(auth, out.Results, includes, noteExpansion)
 	if len(includes) > 0 && len(p.Read.Keys) > 0 {
 		for _, r := range out.Results {

@@ -74,8 +74,8 @@ func (s *Service) expiredRequests(now time.Time, skip map[string]bool) []WriteOp
 	}
 	var ops []WriteOp
 	r := index.Range{Hi: schema.Date(schema.FormatTime(now)), HasHi: true}
-	_ = c.ScanRange("expire", r, false, time.Time{}, func(o schema.Object) bool {
-		if id := o["objectId"].(string); !skip[id] {
+	_ = c.ScanRange("expire", r, false, time.Time{}, func(ref index.Ref) bool {
+		if id := ref.ID(); !skip[id] {
 			ops = append(ops, WriteOp{Method: MethodDelete, Class: ClassIdempotency, ID: id})
 		}
 		return len(ops) < idempotencySweep

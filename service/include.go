@@ -74,7 +74,7 @@ func (s *Service) parseIncludes(class string, list []string, all bool) ([][]stri
 // array element), as Parse does.
 // note, when set, learns each included object and its stored source.
 func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]string,
-	note func(exp, src schema.Object, coll *index.Collection)) {
+	note func(exp, src schema.Object, ref index.Ref, coll *index.Collection)) {
 	for _, path := range paths {
 		// Collect the holders of the last segment: objects reached by
 		// walking the already-expanded prefix.
@@ -112,13 +112,14 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 				visible = g.visible // no flag counts without memory (aclFilters)
 			}
 			for id := range ids {
-				if obj, ok := s.storedObject(class, id); ok && (visible == nil || visible(obj)) && g.scope.Allows(obj) {
+				obj, ref, ok := s.storedVersion(class, coll, id)
+				if ok && (visible == nil || visible(obj)) && g.scope.Allows(obj) {
 					exp := s.presentWithRoom(class, obj, ReadOptions{}, g, 2)
 					exp["__type"] = "Object"
 					exp["className"] = class
 					found[pointerRef{class, id}] = exp
 					if note != nil {
-						note(exp, obj, coll)
+						note(exp, obj, ref, coll)
 					}
 				}
 			}
@@ -154,6 +155,20 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 			}
 		}
 	}
+}
+
+// storedVersion is storedObject with the version an in-memory class
+// holds (coll, nil for a class kept out of memory, whose ref is zero).
+func (s *Service) storedVersion(class string, coll *index.Collection, id string) (schema.Object, index.Ref, bool) {
+	if coll == nil || s.isSQLClass(class) {
+		obj, ok := s.storedObject(class, id)
+		return obj, index.Ref{}, ok
+	}
+	ref, ok := coll.Lookup(id)
+	if !ok {
+		return nil, ref, false
+	}
+	return ref.Object(), ref, true
 }
 
 // pointerRef names the object a Pointer points to.

@@ -35,18 +35,9 @@ func (s *Service) derivedBy(class string) bool {
 	return h == nil || !h.Has(AfterFind, class)
 }
 
-// keptFrom reports whether result i is a copy of the stored object src
-// (not src itself, which AppendResult sends as it is).
-func (r *FindResult) keptFrom(i int, src schema.Object) bool {
-	return !sameObject(r.Results[i], src)
-}
-
-// noteSource records src as result i's source when keptFrom holds; the
+// noteSource records src, a stored object, as result i's source; the
 // slice is allocated when first needed.
 func (r *FindResult) noteSource(i int, src schema.Object) {
-	if !r.keptFrom(i, src) {
-		return
-	}
 	if r.srcs == nil {
 		r.srcs = make([]schema.Object, len(r.Results))
 	}
@@ -54,18 +45,30 @@ func (r *FindResult) noteSource(i int, src schema.Object) {
 }
 
 // noteExpansion records that exp, an included object, is a copy of src,
-// the stored object of coll.
-func (r *FindResult) noteExpansion(exp, src schema.Object, coll *index.Collection) {
+// the stored object of coll, of version ref (zero: found by coll's
+// lookup, or none for a class kept out of memory).
+func (r *FindResult) noteExpansion(exp, src schema.Object, ref index.Ref, coll *index.Collection) {
 	if r.expanded == nil {
 		r.expanded = map[unsafe.Pointer]expansion{}
 	}
-	r.expanded[reflect.ValueOf(exp).UnsafePointer()] = expansion{src: src, coll: coll}
+	r.expanded[reflect.ValueOf(exp).UnsafePointer()] = expansion{src: src, ref: ref, coll: coll}
 }
 
 // expansion is an included object's stored source.
 type expansion struct {
 	src  schema.Object
+	ref  index.Ref
 	coll *index.Collection
+}
+
+// sourceEncoding is the JSON of src, a stored object: the bytes of its
+// version ref when known (no lookup), else those coll keeps with it, else
+// a new encoding.
+func sourceEncoding(src schema.Object, ref index.Ref, coll *index.Collection) ([]byte, error) {
+	if ref.Valid() {
+		return ref.Encoding()
+	}
+	return encodeObject(coll, src)
 }
 
 func sameObject(a, b schema.Object) bool {
@@ -181,7 +184,7 @@ func (r *FindResult) appendMember(dst []byte, n *int, key string, v any) ([]byte
 func (r *FindResult) appendValue(dst []byte, v any) ([]byte, error) {
 	if m, ok := v.(map[string]any); ok && r.expanded != nil {
 		if e, ok := r.expanded[reflect.ValueOf(m).UnsafePointer()]; ok {
-			enc, err := e.coll.Encoding(e.src)
+			enc, err := sourceEncoding(e.src, e.ref, e.coll)
 			if err != nil {
 				return dst, err
 			}

@@ -127,6 +127,15 @@ func (s *Service) view(class string, obj schema.Object, opts ReadOptions, g *rea
 	return obj
 }
 
+// viewedAsStored reports whether view returns every object of the class as
+// it is for a shareable read guarded by g: no internal keys, protected
+// fields, hidden authData or Files can be in the way, whatever the object
+// holds, so the object need not be read to decide.
+func (s *Service) viewedAsStored(class string, g *readGuard) bool {
+	// authData is hidden only in _User, which mayHoldInternalKeys covers.
+	return !mayHoldInternalKeys(class) && (g == nil || g.protected == nil) && len(s.fileFields(class)) == 0
+}
+
 // mayHoldInternalKeys reports whether the class's stored objects can hold
 // internal keys (a leading underscore: password hashes, lower-cased shadow
 // copies). Only the server writes such keys, and only into built-in

@@ -76,19 +76,20 @@ func (s *Service) getDirect(auth Auth, class, id string, opts ReadOptions, res *
 	if coll == nil {
 		return true, schema.ErrObjectNotFound
 	}
-	obj, ok := coll.Get(id)
-	if ok && g.reader != nil && s.aclFilters(class) && !g.reader.CanRead(obj) {
-		ok = false
-	}
+	ref, ok := coll.Lookup(id)
 	if !ok {
+		return true, schema.ErrObjectNotFound
+	}
+	obj := ref.Object()
+	if g.reader != nil && s.aclFilters(class) && !g.reader.CanRead(obj) {
 		return true, schema.ErrObjectNotFound
 	}
 	res.one[0] = s.view(class, obj, opts, &g, s.canShare(class, opts))
 	res.Results, res.Plan, res.Examined, res.coll = res.one[:], "id_lookup", 1, coll
-	if s.derivedBy(class) && res.keptFrom(0, obj) {
-		// res is the caller's (GetResultInto): its inline slot will do.
-		res.oneSrc[0] = obj
-		res.srcs = res.oneSrc[:]
+	if s.derivedBy(class) {
+		// res is the caller's (GetResultInto): its inline slots will do.
+		res.oneSrc[0], res.oneRef[0] = obj, ref
+		res.srcs, res.refs = res.oneSrc[:], res.oneRef[:]
 	}
 	return true, nil
 }
@@ -106,8 +107,9 @@ func dotted(keys []string) bool {
 // AppendResults appends the results to dst as a JSON array, byte for byte
 // what encoding/json's Marshal makes of Results. A result that is a stored
 // object as it is (see view) costs only a copy of the bytes kept with its
-// version (index.Collection.Encoding); the others, copies shaped for the
-// caller, are encoded here.
+// version, which the scan that found it handed on (index.Ref), or which
+// index.Collection.Encoding finds; the others, copies shaped for the
+// caller, are encoded here, from their source's bytes where they can be.
 func (r *FindResult) AppendResults(dst []byte) ([]byte, error) {
 	if r.Results == nil {
 		return append(dst, "null"...), nil
@@ -127,12 +129,25 @@ func (r *FindResult) AppendResults(dst []byte) ([]byte, error) {
 
 // AppendResult appends result i to dst as AppendResults does.
 func (r *FindResult) AppendResult(dst []byte, i int) ([]byte, error) {
-	if r.srcs != nil && r.srcs[i] != nil && r.coll != nil {
-		enc, err := r.coll.Encoding(r.srcs[i])
+	if r.Results[i] == nil && r.refs != nil && r.refs[i].Valid() {
+		// Left undecoded (FindParams.ReplyOnly): sent as stored.
+		enc, err := r.refs[i].Encoding()
+		return append(dst, enc...), err
+	}
+	if r.srcs != nil && r.srcs[i] != nil {
+		src := r.srcs[i]
+		var ref index.Ref
+		if r.refs != nil {
+			ref = r.refs[i]
+		}
+		enc, err := sourceEncoding(src, ref, r.coll)
 		if err != nil {
 			return dst, err
 		}
-		return r.appendDerived(dst, enc, r.srcs[i], r.Results[i])
+		if sameObject(r.Results[i], src) {
+			return append(dst, enc...), nil
+		}
+		return r.appendDerived(dst, enc, src, r.Results[i])
 	}
 	b, err := encodeObject(r.coll, r.Results[i])
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -213,8 +214,8 @@ func (s *Service) sessionsOf(userID string) []schema.Object {
 		return nil
 	}
 	var out []schema.Object
-	_ = c.ScanRange("user", pointRange(schema.Pointer(classUser, userID)), false, time.Time{}, func(o schema.Object) bool {
-		out = append(out, o)
+	_ = c.ScanRange("user", pointRange(schema.Pointer(classUser, userID)), false, time.Time{}, func(ref index.Ref) bool {
+		out = append(out, ref.Object())
 		return true
 	})
 	return out

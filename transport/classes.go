@@ -103,6 +103,7 @@ func findObjects(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.ReplyOnly = true // only findBody reads the results (internal classes, _Audience, are always decoded)
 	res, err := s.svc.Find(c.auth, c.params.get("className"), p)
 	if err != nil {
 		return nil, err
