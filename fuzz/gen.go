@@ -143,7 +143,13 @@ func ownerPointer(r *rand.Rand, world *World) map[string]any {
 	if r.Intn(8) == 0 {
 		return pointer(OwnerClass, "missing00")
 	}
-	return pointer(OwnerClass, owners[r.Intn(len(owners))]["objectId"].(string))
+	p := pointer(OwnerClass, owners[r.Intn(len(owners))]["objectId"].(string))
+	if r.Intn(10) == 0 {
+		// Members beside the pointer's (an included object's fields): the
+		// value is still that pointer, for equality and for the indexes.
+		p["name"] = "included"
+	}
+	return p
 }
 
 // randomItem is an Item body: each field of its one type, missing some of

@@ -151,7 +151,11 @@ type (
 )
 
 // compactKey turns a Date or Pointer value into its compact key; other
-// values are their own key.
+// values are their own key. Every Date and Pointer map is compacted, also
+// one with other members (an included object's fields, say), as
+// schema.Compare reads only the iso string of a Date and the class and
+// objectId of a Pointer: keys that compare equal must be equal as map
+// keys, or a key's stats (index.keys) would miss some of its entries.
 func compactKey(v any) any {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -159,15 +163,12 @@ func compactKey(v any) any {
 	}
 	switch m["__type"] {
 	case "Date":
-		if iso, ok := m["iso"].(string); ok && len(m) == 2 {
-			return isoDate(iso)
-		}
+		iso, _ := m["iso"].(string)
+		return isoDate(iso)
 	case "Pointer":
-		c, ok1 := m["className"].(string)
-		id, ok2 := m["objectId"].(string)
-		if ok1 && ok2 && len(m) == 3 {
-			return ptrKey(c + "\x00" + id)
-		}
+		c, _ := m["className"].(string)
+		id, _ := m["objectId"].(string)
+		return ptrKey(c + "\x00" + id)
 	}
 	return v
 }

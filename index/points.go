@@ -4,10 +4,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/btree"
-	"github.com/tidwall/gjson"
 )
 
 // PointerKey is the index key of a Pointer to class/objectID: a value that
@@ -75,7 +73,14 @@ func (c *Collection) scanEqual(path string, keys []any, deadline time.Time, fn f
 	if expired(deadline) {
 		return ErrDeadline
 	}
-	m.seekUntracked() // on the immutable snapshot, without the lock
+	return m.each(deadline, fn)
+}
+
+// each seeks the untracked cursors (on the immutable snapshot, without
+// the lock) and calls fn with the merged runs' records, each once, until
+// fn returns false.
+func (m *merge) each(deadline time.Time, fn func(rec *record) bool) error {
+	m.seekUntracked()
 	last := ""
 	for steps := 1; len(m.heads) > 0; steps++ {
 		if steps%CheckEvery == 0 && expired(deadline) {
@@ -246,122 +251,4 @@ func (m *merge) release() {
 	if cap(m.cursors) <= maxPooledCursors {
 		merges.Put(m)
 	}
-}
-
-// ScanEqualWithin is ScanEqual keeping only the objects whose key on
-// within (as an index on within would file them) equals one of among: the
-// intersection of two point scans, decided from each candidate's stored
-// bytes, so a rejected candidate is never decoded. The test reads the
-// very version the entry of path points to, so both sides see the same
-// snapshot even while writers replace objects. among are values
-// ScanEqual accepts (no null, no arrays).
-func (c *Collection) ScanEqualWithin(path string, keys []any, within string, among []any, deadline time.Time, fn func(Ref) bool) error {
-	in := newKeySet(among)
-	var buf []any
-	return c.scanEqual(path, keys, deadline, func(rec *record) bool {
-		if class, id, ok := pointerAt(rec, within); ok {
-			// The common case ($inQuery on a pointer), read without a map.
-			if _, hit := in.ptrs[class][id]; hit {
-				return fn(Ref{rec})
-			}
-			return true
-		}
-		buf, _ = appendKeys(buf[:0], rec, within)
-		for _, k := range buf {
-			if in.has(k) {
-				return fn(Ref{rec})
-			}
-		}
-		return true
-	})
-}
-
-// keySet tests compact index keys for membership: hashable keys (strings,
-// numbers, booleans, pointers, dates) in a map, others by comparison.
-// Pointers are also in ptrs, by class then objectId, for pointerAt's
-// strings.
-type keySet struct {
-	hashed map[any]struct{}
-	ptrs   map[string]map[string]struct{}
-	other  []any
-}
-
-func newKeySet(values []any) *keySet {
-	s := &keySet{hashed: make(map[any]struct{}, len(values)), ptrs: map[string]map[string]struct{}{}}
-	for _, v := range values {
-		k := compactKey(v)
-		if p, ok := k.(ptrKey); ok {
-			class, id, _ := strings.Cut(string(p), "\x00")
-			if s.ptrs[class] == nil {
-				s.ptrs[class] = map[string]struct{}{}
-			}
-			s.ptrs[class][id] = struct{}{}
-		}
-		if hashable(k) {
-			s.hashed[k] = struct{}{}
-		} else {
-			s.other = append(s.other, k)
-		}
-	}
-	return s
-}
-
-func hashable(k any) bool {
-	switch k.(type) {
-	case string, float64, bool, ptrKey, isoDate:
-		return true
-	}
-	return false
-}
-
-func (s *keySet) has(k any) bool {
-	if hashable(k) {
-		_, ok := s.hashed[k]
-		return ok
-	}
-	for _, o := range s.other {
-		if compareKeys(k, o) == 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// pointerAt reads the Pointer at a top-level field of rec's bytes, with no
-// map decoded: ok is false for anything else (a missing field, another
-// value, an object with other members, a pinned record), which
-// appendKeys then reads as the index would.
-func pointerAt(rec *record, field string) (class, id string, ok bool) {
-	b, _, pinned := rec.json()
-	if pinned != nil || !plainKey(field) {
-		return "", "", false
-	}
-	r := gjson.Get(unsafe.String(unsafe.SliceData(b), len(b)), field)
-	if !r.IsObject() {
-		return "", "", false
-	}
-	var seen, members int
-	isPointer := false
-	r.ForEach(func(k, v gjson.Result) bool {
-		members++
-		if v.Type != gjson.String {
-			return true
-		}
-		switch k.Str {
-		case "__type":
-			seen |= 1
-			isPointer = v.Str == "Pointer"
-		case "className":
-			seen |= 2
-			class = v.Str
-		case "objectId":
-			seen |= 4
-			id = v.Str
-		}
-		return true
-	})
-	if members != 3 || seen != 7 || !isPointer {
-		return "", "", false
-	}
-	return class, id, true
 }

@@ -34,7 +34,11 @@ func randScalar(rng *rand.Rand) any {
 	case 6:
 		return rng.IntN(2) == 0
 	case 7:
-		return map[string]any{"__type": "Pointer", "className": "P", "objectId": []string{"p1", "p2"}[rng.IntN(2)]}
+		p := map[string]any{"__type": "Pointer", "className": "P", "objectId": []string{"p1", "p2"}[rng.IntN(2)]}
+		if rng.IntN(4) == 0 {
+			p["name"] = "included" // members beside the pointer's: still that pointer
+		}
+		return p
 	}
 	return map[string]any{"x": float64(rng.IntN(3))}
 }
