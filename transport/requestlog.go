@@ -2,9 +2,10 @@ package transport
 
 import (
 	"bytes"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -32,18 +33,26 @@ type requestLog struct {
 }
 
 // finish runs after a request is answered (a panic included): it echoes or
-// assigns the request id, counts the request and writes its log line.
-func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
+// assigns the request id (sentID is the request's X-Request-Id header),
+// counts the request and writes its log line.
+func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time, sentID []byte) {
 	now := time.Now() // the log record's time too
 	took := now.Sub(start)
 	var idBuf [2 * requestIDBytes]byte
-	idBytes := requestID(ctx, idBuf[:0])
-	ctx.Response.Header.SetBytesV("X-Request-Id", idBytes)
+	idBytes := requestID(sentID, idBuf[:0])
+	ctx.Response.Header.SetCanonical(headerRequestID, idBytes)
 	status := ctx.Response.StatusCode()
-	family := s.family(ctx.Path())
+	c, _ := ctx.UserValue(callKey).(*call)
+	var family string
+	if c != nil && c.routed != nil {
+		// The route's first segment is the family its path names, found
+		// again for free.
+		family = c.routed.segs[0]
+	} else {
+		family = s.family(ctx.Path())
+	}
 	method := methodName(ctx.Method())
 	s.opts.Metrics.Request(family, method, status, took)
-	c, _ := ctx.UserValue(callKey).(*call)
 	if c != nil && c.plan != "" {
 		s.opts.Metrics.Query(c.plan, c.examined, took)
 	}
@@ -110,14 +119,17 @@ func (rl *requestLog) sampled() bool {
 	return uint64(float64(n)*rl.sample) != uint64(float64(n-1)*rl.sample)
 }
 
-// requestID is the client's X-Request-Id when it is short and plain, or a
-// new random one.
-func requestID(ctx *fasthttp.RequestCtx, dst []byte) []byte {
-	if id := ctx.Request.Header.Peek("X-Request-Id"); len(id) > 0 && len(id) <= maxRequestIDLen && plainID(id) {
-		return id
+// requestID is the client's X-Request-Id, sent, when it is short and
+// plain, or a new random one appended to dst. The id only ties a reply to
+// its log line, it guards nothing: the runtime's generator (ChaCha8,
+// seeded by the system) makes it without crypto/rand's system call.
+func requestID(sent, dst []byte) []byte {
+	if len(sent) > 0 && len(sent) <= maxRequestIDLen && plainID(sent) {
+		return sent
 	}
 	var b [requestIDBytes]byte
-	_, _ = rand.Read(b[:])
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint32(b[8:], rand.Uint32())
 	return hex.AppendEncode(dst, b[:])
 }
 
