@@ -254,7 +254,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 				"(or liveQuery.classNames in the config file) to subscribe to those classes."})
 		return
 	}
-	defer s.finish(ctx, time.Now(), hdr.requestID)
+	// fasthttp has just read the clock for this request.
+	start := ctx.Time()
+	if start.IsZero() {
+		start = time.Now()
+	}
+	defer s.finish(ctx, start, hdr.requestID)
 	defer s.recoverPanic(ctx)
 	s.corsFor(ctx, hdr.origin)
 	if ctx.IsOptions() {
