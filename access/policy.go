@@ -15,6 +15,7 @@ type Policy struct {
 	// without an entry is open to everyone.
 	ops       map[Op]*opRule
 	protected protectedSets
+	readers   sharedReaders
 }
 
 // opRule is one operation's entry of a CLP.
@@ -33,6 +34,8 @@ type FieldTypes func(field string) (schema.Type, bool)
 // running apart from the data).
 func Compile(class string, clp map[string]any, types FieldTypes) *Policy {
 	p := &Policy{class: class, protected: compileProtected(class, clp)}
+	p.readers.master = Reader{p: p, c: Caller{Master: true}}
+	p.readers.public = Reader{p: p}
 	if clp == nil {
 		return p
 	}

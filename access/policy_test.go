@@ -102,7 +102,9 @@ func TestRead(t *testing.T) {
 		{"Doc", public, open, "yes"},
 		{"Doc", public, pub, "yes"},
 		{"Doc", master, mine, "yes"},
+		{"Doc", readOnly, mine, "yes"},
 		{ClassUser, alice, aliceUser, "yes"},
+		{ClassUser, public, aliceUser, "no"},
 		{ClassUser, bob, aliceUser, "no"},
 		{ClassSession, bob, bobSession, "yes"},
 		{ClassSession, alice, bobSession, "no"},
@@ -122,6 +124,46 @@ func TestRead(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%s %+v reads %v: %s, want %s", tc.class, tc.caller, tc.obj["objectId"], got, tc.want)
 		}
+	}
+}
+
+// TestReadShared checks that the readers every master and every caller
+// without a session get cost no allocation, and that a caller whose
+// reader depends on more than that still gets their own.
+func TestReadShared(t *testing.T) {
+	open := Compile("Doc", nil, nil)
+	guarded := Compile("Doc", map[string]any{"get": map[string]any{"*": true},
+		"protectedFields": map[string]any{"*": []any{"secret"}}}, nil)
+	for _, tc := range []struct {
+		name   string
+		p      *Policy
+		caller Caller
+		shared bool
+	}{
+		{"master", open, master, true},
+		{"read-only master", open, readOnly, true},
+		{"public", open, public, true},
+		{"user", open, alice, false},
+		{"master, protected fields", guarded, master, true},
+		{"public, protected fields", guarded, public, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			allocs := testing.AllocsPerRun(10, func() {
+				if _, err := tc.p.Read(tc.caller, OpGet); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if shared := allocs == 0; shared != tc.shared {
+				t.Errorf("Read allocates %v times, want shared=%v", allocs, tc.shared)
+			}
+			r, _ := tc.p.Read(tc.caller, OpGet)
+			if r.Master() != tc.caller.Master {
+				t.Errorf("Master() = %v, want %v", r.Master(), tc.caller.Master)
+			}
+			if got, want := r.Protected(nil), tc.p == guarded && !tc.caller.Master; (len(got) > 0) != want {
+				t.Errorf("Protected(nil) = %v, want some: %v", got, want)
+			}
+		})
 	}
 }
 

@@ -19,7 +19,8 @@ type Reader struct {
 // session altogether (209), as Parse Server does.
 func (p *Policy) Read(c Caller, op Op) (*Reader, error) {
 	if c.Master {
-		return &Reader{p: p, c: c}, nil
+		// A master reader reads nothing of its caller but Master.
+		return &p.readers.master, nil
 	}
 	scope, err := p.CheckCLP(c, op)
 	if err != nil {
@@ -28,11 +29,22 @@ func (p *Policy) Read(c Caller, op Op) (*Reader, error) {
 	if p.class == ClassSession && c.UserID == "" {
 		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
 	}
+	if c.UserID == "" && len(c.Roles) == 0 && !c.ReadOnly && !scope.Restricted() && len(p.protected.sets) == 0 {
+		// Every caller without a session reads alike.
+		return &p.readers.public, nil
+	}
 	r := &Reader{p: p, c: c, scope: scope}
 	if len(p.protected.sets) > 0 {
 		r.static = p.protected.forCaller(c)
 	}
 	return r, nil
+}
+
+// sharedReaders are a policy's readers that depend on nothing of their
+// caller but their kind, made once (Compile) so that Read allocates none
+// for them.
+type sharedReaders struct {
+	master, public Reader
 }
 
 // Master reports whether the reader filters nothing (the master key).

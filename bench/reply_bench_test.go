@@ -35,6 +35,18 @@ func Benchmark_Reply_Get_Server(b *testing.B) {
 	runReply(b, h, reqs, `"objectId"`)
 }
 
+// Benchmark_Reply_GetMaster_Server is Benchmark_Reply_Get_Server with the
+// master key, as the load suite's get workload sends it.
+func Benchmark_Reply_GetMaster_Server(b *testing.B) {
+	h, ids := replyFixture(b)
+	reqs := make([]*fasthttp.Request, 64)
+	for i := range reqs {
+		reqs[i] = replyRequest("/parse/classes/Item/" + ids[(i*997)%len(ids)])
+		reqs[i].Header.Set("X-Parse-Master-Key", servertest.MasterKey)
+	}
+	runReply(b, h, reqs, `"objectId"`)
+}
+
 // Benchmark_Reply_Query50_Server: GET /classes/Item?where={"category":c},
 // an indexed equality returning 50 objects, through the REST handler as
 // Benchmark_Reply_Get_Server does.

@@ -27,7 +27,25 @@ type Entry struct {
 	// record is kept by value (tee set) so keeping a line costs no
 	// allocation of its own.
 	record slog.Record
-	tee    *teeHandler
+	// line, when set (tee set), holds the attributes instead of record.
+	line Line
+	tee  *teeHandler
+}
+
+// Line is a log entry kept as its producer's own fields and turned into
+// attributes only when the ring is read: a line written on every request
+// then costs neither a slog.Record nor copies of its attributes. Attrs
+// yields them in order; a Line must not change once kept.
+type Line interface {
+	Attrs(yield func(slog.Attr))
+}
+
+// LineKeeper is implemented by Tee's handlers. KeepLine keeps line in the
+// ring when level is at or above the ring's minimum, and returns the
+// handler the tee passes records on to when that handler is enabled at
+// level (the caller then hands it the line as a record), else nil.
+type LineKeeper interface {
+	KeepLine(ctx context.Context, t time.Time, level slog.Level, msg string, line Line) slog.Handler
 }
 
 // attrs flattens the entry's attributes.
@@ -41,6 +59,10 @@ func (e *Entry) attrs() map[string]any {
 	}
 	for _, a := range e.tee.attrs {
 		addAttr(out, "", a)
+	}
+	if e.line != nil {
+		e.line.Attrs(func(a slog.Attr) { addAttr(out, e.tee.prefix, a) })
+		return out
 	}
 	e.record.Attrs(func(a slog.Attr) bool {
 		addAttr(out, e.tee.prefix, a)
@@ -155,6 +177,16 @@ func (t *teeHandler) Handle(ctx context.Context, rec slog.Record) error {
 	}
 	if t.next.Enabled(ctx, rec.Level) {
 		return t.next.Handle(ctx, rec)
+	}
+	return nil
+}
+
+func (t *teeHandler) KeepLine(ctx context.Context, tm time.Time, level slog.Level, msg string, line Line) slog.Handler {
+	if level >= t.min {
+		t.ring.Add(Entry{Time: tm, Level: level, Message: msg, line: line, tee: t})
+	}
+	if t.next.Enabled(ctx, level) {
+		return t.next
 	}
 	return nil
 }

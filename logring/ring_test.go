@@ -2,6 +2,8 @@ package logring
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -59,5 +61,59 @@ func TestTeeKeepsAttributesAndPassesOn(t *testing.T) {
 	log.Warn("passed on")
 	if !bytes.Contains(out.Bytes(), []byte("passed on")) {
 		t.Errorf("the warning did not reach the handler: %q", out.String())
+	}
+}
+
+// testLine is a Line of two attributes.
+type testLine struct{ path string }
+
+func (l *testLine) Attrs(yield func(slog.Attr)) {
+	yield(slog.String("path", l.path))
+	yield(slog.Int("status", 200))
+}
+
+// TestKeepLine: a line is kept and read as a record with the same
+// attributes would be (the logger's attributes and group included), and
+// the handler the tee passes on to is returned only when it wants the
+// line.
+func TestKeepLine(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		level    slog.Level
+		next     slog.Level // the level of the handler passed on to
+		kept     bool
+		passedOn bool
+	}{
+		{"kept, not passed on", slog.LevelInfo, slog.LevelError, true, false},
+		{"kept and passed on", slog.LevelInfo, slog.LevelInfo, true, true},
+		{"below the ring, passed on", slog.LevelDebug, slog.LevelDebug, false, true},
+		{"neither", slog.LevelDebug, slog.LevelInfo, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := New(10)
+			next := slog.NewTextHandler(&bytes.Buffer{}, &slog.HandlerOptions{Level: c.next})
+			h := slog.New(Tee(next, r, slog.LevelInfo)).With("component", "rest").WithGroup("req").Handler()
+			keeper, ok := h.(LineKeeper)
+			if !ok {
+				t.Fatal("a tee's handler keeps no lines")
+			}
+			t0 := time.Unix(1_700_000_000, 0)
+			passedOn := keeper.KeepLine(context.Background(), t0, c.level, "request", &testLine{path: "/a"})
+			if (passedOn != nil) != c.passedOn {
+				t.Errorf("passed on: %v, want %v", passedOn != nil, c.passedOn)
+			}
+			got := r.Find(Query{MinLevel: slog.LevelDebug})
+			if !c.kept {
+				if len(got) != 0 {
+					t.Errorf("ring holds %v, want nothing", got)
+				}
+				return
+			}
+			want := map[string]any{"component": "rest", "req.path": "/a", "req.status": int64(200), "message": "request",
+				"level": "info", "timestamp": "2023-11-14T22:13:20.000Z"}
+			if len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(want) {
+				t.Errorf("ring holds %v, want [%v]", got, want)
+			}
+		})
 	}
 }

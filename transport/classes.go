@@ -71,6 +71,9 @@ func getObject(s *Server, c *call) (any, error) {
 
 // getOptions reads a get's parameters.
 func getOptions(c *call) (service.ReadOptions, error) {
+	if len(c.body) == 0 && len(c.query) == 0 {
+		return service.ReadOptions{}, nil // the usual get, with no map to make
+	}
 	params := c.allParams()
 	for k := range params {
 		if !getParamNames[k] {

@@ -27,45 +27,85 @@ var envelopeHeaderNames = [numEnvelopeHeaders][]byte{
 }
 
 var (
-	prefixParse = []byte("X-Parse-")
-	prefixSvc   = []byte("X-Svc-")
+	prefixParse         = []byte("X-Parse-")
+	prefixSvc           = []byte("X-Svc-")
+	headerOrigin        = []byte("Origin")
+	headerRequestID     = []byte("X-Request-Id")
+	headerAuthorization = []byte("Authorization")
+	headerUpgrade       = []byte("Upgrade")
 )
 
-// envelopeHeaders are the credential headers of one request, read in one
-// pass over its headers instead of two lookups (X-Parse-, then X-Svc-)
-// per name. Values stay valid while the request is served.
-type envelopeHeaders struct {
+// requestHeaders are the request headers the server reads on every
+// request (the credentials, Origin for CORS, X-Request-Id for the log
+// line, Authorization for basic auth, Upgrade for WebSocket), collected in one pass over the
+// request's headers instead of a lookup (two for a credential: X-Parse-,
+// then X-Svc-) per name. Like Peek, the first header of a name counts.
+// Values stay valid while the request is served.
+type requestHeaders struct {
 	parse, svc         [numEnvelopeHeaders][]byte
 	seenParse, seenSvc uint16 // which names were met, so the first one counts
+	origin             []byte
+	requestID          []byte
+	authorization      []byte
+	upgrade            []byte
+	seenOther          uint8 // bits: origin, request id, authorization, upgrade
 }
 
-// readEnvelopeHeaders collects h's credential headers. Like Peek, the
-// first header of a name counts.
-func readEnvelopeHeaders(h *fasthttp.RequestHeader) (e envelopeHeaders) {
-	h.VisitAll(func(k, v []byte) {
-		vals, seen := &e.parse, &e.seenParse
-		switch {
-		case len(k) > len(prefixParse) && bytes.EqualFold(k[:len(prefixParse)], prefixParse):
-			k = k[len(prefixParse):]
-		case len(k) > len(prefixSvc) && bytes.EqualFold(k[:len(prefixSvc)], prefixSvc):
-			k, vals, seen = k[len(prefixSvc):], &e.svc, &e.seenSvc
-		default:
+// readRequestHeaders collects h's headers the server reads.
+func readRequestHeaders(h *fasthttp.RequestHeader) (e requestHeaders) {
+	h.VisitAll(func(k, v []byte) { e.add(k, v) })
+	return e
+}
+
+func (e *requestHeaders) add(k, v []byte) {
+	if len(k) == 0 {
+		return
+	}
+	switch k[0] | 0x20 {
+	case 'x':
+	case 'o':
+		e.other(0, &e.origin, k, headerOrigin, v)
+		return
+	case 'a':
+		e.other(2, &e.authorization, k, headerAuthorization, v)
+		return
+	case 'u':
+		e.other(3, &e.upgrade, k, headerUpgrade, v)
+		return
+	default:
+		return
+	}
+	vals, seen := &e.parse, &e.seenParse
+	switch {
+	case len(k) > len(prefixParse) && bytes.EqualFold(k[:len(prefixParse)], prefixParse):
+		k = k[len(prefixParse):]
+	case len(k) > len(prefixSvc) && bytes.EqualFold(k[:len(prefixSvc)], prefixSvc):
+		k, vals, seen = k[len(prefixSvc):], &e.svc, &e.seenSvc
+	default:
+		e.other(1, &e.requestID, k, headerRequestID, v)
+		return
+	}
+	for i, name := range envelopeHeaderNames {
+		if *seen&(1<<i) == 0 && bytes.EqualFold(k, name) {
+			*seen |= 1 << i
+			vals[i] = v
 			return
 		}
-		for i, name := range envelopeHeaderNames {
-			if *seen&(1<<i) == 0 && bytes.EqualFold(k, name) {
-				*seen |= 1 << i
-				vals[i] = v
-				return
-			}
-		}
-	})
-	return e
+	}
+}
+
+// other keeps v in *into when k is name and it is the first of that name
+// (bit).
+func (e *requestHeaders) other(bit uint, into *[]byte, k, name, v []byte) {
+	if e.seenOther&(1<<bit) == 0 && bytes.EqualFold(k, name) {
+		e.seenOther |= 1 << bit
+		*into = v
+	}
 }
 
 // get is header's answer for name i: X-Parse-<name> when it is not
 // empty, else X-Svc-<name>.
-func (e *envelopeHeaders) get(i int) []byte {
+func (e *requestHeaders) get(i int) []byte {
 	if len(e.parse[i]) > 0 {
 		return e.parse[i]
 	}
@@ -73,4 +113,4 @@ func (e *envelopeHeaders) get(i int) []byte {
 }
 
 // str is get as a string.
-func (e *envelopeHeaders) str(i int) string { return string(e.get(i)) }
+func (e *requestHeaders) str(i int) string { return string(e.get(i)) }

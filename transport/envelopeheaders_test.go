@@ -8,10 +8,10 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// TestReadEnvelopeHeaders checks the one-pass reading against the lookups
+// TestReadRequestHeaders checks the one-pass reading against the lookups
 // it replaces (header: X-Parse- first when not empty, else X-Svc-, the
-// first header of a name counting).
-func TestReadEnvelopeHeaders(t *testing.T) {
+// first header of a name counting; Peek for the others).
+func TestReadRequestHeaders(t *testing.T) {
 	tests := []struct {
 		name    string
 		headers [][2]string
@@ -25,6 +25,12 @@ func TestReadEnvelopeHeaders(t *testing.T) {
 		{"first of a name", [][2]string{{"X-Parse-Javascript-Key", "one"}, {"X-Parse-Javascript-Key", "two"}}},
 		{"others ignored", [][2]string{{"X-Parse-Client-Version", "js1"}, {"X-Parse-Windows-Key", "wk"},
 			{"X-Parse-Cloud-Context", `{"a":1}`}, {"X-Parse-", "bare"}, {"Content-Type", "text/plain"}}},
+		{"origin, request id, authorization", [][2]string{{"Origin", "http://a.example"}, {"X-Request-Id", "r-1"},
+			{"Authorization", "Basic YXBwOm1r"}, {"Upgrade", "websocket"}}},
+		{"first origin, request id, authorization", [][2]string{{"origin", "http://a.example"}, {"Origin", "http://b.example"},
+			{"x-request-id", "r-1"}, {"X-Request-Id", "r-2"}, {"Authorization", "Basic x"}, {"authorization", "Basic y"}}},
+		{"near names", [][2]string{{"Originx", "o"}, {"X-Request-Idx", "r"}, {"Authorizations", "a"}, {"X-Requested-With", "w"}, {"Upgrades", "u"},
+			{"Accept", "*/*"}, {"X", "x"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -37,10 +43,18 @@ func TestReadEnvelopeHeaders(t *testing.T) {
 			if err := ctx.Request.Read(bufio.NewReader(strings.NewReader(raw + "\r\n"))); err != nil {
 				t.Fatal(err)
 			}
-			got := readEnvelopeHeaders(&ctx.Request.Header)
+			got := readRequestHeaders(&ctx.Request.Header)
 			for i, name := range envelopeHeaderNames {
 				if want := header(&ctx, string(name)); got.str(i) != want {
 					t.Errorf("%s: got %q, want %q", name, got.str(i), want)
+				}
+			}
+			for _, other := range []struct {
+				name string
+				got  []byte
+			}{{"Origin", got.origin}, {"X-Request-Id", got.requestID}, {"Authorization", got.authorization}, {"Upgrade", got.upgrade}} {
+				if want := ctx.Request.Header.Peek(other.name); string(other.got) != string(want) {
+					t.Errorf("%s: got %q, want %q", other.name, other.got, want)
 				}
 			}
 		})

@@ -24,7 +24,7 @@ import (
 // reports false for other paths, and when no files adapter is configured
 // (the not-built answer then applies).
 func (s *Server) serveFiles(ctx *fasthttp.RequestCtx, path string) bool {
-	rel, ok := strings.CutPrefix(path, s.opts.MountPath+"/files")
+	rel, ok := strings.CutPrefix(path, s.mount.files)
 	if !ok || rel != "" && rel[0] != '/' || !s.svc.FilesEnabled() {
 		return false
 	}
@@ -77,7 +77,7 @@ func (s *Server) uploadFile(ctx *fasthttp.RequestCtx, name string) {
 // _ContentType and fileData {metadata, tags}.
 func (s *Server) fileUpload(ctx *fasthttp.RequestCtx) (*call, service.FileUpload, error) {
 	var up service.FileUpload
-	user, _, basic := basicAuth(ctx)
+	user, _, basic := basicAuth(ctx.Request.Header.Peek("Authorization"))
 	if header(ctx, "Application-Id") == s.opts.AppID || basic && user == s.opts.AppID {
 		// The envelope must not read the file as JSON: hide it meanwhile.
 		raw := ctx.Request.SwapBody(nil)

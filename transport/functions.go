@@ -123,9 +123,6 @@ func startJob(s *Server, c *call) (any, error) {
 	return map[string]any{}, nil
 }
 
-// requestInfo collects what cloud code may read of a request: its
-// headers (names lower-cased, as Node gives them), the client's address
-// and the cloud context (X-Parse-Cloud-Context or the body's _context).
 // parseContext decodes a context sent as a JSON string ("" is none).
 func parseContext(s string) map[string]any {
 	if s == "" {
@@ -136,7 +133,11 @@ func parseContext(s string) map[string]any {
 	return m
 }
 
-func requestInfo(ctx *fasthttp.RequestCtx, body map[string]any, withHeaders bool) *service.RequestInfo {
+// requestInfo collects what cloud code may read of a request: its
+// headers (names lower-cased, as Node gives them), the client's address
+// and the cloud context (the body's _context, else headerContext: the
+// X-Parse-Cloud-Context header).
+func requestInfo(ctx *fasthttp.RequestCtx, body map[string]any, headerContext []byte, withHeaders bool) *service.RequestInfo {
 	var cloudContext map[string]any
 	raw, inBody := body["_context"]
 	switch v := raw.(type) {
@@ -145,8 +146,8 @@ func requestInfo(ctx *fasthttp.RequestCtx, body map[string]any, withHeaders bool
 	case string:
 		cloudContext = parseContext(v)
 	case nil:
-		if !inBody {
-			cloudContext = parseContext(header(ctx, "Cloud-Context"))
+		if !inBody && len(headerContext) > 0 {
+			cloudContext = parseContext(string(headerContext))
 		}
 	}
 	if cloudContext == nil && !withHeaders {

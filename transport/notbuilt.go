@@ -25,7 +25,7 @@ var notBuilt = map[string]string{
 // yet, or an unknown path, always as JSON with a Parse code.
 func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
 	path := string(ctx.Path())
-	rel, underMount := strings.CutPrefix(path, s.opts.MountPath+"/")
+	rel, underMount := strings.CutPrefix(path, s.mount.slash)
 	first, rest, _ := strings.Cut(rel, "/")
 	var status int
 	var err *schema.Error

@@ -38,7 +38,7 @@ const codeValidationFailed = 142
 // password reset emails, the password form and its result pages. They are
 // for browsers: no keys, HTML replies, redirects between them.
 func (s *Server) servePages(ctx *fasthttp.RequestCtx, path string) bool {
-	rel, ok := strings.CutPrefix(path, s.opts.MountPath+"/apps/")
+	rel, ok := strings.CutPrefix(path, s.mount.apps)
 	if !ok {
 		return false
 	}

@@ -24,7 +24,7 @@ func (s *Server) limitFiles(ctx *fasthttp.RequestCtx, path string) bool {
 	if s.opts.RateLimit == nil {
 		return false
 	}
-	rel, ok := strings.CutPrefix(path, s.opts.MountPath+"/files")
+	rel, ok := strings.CutPrefix(path, s.mount.files)
 	if !ok || rel != "" && rel[0] != '/' {
 		return false
 	}

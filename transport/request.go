@@ -48,6 +48,9 @@ type call struct {
 	// path is the request's path as routed (a trailing slash trimmed),
 	// kept for the log line; empty for batch items.
 	path string
+	// routed is the request's route, nil until routed: its first segment
+	// is the family metrics and the log line name (Server.family).
+	routed *route
 }
 
 // rawRequest is a request's body and URL parameters in the order sent.
@@ -167,6 +170,18 @@ func jsonDepth(b []byte) int {
 // envelope unwraps a request into a call: body, method override,
 // credentials, and the key checks.
 func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
+	hdr := readRequestHeaders(&ctx.Request.Header)
+	return s.unwrap(ctx, &hdr)
+}
+
+// clientKeys are the client keys a request sent (headers, body or basic
+// auth).
+type clientKeys struct {
+	client, javascript, rest, dotnet string
+}
+
+// unwrap is envelope over the request's headers, already read.
+func (s *Server) unwrap(ctx *fasthttp.RequestCtx, hdr *requestHeaders) (*call, error) {
 	// query stays nil without URL parameters (it is only read then).
 	c := &call{status: fasthttp.StatusOK}
 	if len(ctx.PostBody()) > s.opts.MaxBodyBytes {
@@ -194,14 +209,12 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 		}
 	})
 
-	// One pass over the headers reads every credential the envelope needs.
-	hdr := readEnvelopeHeaders(&ctx.Request.Header)
-	// Compared as bytes: the usual request's one header costs no copy.
+	// Compared as bytes: the usual request's keys cost no copy.
 	appIDSent := hdr.get(hdrApplicationID)
-	master := hdr.str(hdrMasterKey)
-	keys := map[string]string{
-		"client": hdr.str(hdrClientKey), "javascript": hdr.str(hdrJavaScriptKey),
-		"rest": hdr.str(hdrRESTAPIKey), "dotnet": hdr.str(hdrWindowsKey),
+	master := hdr.get(hdrMasterKey)
+	keys := clientKeys{
+		client: hdr.str(hdrClientKey), javascript: hdr.str(hdrJavaScriptKey),
+		rest: hdr.str(hdrRESTAPIKey), dotnet: hdr.str(hdrWindowsKey),
 	}
 	c.auth.SessionToken = hdr.str(hdrSessionToken)
 	c.auth.InstallationID = hdr.str(hdrInstallationID)
@@ -210,23 +223,23 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 		// JS SDK style: credentials travel in the body.
 		bodyApp, _ := body["_ApplicationId"].(string)
 		if bodyApp == "" || bodyApp != s.opts.AppID {
-			if u, p, ok := basicAuth(ctx); ok && u == s.opts.AppID {
+			if u, p, ok := basicAuth(hdr.authorization); ok && u == s.opts.AppID {
 				if js, isJS := strings.CutPrefix(p, "javascript-key="); isJS {
-					keys["javascript"] = js
+					keys.javascript = js
 				} else {
-					master = p
+					master = []byte(p)
 				}
 			} else {
 				return nil, unauthorized
 			}
 		} else {
-			if master != "" && !equalKey(master, s.opts.MasterKey) {
+			if len(master) > 0 && !equalKey(master, s.opts.MasterKey) {
 				return nil, unauthorized
 			}
-			keys["javascript"], _ = body["_JavaScriptKey"].(string)
-			keys["client"], _ = body["_ClientKey"].(string)
+			keys.javascript, _ = body["_JavaScriptKey"].(string)
+			keys.client, _ = body["_ClientKey"].(string)
 			if m, ok := body["_MasterKey"].(string); ok {
-				master = m
+				master = []byte(m)
 			}
 			if t, ok := body["_SessionToken"]; ok && t != nil {
 				c.auth.SessionToken = toString(t)
@@ -235,11 +248,11 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 				c.auth.InstallationID = i
 			}
 		}
-	} else if u, p, ok := basicAuth(ctx); ok && u == s.opts.AppID {
+	} else if u, p, ok := basicAuth(hdr.authorization); ok && u == s.opts.AppID {
 		if js, isJS := strings.CutPrefix(p, "javascript-key="); isJS {
-			keys["javascript"] = js
+			keys.javascript = js
 		} else {
-			master = p
+			master = []byte(p)
 		}
 	}
 	if ctxVal, ok := body["_context"]; ok {
@@ -247,16 +260,20 @@ func (s *Server) envelope(ctx *fasthttp.RequestCtx) (*call, error) {
 			return nil, err
 		}
 	}
-	if h := hdr.str(hdrCloudContext); h != "" {
-		if err := checkContext(h); err != nil {
+	cloudContext := hdr.get(hdrCloudContext)
+	if len(cloudContext) > 0 {
+		if err := checkContext(string(cloudContext)); err != nil {
 			return nil, err
 		}
 	}
-	c.auth.Request = requestInfo(ctx, body, s.opts.CloudCode || s.svc.HasWebhooks()) // for cloud code (functions.go)
-	for _, k := range bodyCredentialKeys {
-		delete(body, k)
+	// For cloud code (functions.go).
+	c.auth.Request = requestInfo(ctx, body, cloudContext, s.opts.CloudCode || s.svc.HasWebhooks())
+	if len(body) > 0 {
+		for _, k := range bodyCredentialKeys {
+			delete(body, k)
+		}
 	}
-	if err := s.checkKeys(ctx, c, master, keys); err != nil {
+	if err := s.checkKeys(ctx, c, master, &keys); err != nil {
 		return nil, err
 	}
 	if !bodyIsJSON {
@@ -280,8 +297,8 @@ func checkContext(v any) error {
 	return schema.Errorf(schema.CodeInvalidJSON, "Invalid object for context.")
 }
 
-func (s *Server) checkKeys(ctx *fasthttp.RequestCtx, c *call, master string, keys map[string]string) error {
-	if master != "" {
+func (s *Server) checkKeys(ctx *fasthttp.RequestCtx, c *call, master []byte, keys *clientKeys) error {
+	if len(master) > 0 {
 		switch {
 		case equalKey(master, s.opts.MasterKey):
 			if !s.masterAllowed(ctx) {
@@ -298,17 +315,17 @@ func (s *Server) checkKeys(ctx *fasthttp.RequestCtx, c *call, master string, key
 		}
 		// A wrong master key is no key at all; the client keys decide.
 	}
-	configured := map[string]string{
-		"client": s.opts.ClientKey, "javascript": s.opts.JavaScriptKey,
-		"rest": s.opts.RESTAPIKey, "dotnet": s.opts.DotNetKey,
+	configured := [...]struct{ sent, want string }{
+		{keys.client, s.opts.ClientKey}, {keys.javascript, s.opts.JavaScriptKey},
+		{keys.rest, s.opts.RESTAPIKey}, {keys.dotnet, s.opts.DotNetKey},
 	}
 	anyConfigured := false
-	for name, want := range configured {
-		if want == "" {
+	for _, k := range configured {
+		if k.want == "" {
 			continue
 		}
 		anyConfigured = true
-		if equalKey(keys[name], want) {
+		if equalKey(k.sent, k.want) {
 			return nil
 		}
 	}
@@ -319,13 +336,16 @@ func (s *Server) checkKeys(ctx *fasthttp.RequestCtx, c *call, master string, key
 }
 
 // equalKey compares secrets in constant time.
-func equalKey(got, want string) bool {
+func equalKey[T string | []byte](got T, want string) bool {
 	return want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-func basicAuth(ctx *fasthttp.RequestCtx) (user, pass string, ok bool) {
-	h := string(ctx.Request.Header.Peek("Authorization"))
-	scheme, rest, found := strings.Cut(h, " ")
+// basicAuth reads the user and password of an Authorization header.
+func basicAuth(header []byte) (user, pass string, ok bool) {
+	if len(header) == 0 {
+		return "", "", false
+	}
+	scheme, rest, found := strings.Cut(string(header), " ")
 	if !found || !strings.EqualFold(scheme, "basic") {
 		return "", "", false
 	}

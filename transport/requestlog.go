@@ -2,14 +2,17 @@ package transport
 
 import (
 	"bytes"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/quarrydata/quarry/logring"
 )
 
 // Context keys of what the request log line reports.
@@ -32,18 +35,26 @@ type requestLog struct {
 }
 
 // finish runs after a request is answered (a panic included): it echoes or
-// assigns the request id, counts the request and writes its log line.
-func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
+// assigns the request id (sentID is the request's X-Request-Id header),
+// counts the request and writes its log line.
+func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time, sentID []byte) {
 	now := time.Now() // the log record's time too
 	took := now.Sub(start)
 	var idBuf [2 * requestIDBytes]byte
-	idBytes := requestID(ctx, idBuf[:0])
-	ctx.Response.Header.SetBytesV("X-Request-Id", idBytes)
+	idBytes, fromClient := requestID(sentID, idBuf[:0])
+	ctx.Response.Header.SetCanonical(headerRequestID, idBytes)
 	status := ctx.Response.StatusCode()
-	family := s.family(ctx.Path())
+	c, _ := ctx.UserValue(callKey).(*call)
+	var family string
+	if c != nil && c.routed != nil {
+		// The route's first segment is the family its path names, found
+		// again for free.
+		family = c.routed.segs[0]
+	} else {
+		family = s.family(ctx.Path())
+	}
 	method := methodName(ctx.Method())
 	s.opts.Metrics.Request(family, method, status, took)
-	c, _ := ctx.UserValue(callKey).(*call)
 	if c != nil && c.plan != "" {
 		s.opts.Metrics.Query(c.plan, c.examined, took)
 	}
@@ -67,35 +78,87 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time) {
 	if !s.log.Enabled(ctx, level) {
 		return
 	}
-	var path string
+	line := &requestLine{method: method, family: family, status: status, took: took}
+	if fromClient {
+		line.sentID = string(idBytes)
+	} else {
+		copy(line.id[:], idBytes)
+	}
 	if c != nil {
-		path = c.path // the same string, already made
+		line.path = c.path // the same string, already made
 	}
-	if path == "" {
-		path = string(ctx.Path())
+	if line.path == "" {
+		line.path = string(ctx.Path())
 	}
-	// The record is made here rather than by Logger.LogAttrs: that would
-	// read the clock again and walk the stack for a source position no
-	// handler of Quarry's asks for (none sets AddSource).
-	rec := slog.NewRecord(now, level, msg, 0)
-	rec.AddAttrs(
-		slog.String("id", string(idBytes)),
-		slog.String("method", method),
-		slog.String("path", path),
-		slog.String("family", family),
-		slog.Int("status", status),
-		slog.Float64("ms", float64(took.Microseconds())/1000),
-	)
-	if code, ok := ctx.UserValue(codeKey).(int); ok {
-		rec.AddAttrs(slog.Int("code", code))
-	}
+	line.code, line.hasCode = ctx.UserValue(codeKey).(int)
 	if c != nil && c.plan != "" {
-		rec.AddAttrs(slog.String("plan", c.plan), slog.Int("examined", c.examined))
+		line.plan, line.examined = c.plan, c.examined
 		if slow {
-			rec.AddAttrs(slog.String("explain", c.found.PlanSummary()))
+			line.slow, line.explain = true, c.found.PlanSummary()
 		}
 	}
-	_ = s.log.Handler().Handle(ctx, rec) // a line that cannot be written is not the request's failure
+	// A line is not a request's failure: errors writing it are dropped.
+	if k, ok := s.log.Handler().(logring.LineKeeper); ok {
+		// The /scriptlog ring keeps the line as it is; a record is made
+		// only for a handler that prints it.
+		if next := k.KeepLine(ctx, now, level, msg, line); next != nil {
+			_ = next.Handle(ctx, line.record(now, level, msg))
+		}
+		return
+	}
+	_ = s.log.Handler().Handle(ctx, line.record(now, level, msg))
+}
+
+// requestLine is a request's log line: id, method, path, family, status,
+// ms, then code when the reply carries one, plan and examined for a query
+// and explain for a slow one. It is made once per logged request (one
+// allocation, an id the server made inline) and kept as it is by the
+// /scriptlog ring.
+type requestLine struct {
+	id             [2 * requestIDBytes]byte // the id made for the request, unless sentID
+	sentID         string                   // the client's X-Request-Id
+	method, family string
+	path           string
+	status         int
+	took           time.Duration
+	code           int
+	hasCode        bool
+	plan           string
+	examined       int
+	slow           bool
+	explain        string
+}
+
+func (l *requestLine) Attrs(yield func(slog.Attr)) {
+	id := l.sentID
+	if id == "" {
+		id = string(l.id[:])
+	}
+	yield(slog.String("id", id))
+	yield(slog.String("method", l.method))
+	yield(slog.String("path", l.path))
+	yield(slog.String("family", l.family))
+	yield(slog.Int("status", l.status))
+	yield(slog.Float64("ms", float64(l.took.Microseconds())/1000))
+	if l.hasCode {
+		yield(slog.Int("code", l.code))
+	}
+	if l.plan != "" {
+		yield(slog.String("plan", l.plan))
+		yield(slog.Int("examined", l.examined))
+		if l.slow {
+			yield(slog.String("explain", l.explain))
+		}
+	}
+}
+
+// record is the line as a slog.Record, made here rather than by
+// Logger.LogAttrs: that would read the clock again and walk the stack for
+// a source position no handler of Quarry's asks for (none sets AddSource).
+func (l *requestLine) record(t time.Time, level slog.Level, msg string) slog.Record {
+	rec := slog.NewRecord(t, level, msg, 0)
+	l.Attrs(func(a slog.Attr) { rec.AddAttrs(a) })
+	return rec
 }
 
 // sampled reports whether this successful request is logged.
@@ -110,15 +173,18 @@ func (rl *requestLog) sampled() bool {
 	return uint64(float64(n)*rl.sample) != uint64(float64(n-1)*rl.sample)
 }
 
-// requestID is the client's X-Request-Id when it is short and plain, or a
-// new random one.
-func requestID(ctx *fasthttp.RequestCtx, dst []byte) []byte {
-	if id := ctx.Request.Header.Peek("X-Request-Id"); len(id) > 0 && len(id) <= maxRequestIDLen && plainID(id) {
-		return id
+// requestID is the client's X-Request-Id, sent, when it is short and
+// plain, or a new random one appended to dst. The id only ties a reply to
+// its log line, it guards nothing: the runtime's generator (ChaCha8,
+// seeded by the system) makes it without crypto/rand's system call.
+func requestID(sent, dst []byte) (id []byte, fromClient bool) {
+	if len(sent) > 0 && len(sent) <= maxRequestIDLen && plainID(sent) {
+		return sent, true
 	}
 	var b [requestIDBytes]byte
-	_, _ = rand.Read(b[:])
-	return hex.AppendEncode(dst, b[:])
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint32(b[8:], rand.Uint32())
+	return hex.AppendEncode(dst, b[:]), false
 }
 
 // requestIDBytes is the size of a request id the server assigns (random

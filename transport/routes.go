@@ -208,6 +208,7 @@ func (s *Server) route(ctx *fasthttp.RequestCtx, c *call, path string) {
 		s.notFound(ctx)
 		return
 	}
+	c.routed = r
 	s.run(ctx, r, c)
 }
 

@@ -55,6 +55,30 @@ func TestRouteTableMatch(t *testing.T) {
 	}
 }
 
+// TestRouteFamily: the family a routed request is counted under (its
+// route's first segment) is the one the path names (Server.family).
+func TestRouteFamily(t *testing.T) {
+	s := Server{opts: Options{MountPath: "/parse"}}
+	s.registerRoutes()
+	for _, r := range s.routes {
+		path := "/parse"
+		for _, seg := range r.segs {
+			if isParamSeg(seg) {
+				seg = "x"
+			}
+			path += "/" + seg
+		}
+		var p pathParams
+		if got := s.table.match(r.method, path[len("/parse"):], &p); got == nil {
+			t.Errorf("%s %s: no route", r.method, path)
+			continue
+		}
+		if want := s.family([]byte(path)); r.segs[0] != want {
+			t.Errorf("%s %s: route family %q, path family %q", r.method, path, r.segs[0], want)
+		}
+	}
+}
+
 // Benchmark_RouteTable_Match_ObjectGet: the route of a get, which must not
 // allocate.
 func Benchmark_RouteTable_Match_ObjectGet(b *testing.B) {

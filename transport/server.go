@@ -113,8 +113,13 @@ type Server struct {
 	lastBase atomic.Pointer[baseURLEntry]
 	reqLog   requestLog
 	// allowHeaders is the CORS Access-Control-Allow-Headers value.
-	allowHeaders string
-	idem         *idempotency // nil when idempotencyOptions.paths is empty
+	allowHeaders []byte
+	// allowOrigin is AllowOrigin as fasthttp takes header values.
+	allowOrigin [][]byte
+	// mount holds the paths below the mount path that serve compares
+	// every request's path with, made once.
+	mount struct{ slash, files, apps, health, healthLive string }
+	idem  *idempotency // nil when idempotencyOptions.paths is empty
 }
 
 // Default request limits.
@@ -148,7 +153,12 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, svc: svc, log: opts.Logger,
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
-		allowHeaders: corsAllowHeaders(opts.AllowHeaders)}
+		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
+	s.mount.slash, s.mount.files, s.mount.apps = opts.MountPath+"/", opts.MountPath+"/files", opts.MountPath+"/apps/"
+	s.mount.health, s.mount.healthLive = opts.MountPath+"/health", opts.MountPath+"/health/live"
+	for _, o := range opts.AllowOrigin {
+		s.allowOrigin = append(s.allowOrigin, []byte(o))
+	}
 	for _, ip := range opts.MasterKeyIPs {
 		p, err := parseIPOrPrefix(ip)
 		if err != nil {
@@ -226,7 +236,9 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 }
 
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
-	if isWebSocketUpgrade(ctx) {
+	// One pass over the request's headers reads all the server looks at.
+	hdr := readRequestHeaders(&ctx.Request.Header)
+	if len(hdr.upgrade) > 0 && isWebSocketUpgrade(ctx) {
 		if s.opts.GraphQLWebSocket != nil && string(ctx.Path()) == s.opts.GraphQLPath {
 			s.opts.GraphQLWebSocket(ctx)
 			return
@@ -242,16 +254,21 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 				"(or liveQuery.classNames in the config file) to subscribe to those classes."})
 		return
 	}
-	defer s.finish(ctx, time.Now())
+	// fasthttp has just read the clock for this request.
+	start := ctx.Time()
+	if start.IsZero() {
+		start = time.Now()
+	}
+	defer s.finish(ctx, start, hdr.requestID)
 	defer s.recoverPanic(ctx)
-	s.cors(ctx)
+	s.corsFor(ctx, hdr.origin)
 	if ctx.IsOptions() {
 		ctx.SetStatusCode(fasthttp.StatusOK)
 		ctx.SetBodyString("OK")
 		return
 	}
 	path := string(ctx.Path())
-	if trimmed := strings.TrimRight(path, "/"); trimmed != path && strings.HasPrefix(trimmed, s.opts.MountPath+"/") {
+	if trimmed := strings.TrimRight(path, "/"); trimmed != path && strings.HasPrefix(trimmed, s.mount.slash) {
 		// Like Parse Server (express), a trailing slash names the same
 		// route: the JS SDK lists schemas with GET /schemas/.
 		path = trimmed
@@ -261,12 +278,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		s.serveMetrics(ctx)
 		return
 	}
-	if path == "/health/live" || path == s.opts.MountPath+"/health/live" {
+	if path == "/health/live" || path == s.mount.healthLive {
 		// Liveness never depends on the store (see server.Starting).
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
 		return
 	}
-	if path == "/health" || path == s.opts.MountPath+"/health" {
+	if path == "/health" || path == s.mount.health {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
 		return
 	}
@@ -285,11 +302,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	var c *call
-	if strings.HasPrefix(path, s.opts.MountPath+"/") {
+	if strings.HasPrefix(path, s.mount.slash) {
 		// The envelope runs before routing: the JS SDK's _method decides
 		// which route a POST really is.
 		var err error
-		c, err = s.envelope(ctx)
+		c, err = s.unwrap(ctx, &hdr)
 		if err == nil {
 			c.path = path
 			// After the envelope (its _method is the method counted),
@@ -391,21 +408,38 @@ func isWebSocketUpgrade(ctx *fasthttp.RequestCtx) bool {
 }
 
 func (s *Server) cors(ctx *fasthttp.RequestCtx) {
+	s.corsFor(ctx, ctx.Request.Header.Peek("Origin"))
+}
+
+// The CORS headers' names and fixed values, as fasthttp keeps them (in
+// canonical form: set without normalizing or copying per request).
+var (
+	headerAllowOrigin   = []byte("Access-Control-Allow-Origin")
+	headerAllowMethods  = []byte("Access-Control-Allow-Methods")
+	headerAllowHeaders  = []byte("Access-Control-Allow-Headers")
+	headerExposeHeaders = []byte("Access-Control-Expose-Headers")
+	corsMethods         = []byte("GET,PUT,POST,DELETE,OPTIONS")
+	// The JS SDK splits this list on ", " exactly.
+	corsExposed = []byte("X-Parse-Job-Status-Id, X-Parse-Push-Status-Id")
+)
+
+// corsFor sets the CORS headers of a request whose Origin header is
+// origin: the request's origin when it is allowed, else the first allowed.
+func (s *Server) corsFor(ctx *fasthttp.RequestCtx, origin []byte) {
 	h := &ctx.Response.Header
-	origin := s.opts.AllowOrigin[0]
-	if req := string(ctx.Request.Header.Peek("Origin")); req != "" {
-		for _, o := range s.opts.AllowOrigin {
-			if o == req {
-				origin = req
+	allowed := s.allowOrigin[0]
+	if len(origin) > 0 {
+		for _, o := range s.allowOrigin[1:] {
+			if bytes.Equal(o, origin) {
+				allowed = o
 				break
 			}
 		}
 	}
-	h.Set("Access-Control-Allow-Origin", origin)
-	h.Set("Access-Control-Allow-Methods", "GET,PUT,POST,DELETE,OPTIONS")
-	h.Set("Access-Control-Allow-Headers", s.allowHeaders)
-	// The JS SDK splits this list on ", " exactly.
-	h.Set("Access-Control-Expose-Headers", "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id")
+	h.SetCanonical(headerAllowOrigin, allowed)
+	h.SetCanonical(headerAllowMethods, corsMethods)
+	h.SetCanonical(headerAllowHeaders, s.allowHeaders)
+	h.SetCanonical(headerExposeHeaders, corsExposed)
 }
 
 // corsAllowHeaders is Access-Control-Allow-Headers: the headers Parse
