@@ -31,7 +31,8 @@ func findCases(d *dataset) []checkCase {
 		{"n written 2.0 and 3e0", results(a, `{"n":2.0}`, `{"n":3e0}`), true},
 		{"escaped key", results(a, `{"\u006e":2}`, c), true},
 		{"first n counts", results(a, `{"n":2,"n":9}`, c), true},
-		{"first results counts", `{"results":[{"n":1},{"n":2},{"n":3}],"results":[]}`, true},
+		{"first results counts", `{"results":[{"n":1},{"n":2},{"n":3}],"results":[{"n":4}]}`, true},
+		{"first results wrong", `{"results":[{"n":4}],"results":[{"n":1},{"n":2},{"n":3}]}`, false},
 		{"other members first", `{"count":3,"results":[{"x":[1,{"n":7}],"n":1},{"n":2},{"n":3}]}`, true},
 		{"missing result", results(a, b), false},
 		{"extra result", results(a, b, c, item3(d, 4)), false},
@@ -83,8 +84,27 @@ func TestChecks_FindReplies(t *testing.T) {
 			}
 		}
 	}
+	// An n that is not a whole number must fail even where reading it as
+	// 0 would give the right answer.
+	zero := []int{0, 1, 2}
+	a, b := item3(d, 1), item3(d, 2)
+	for _, tc := range []checkCase{
+		{"0", results(`{"n":0}`, a, b), true},
+		{"-0 and 0.0", results(`{"n":-0}`, a, b), true},
+		{"0.0", results(`{"n":0.0}`, a, b), true},
+		{"a string", results(`{"n":"0"}`, a, b), false},
+		{"null", results(`{"n":null}`, a, b), false},
+		{"false", results(`{"n":false}`, a, b), false},
+		{"an empty object", results(`{"n":{}}`, a, b), false},
+		{"a fraction", results(`{"n":0.5}`, a, b), false},
+		{"missing", results(`{}`, a, b), false},
+	} {
+		if err := checkSet(&worker{}, []byte(tc.body), zero); (err == nil) != tc.ok {
+			t.Errorf("set, n %s: err = %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
 	// What only some of them accept.
-	a, b, c := item3(d, 1), item3(d, 2), item3(d, 3)
+	c := item3(d, 3)
 	for _, tc := range []struct {
 		name      string
 		body      string
@@ -123,6 +143,7 @@ func TestChecks_Include(t *testing.T) {
 		{"a pointer, not included", results(inc(1), withOwner(2, owner("Pointer", d.ownerIDs[o2], ownerName(o2)))), false},
 		{"another owner", results(inc(1), withOwner(2, owner("Object", d.ownerIDs[o2+1], ownerName(o2)))), false},
 		{"another name", results(inc(1), withOwner(2, owner("Object", d.ownerIDs[o2], ownerName(o2+1)))), false},
+		{"first __type counts", results(inc(1), withOwner(2, fmt.Sprintf(`{"__type":"Pointer","__type":"Object","objectId":%q,"name":%q}`, d.ownerIDs[o2], ownerName(o2)))), false},
 		{"no name", results(inc(1), withOwner(2, fmt.Sprintf(`{"__type":"Object","objectId":%q}`, d.ownerIDs[o2]))), false},
 		{"owner a string", results(inc(1), withOwner(2, fmt.Sprintf("%q", d.ownerIDs[o2]))), false},
 		{"owner null", results(inc(1), withOwner(2, "null")), false},
@@ -178,6 +199,7 @@ func TestChecks_SmallReplies(t *testing.T) {
 		{count, checkCase{"results not an array", `{"results":{},"count":55}`, false}},
 		{count, checkCase{"malformed", `{"results":[],"count":55`, false}},
 		{checkCreated, checkCase{"created", `{"objectId":"a1","createdAt":"` + testDate + `"}`, true}},
+		{checkCreated, checkCase{"first objectId counts", `{"objectId":"","objectId":"a1","createdAt":"` + testDate + `"}`, false}},
 		{checkCreated, checkCase{"no createdAt", `{"objectId":"a1"}`, false}},
 		{checkCreated, checkCase{"empty objectId", `{"objectId":"","createdAt":"` + testDate + `"}`, false}},
 		{checkCreated, checkCase{"an error", `{"code":137,"error":"duplicate"}`, false}},
@@ -197,6 +219,7 @@ func TestChecks_SmallReplies(t *testing.T) {
 		{batch, checkCase{"not an array", `{"results":[]}`, false}},
 		{login, checkCase{"logged in", `{"objectId":"u1","username":"user-1","sessionToken":"r:abc"}`, true}},
 		{login, checkCase{"another user", `{"username":"user-2","sessionToken":"r:abc"}`, false}},
+		{login, checkCase{"first username counts", `{"username":"user-2","username":"user-1","sessionToken":"r:abc"}`, false}},
 		{login, checkCase{"no session", `{"username":"user-1"}`, false}},
 		{login, checkCase{"empty session", `{"username":"user-1","sessionToken":""}`, false}},
 	} {
