@@ -53,9 +53,10 @@ type worker struct {
 	c      *client
 	rng    *rand.Rand
 	seq    int
-	ns     []int // scratch for checks: the reply's n in its order
-	sorted []int // scratch for checks: ns sorted
-	state  any   // the workload's own per-worker state
+	body   []byte // scratch for request bodies (the request copies it)
+	ns     []int  // scratch for checks: the reply's n in its order
+	sorted []int  // scratch for checks: ns sorted
+	state  any    // the workload's own per-worker state
 }
 
 // call sends a request, times it and checks the status.
@@ -143,8 +144,8 @@ func setupCreate(e *env) (*plan, error) {
 	uri := e.t.uri("/classes/"+e.d.writeClass(), nil)
 	return &plan{op: func(w *worker) (time.Duration, error) {
 		w.seq++
-		body := fmt.Appendf(nil, `{"worker":%d,"seq":%d,"name":"create-%d-%d","score":%d}`, w.id, w.seq, w.id, w.seq, w.rng.IntN(1000))
-		out, lat, err := w.call(fasthttp.StatusCreated, "POST", uri, body)
+		w.body = fmt.Appendf(w.body[:0], `{"worker":%d,"seq":%d,"name":"create-%d-%d","score":%d}`, w.id, w.seq, w.id, w.seq, w.rng.IntN(1000))
+		out, lat, err := w.call(fasthttp.StatusCreated, "POST", uri, w.body)
 		if err == nil {
 			err = checkCreated(out)
 		}
@@ -173,10 +174,13 @@ func setupGet(e *env) (*plan, error) {
 func setupUpdate(e *env) (*plan, error) {
 	d := e.d
 	body := []byte(`{"count":{"__op":"Increment","amount":1}}`)
+	uris := make([]string, len(d.counterIDs))
+	for i, id := range d.counterIDs {
+		uris[i] = e.t.uri("/classes/"+d.counterClass()+"/"+id, nil)
+	}
 	return &plan{
 		op: func(w *worker) (time.Duration, error) {
-			id := d.counterIDs[w.rng.IntN(len(d.counterIDs))]
-			out, lat, err := w.call(fasthttp.StatusOK, "PUT", e.t.uri("/classes/"+d.counterClass()+"/"+id, nil), body)
+			out, lat, err := w.call(fasthttp.StatusOK, "PUT", uris[w.rng.IntN(len(uris))], body)
 			if err == nil {
 				err = checkCounter(out)
 			}
@@ -310,8 +314,7 @@ func setupBatch(e *env) (*plan, error) {
 	path := e.t.mountPath() + "/classes/" + e.d.writeClass()
 	return &plan{op: func(w *worker) (time.Duration, error) {
 		w.seq++
-		body := make([]byte, 0, 2048)
-		body = append(body, `{"requests":[`...)
+		body := append(w.body[:0], `{"requests":[`...)
 		for i := range batchLimit {
 			if i > 0 {
 				body = append(body, ',')
@@ -319,6 +322,7 @@ func setupBatch(e *env) (*plan, error) {
 			body = fmt.Appendf(body, `{"method":"POST","path":%q,"body":{"worker":%d,"seq":%d,"i":%d,"name":"batch"}}`, path, w.id, w.seq, i)
 		}
 		body = append(body, "]}"...)
+		w.body = body
 		out, lat, err := w.call(fasthttp.StatusOK, "POST", uri, body)
 		if err == nil {
 			if err = checkBatchCreated(out, batchLimit); err != nil {
