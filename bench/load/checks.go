@@ -333,7 +333,7 @@ func readCreated(s *scanner) error {
 	if err := s.strMembers([]string{"objectId", "createdAt"}, vals[:]); err != nil {
 		return err
 	}
-	if vals[0].text() == "" || vals[1].text() == "" {
+	if vals[0].empty() || vals[1].empty() {
 		return fmt.Errorf("create reply without objectId and createdAt: %s", clip(string(s.b[start:s.i]), 120))
 	}
 	return nil
@@ -437,7 +437,7 @@ func checkLogin(body []byte, username string) error {
 	if err == nil {
 		err = s.end()
 	}
-	if err == nil && (vals[0].text() == "" || !vals[1].is(username)) {
+	if err == nil && (vals[0].empty() || !vals[1].is(username)) {
 		err = fmt.Errorf("login reply without the session of %s: %s", username, clip(string(body), 120))
 	}
 	return err

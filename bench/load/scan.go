@@ -155,6 +155,9 @@ func (j jsonString) is(want string) bool {
 	return j.text() == want
 }
 
+// empty reports whether the string is absent or "".
+func (j jsonString) empty() bool { return j.quoted == nil || j.is("") }
+
 // str reads the string at the cursor.
 func (s *scanner) str() (jsonString, error) {
 	if s.peek() != '"' {
