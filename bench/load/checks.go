@@ -1,88 +1,137 @@
 package main
 
 import (
-	"errors"
+	"bytes"
 	"fmt"
+	"math"
 	"slices"
+
+	"github.com/valyala/fastjson"
 )
 
-// The reply checks. Each reads its reply once with a scanner (scan.go) and
-// fails on anything but a well-formed reply that says exactly what the
+// The reply checks. Each parses its reply once with the worker's
+// fastjson.Parser (reused, so a steady run allocates nothing for parsing)
+// and fails on anything but a well-formed reply that says exactly what the
 // model of the seeded data says. Where a key appears twice in an object,
 // the first one counts, as it did when the checks used gjson's Get.
 
-// eachResult walks a find reply once: result is called with the cursor on
-// each element of its first "results" member, which must be an array.
-func eachResult(body []byte, result func(s *scanner) error) error {
-	s := scanner{b: body}
-	noResults := func() error { return fmt.Errorf("no results array in %s", clip(string(body), 120)) }
-	if s.peek() != '{' {
-		return noResults()
+// parse holds body to RFC 8259 and parses it. fastjson's parser alone
+// takes numbers such as 01 or NaN and unknown string escapes, so the
+// reply goes through fastjson.Validate first; both reject bytes after
+// the value.
+func (w *worker) parse(body []byte) (*fastjson.Value, error) {
+	if err := fastjson.ValidateBytes(body); err != nil {
+		return nil, fmt.Errorf("malformed JSON: %w", err)
 	}
-	found := false
-	err := s.object(func(k jsonString, s *scanner) error {
-		if found || !k.is("results") {
-			return s.skip()
-		}
-		found = true
-		if s.peek() != '[' {
-			return noResults()
-		}
-		return s.array(result)
-	})
-	if err == nil && !found {
-		err = noResults()
-	}
-	if err == nil {
-		err = s.end()
-	}
-	return err
+	w.escaped = bytes.IndexByte(body, '\\') >= 0
+	return w.parser.ParseBytes(body)
 }
 
-// resultN reads the result object at the cursor and returns its first
-// "n", which must be a whole number. Its other members go to other, or are
-// skipped if other is nil.
-func resultN(s *scanner, other func(k jsonString, s *scanner) error) (int, error) {
-	start := s.i
-	if s.peek() != '{' {
-		raw, err := s.raw()
-		if err != nil {
-			return 0, err
-		}
-		return 0, fmt.Errorf("result without a number n: %s", clip(string(raw), 120))
+// first is the first member of o named key, nil if there is none or o is
+// nil. Object.Get compares keys as written before it compares them
+// unescaped, so it would take a later "n" over an earlier "\u006e"; Visit
+// compares unescaped keys in the reply's order but costs more, so it is
+// used only for a reply with a backslash somewhere.
+func (w *worker) first(o *fastjson.Object, key string) *fastjson.Value {
+	if o == nil {
+		return nil
 	}
-	n, found := 0, false
-	err := s.object(func(k jsonString, s *scanner) error {
-		if !found && k.is("n") {
-			found = true
-			var err error
-			n, err = s.intValue("n")
-			if err != nil {
-				return fmt.Errorf("result without a number n: %w", err)
-			}
-			return nil
+	if !w.escaped {
+		return o.Get(key)
+	}
+	var found *fastjson.Value
+	o.Visit(func(k []byte, v *fastjson.Value) {
+		if found == nil && string(k) == key {
+			found = v
 		}
-		if other != nil {
-			return other(k, s)
-		}
-		return s.skip()
 	})
-	if err == nil && !found {
-		err = fmt.Errorf("result without a number n: %s", clip(string(s.b[start:s.i]), 120))
+	return found
+}
+
+// maxExactInt is the largest integer every float64 up to it holds exactly.
+const maxExactInt = 1<<53 - 1
+
+// wholeNumber is v's value if v is a number with no fraction (1, 1.0 or
+// 1e0) within ±2^53; ok is false for anything else, nil included.
+func wholeNumber(v *fastjson.Value) (n int, ok bool) {
+	if v == nil || v.Type() != fastjson.TypeNumber {
+		return 0, false
 	}
-	return n, err
+	if n, err := v.Int(); err == nil && n >= -maxExactInt && n <= maxExactInt {
+		return n, true
+	}
+	f, err := v.Float64()
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > maxExactInt {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// isString reports whether v is a string whose value is want.
+func isString(v *fastjson.Value, want string) bool {
+	if v == nil || v.Type() != fastjson.TypeString {
+		return false
+	}
+	s, err := v.StringBytes()
+	return err == nil && string(s) == want
+}
+
+// nonEmptyString reports whether v is a string other than "".
+func nonEmptyString(v *fastjson.Value) bool {
+	if v == nil || v.Type() != fastjson.TypeString {
+		return false
+	}
+	s, err := v.StringBytes()
+	return err == nil && len(s) > 0
+}
+
+// raw is v as JSON, clipped, for messages.
+func raw(v *fastjson.Value, n int) string {
+	if v == nil {
+		return "(absent)"
+	}
+	return clip(v.String(), n)
+}
+
+// findResults is the first "results" member of a find reply, which must
+// be an array.
+func findResults(w *worker, body []byte) ([]*fastjson.Value, error) {
+	v, err := w.parse(body)
+	if err != nil {
+		return nil, err
+	}
+	results := w.first(v.GetObject(), "results")
+	if results == nil || results.Type() != fastjson.TypeArray {
+		return nil, fmt.Errorf("no results array in %s", clip(string(body), 120))
+	}
+	return results.GetArray(), nil
+}
+
+// resultN is the first "n" of a result, which must be a whole number.
+func resultN(w *worker, result *fastjson.Value) (int, error) {
+	n, ok := wholeNumber(w.first(result.GetObject(), "n"))
+	if !ok {
+		return 0, fmt.Errorf("result without a number n: %s", raw(result, 120))
+	}
+	return n, nil
 }
 
 // resultNs reads the "n" of every result into w.ns.
 func resultNs(w *worker, body []byte) ([]int, error) {
+	results, err := findResults(w, body)
+	if err != nil {
+		return nil, err
+	}
 	ns := w.ns[:0]
-	err := eachResult(body, func(s *scanner) error {
-		n, err := resultN(s, nil)
+	for _, r := range results {
+		n, err := resultN(w, r)
+		if err != nil {
+			return nil, err
+		}
 		ns = append(ns, n)
-		return err
-	})
+	}
 	w.ns = ns
-	return ns, err
+	return ns, nil
 }
 
 // checkSet: the results are exactly the items want (sorted), in any order.
@@ -153,50 +202,32 @@ func head(ns []int) []int {
 	return ns
 }
 
-// includedOwner is the first "owner" member of a result, as read.
-type includedOwner struct {
-	found               bool
-	raw                 []byte
-	typ, objectID, name jsonString // zero unless a string
-}
-
-func (o *includedOwner) read(s *scanner) error {
-	o.found = true
-	start := s.i
-	var vals [3]jsonString
-	err := s.strMembers([]string{"__type", "objectId", "name"}, vals[:])
-	o.typ, o.objectID, o.name = vals[0], vals[1], vals[2]
-	o.raw = s.b[start:s.i]
-	return err
-}
-
 // checkInclude: the results are exactly the items want, each with its
 // owner embedded as a full BenchOwner object.
 func checkInclude(w *worker, d *dataset, body []byte, want []int) error {
-	ns := w.ns[:0]
-	var wrongOwner error
-	err := eachResult(body, func(s *scanner) error {
-		var o includedOwner
-		n, err := resultN(s, func(k jsonString, s *scanner) error {
-			if !o.found && k.is("owner") {
-				return o.read(s)
-			}
-			return s.skip()
-		})
-		ns = append(ns, n)
-		if err != nil || wrongOwner != nil || n < 0 || n >= len(d.items) {
-			return err // a wrong n fails the set comparison first
-		}
-		it := d.items[n]
-		if !o.typ.is("Object") || !o.objectID.is(d.ownerIDs[it.Owner]) || !o.name.is(ownerName(it.Owner)) {
-			wrongOwner = fmt.Errorf("n=%d: owner not included as owner-%d: %s", it.N, it.Owner, clip(string(o.raw), 120))
-		}
-		return nil
-	})
-	w.ns = ns
+	results, err := findResults(w, body)
 	if err != nil {
 		return err
 	}
+	ns := w.ns[:0]
+	var wrongOwner error
+	for _, r := range results {
+		n, err := resultN(w, r)
+		if err != nil {
+			return err
+		}
+		ns = append(ns, n)
+		if wrongOwner != nil || n < 0 || n >= len(d.items) {
+			continue // a wrong n fails the set comparison first
+		}
+		it := d.items[n]
+		owner := w.first(r.GetObject(), "owner")
+		o := owner.GetObject()
+		if !isString(w.first(o, "__type"), "Object") || !isString(w.first(o, "objectId"), d.ownerIDs[it.Owner]) || !isString(w.first(o, "name"), ownerName(it.Owner)) {
+			wrongOwner = fmt.Errorf("n=%d: owner not included as owner-%d: %s", it.N, it.Owner, raw(owner, 120))
+		}
+	}
+	w.ns = ns
 	if err := sameSet(ns, want); err != nil {
 		return err
 	}
@@ -205,240 +236,109 @@ func checkInclude(w *worker, d *dataset, body []byte, want []int) error {
 
 // checkCount: a count=1&limit=0 reply holds the count want and an empty
 // results array.
-func checkCount(body []byte, want int) error {
-	s := scanner{b: body}
-	var count, results []byte
-	countOK, nResults, resultsOK := false, 0, false
-	err := s.object(func(k jsonString, s *scanner) error {
-		switch {
-		case count == nil && k.is("count"):
-			start := s.i
-			if c := s.peek(); c == '-' || isDigit(c) {
-				num, err := s.number()
-				if err != nil {
-					return err
-				}
-				n, ok := integer(num)
-				countOK = ok && n == want
-			} else if err := s.skip(); err != nil {
-				return err
-			}
-			count = s.b[start:s.i]
-			return nil
-		case results == nil && k.is("results"):
-			start := s.i
-			if s.peek() != '[' {
-				_, err := s.raw()
-				results = s.b[start:s.i]
-				return err
-			}
-			resultsOK = true
-			err := s.array(func(s *scanner) error {
-				nResults++
-				return s.skip()
-			})
-			results = s.b[start:s.i]
-			return err
-		}
-		return s.skip()
-	})
-	if err == nil {
-		err = s.end()
-	}
-	switch {
-	case err != nil:
+func checkCount(w *worker, body []byte, want int) error {
+	v, err := w.parse(body)
+	if err != nil {
 		return err
-	case !countOK:
-		return fmt.Errorf("count %s, want %d", clip(string(count), 60), want)
-	case !resultsOK || nResults != 0:
-		return fmt.Errorf("limit 0 returned %d results: %s", nResults, clip(string(results), 60))
+	}
+	o := v.GetObject()
+	if o == nil {
+		return fmt.Errorf("count reply is not an object: %s", clip(string(body), 60))
+	}
+	count, results := w.first(o, "count"), w.first(o, "results")
+	if n, ok := wholeNumber(count); !ok || n != want {
+		return fmt.Errorf("count %s, want %d", raw(count, 60), want)
+	}
+	if results == nil || results.Type() != fastjson.TypeArray || len(results.GetArray()) != 0 {
+		return fmt.Errorf("limit 0 returned %d results: %s", len(results.GetArray()), raw(results, 60))
 	}
 	return nil
 }
 
 // checkGot: a GET reply is the object objectId whose n is n.
-func checkGot(body []byte, objectID string, n int) error {
-	s := scanner{b: body}
-	var id jsonString
-	var idRaw, nRaw []byte
-	gotN, nOK := 0, false
-	err := s.object(func(k jsonString, s *scanner) error {
-		switch {
-		case idRaw == nil && k.is("objectId"):
-			start := s.i
-			if s.peek() == '"' {
-				var err error
-				id, err = s.str()
-				idRaw = s.b[start:s.i]
-				return err
-			}
-			var err error
-			idRaw, err = s.raw()
-			return err
-		case nRaw == nil && k.is("n"):
-			start := s.i
-			var err error
-			gotN, err = s.intValue("n")
-			nOK = err == nil
-			if err != nil && !errors.Is(err, errNotInteger) {
-				return err
-			}
-			nRaw = s.b[start:s.i]
-			return nil
-		}
-		return s.skip()
-	})
-	if err == nil {
-		err = s.end()
-	}
+func checkGot(w *worker, body []byte, objectID string, n int) error {
+	v, err := w.parse(body)
 	if err != nil {
 		return err
 	}
-	if !id.is(objectID) || !nOK || gotN != n {
-		return fmt.Errorf("got objectId %s n %s", clip(string(idRaw), 40), clip(string(nRaw), 40))
+	o := v.GetObject()
+	if o == nil {
+		return fmt.Errorf("GET reply is not an object: %s", clip(string(body), 60))
+	}
+	id, nv := w.first(o, "objectId"), w.first(o, "n")
+	if got, ok := wholeNumber(nv); !isString(id, objectID) || !ok || got != n {
+		return fmt.Errorf("got objectId %s n %s", raw(id, 40), raw(nv, 40))
 	}
 	return nil
 }
 
-// strMembers reads the object at the cursor, keeping in vals[i] the first
-// member named names[i] if it is a string (zero if it is not, or absent).
-// A value that is not an object leaves every vals[i] zero.
-func (s *scanner) strMembers(names []string, vals []jsonString) error {
-	if s.peek() != '{' {
-		return s.skip()
-	}
-	var seen uint64
-	return s.object(func(k jsonString, s *scanner) error {
-		for i, name := range names {
-			if seen&(1<<i) != 0 || !k.is(name) {
-				continue
-			}
-			seen |= 1 << i
-			if s.peek() != '"' {
-				return s.skip()
-			}
-			var err error
-			vals[i], err = s.str()
-			return err
-		}
-		return s.skip()
-	})
-}
-
-// readCreated reads a create reply at the cursor: it must carry an
-// objectId and a createdAt, both non-empty strings.
-func readCreated(s *scanner) error {
-	start := s.i
-	var vals [2]jsonString
-	if err := s.strMembers([]string{"objectId", "createdAt"}, vals[:]); err != nil {
-		return err
-	}
-	if vals[0].empty() || vals[1].empty() {
-		return fmt.Errorf("create reply without objectId and createdAt: %s", clip(string(s.b[start:s.i]), 120))
+// isCreated checks a create reply: it must carry an objectId and a
+// createdAt, both non-empty strings.
+func isCreated(w *worker, v *fastjson.Value) error {
+	o := v.GetObject()
+	if !nonEmptyString(w.first(o, "objectId")) || !nonEmptyString(w.first(o, "createdAt")) {
+		return fmt.Errorf("create reply without objectId and createdAt: %s", raw(v, 120))
 	}
 	return nil
 }
 
 // checkCreated checks the reply of one create.
-func checkCreated(body []byte) error {
-	s := scanner{b: body}
-	if err := readCreated(&s); err != nil {
+func checkCreated(w *worker, body []byte) error {
+	v, err := w.parse(body)
+	if err != nil {
 		return err
 	}
-	return s.end()
+	return isCreated(w, v)
 }
 
 // checkBatchCreated checks a batch reply of want creates: an array of
 // want elements, each with a create reply as its first "success".
-func checkBatchCreated(body []byte, want int) error {
-	s := scanner{b: body}
-	got := 0
-	var wrong error
-	if s.peek() != '[' {
-		raw, err := s.raw()
-		if err != nil {
+func checkBatchCreated(w *worker, body []byte, want int) error {
+	v, err := w.parse(body)
+	if err != nil {
+		return err
+	}
+	if v.Type() != fastjson.TypeArray {
+		return fmt.Errorf("batch reply is not an array: %s", clip(string(body), 120))
+	}
+	replies := v.GetArray()
+	if len(replies) != want {
+		return fmt.Errorf("%d results for %d requests", len(replies), want)
+	}
+	for _, r := range replies {
+		success := w.first(r.GetObject(), "success")
+		if success == nil {
+			return fmt.Errorf("no success: %s", raw(r, 120))
+		}
+		if err := isCreated(w, success); err != nil {
 			return err
 		}
-		return fmt.Errorf("batch reply is not an array: %s", clip(string(raw), 120))
 	}
-	err := s.array(func(s *scanner) error {
-		got++
-		start := s.i
-		found := false
-		if s.peek() != '{' {
-			raw, err := s.raw()
-			if err == nil && wrong == nil {
-				wrong = fmt.Errorf("no success: %s", clip(string(raw), 120))
-			}
-			return err
-		}
-		err := s.object(func(k jsonString, s *scanner) error {
-			if found || !k.is("success") {
-				return s.skip()
-			}
-			found = true
-			if err := readCreated(s); err != nil && wrong == nil {
-				if errors.Is(err, errSyntax) {
-					return err
-				}
-				wrong = err
-			}
-			return nil
-		})
-		if err == nil && !found && wrong == nil {
-			wrong = fmt.Errorf("no success: %s", clip(string(s.b[start:s.i]), 120))
-		}
-		return err
-	})
-	if err == nil {
-		err = s.end()
-	}
-	switch {
-	case err != nil:
-		return err
-	case got != want:
-		return fmt.Errorf("%d results for %d requests", got, want)
-	}
-	return wrong
+	return nil
 }
 
 // checkCounter: an Increment reply carries the new count, a whole number
 // of at least 1.
-func checkCounter(body []byte) error {
-	s := scanner{b: body}
-	count, found := 0, false
-	var wrong error
-	err := s.object(func(k jsonString, s *scanner) error {
-		if found || !k.is("count") {
-			return s.skip()
-		}
-		found = true
-		var err error
-		count, err = s.intValue("count")
-		if errors.Is(err, errNotInteger) {
-			wrong, err = err, nil
-		}
+func checkCounter(w *worker, body []byte) error {
+	v, err := w.parse(body)
+	if err != nil {
 		return err
-	})
-	if err == nil {
-		err = s.end()
 	}
-	if err == nil && (wrong != nil || !found || count < 1) {
-		err = fmt.Errorf("Increment reply without the new count: %s", clip(string(body), 120))
+	if count, ok := wholeNumber(w.first(v.GetObject(), "count")); !ok || count < 1 {
+		return fmt.Errorf("Increment reply without the new count: %s", clip(string(body), 120))
 	}
-	return err
+	return nil
 }
 
 // checkLogin: a login reply carries a session token and the user's name.
-func checkLogin(body []byte, username string) error {
-	s := scanner{b: body}
-	var vals [2]jsonString
-	err := s.strMembers([]string{"sessionToken", "username"}, vals[:])
-	if err == nil {
-		err = s.end()
+func checkLogin(w *worker, body []byte, username string) error {
+	v, err := w.parse(body)
+	if err != nil {
+		return err
 	}
-	if err == nil && (vals[0].empty() || !vals[1].is(username)) {
-		err = fmt.Errorf("login reply without the session of %s: %s", username, clip(string(body), 120))
+	o := v.GetObject()
+	if !nonEmptyString(w.first(o, "sessionToken")) || !isString(w.first(o, "username"), username) {
+		return fmt.Errorf("login reply without the session of %s: %s", username, clip(string(body), 120))
 	}
-	return err
+	return nil
 }

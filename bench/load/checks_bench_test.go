@@ -10,7 +10,7 @@ import (
 
 // benchReplies are replies of the read workloads' shapes over a
 // 10,000-item dataset (the load suite's default size), each with the check
-// the workload runs on it, before (gjson) and after (scanner).
+// the workload runs on it, before (gjson) and after (fastjson).
 func benchReplies(b *testing.B) []struct {
 	name          string
 	body          []byte
@@ -66,24 +66,24 @@ func benchReplies(b *testing.B) []struct {
 		func(w *worker, b []byte) error { return checkInclude(w, d, b, in) })
 	add("Count", mustJSON(map[string]any{"results": []any{}, "count": len(equal)}),
 		func(_ *worker, b []byte) error { return legacyCheckCount(b, len(equal)) },
-		func(_ *worker, b []byte) error { return checkCount(b, len(equal)) })
+		func(w *worker, b []byte) error { return checkCount(w, b, len(equal)) })
 	add("Get", mustJSON(storedItem(d, 4321, false)),
 		func(_ *worker, b []byte) error { return legacyCheckGot(b, d.itemIDs[4321], 4321) },
-		func(_ *worker, b []byte) error { return checkGot(b, d.itemIDs[4321], 4321) })
+		func(w *worker, b []byte) error { return checkGot(w, b, d.itemIDs[4321], 4321) })
 	add("Created", mustJSON(map[string]any{"objectId": "w000000001", "createdAt": testDate}),
 		func(_ *worker, b []byte) error { return legacyCheckCreated(b) },
-		func(_ *worker, b []byte) error { return checkCreated(b) })
+		func(w *worker, b []byte) error { return checkCreated(w, b) })
 	add("Counter", mustJSON(map[string]any{"count": 17, "updatedAt": testDate}),
 		func(_ *worker, b []byte) error { return legacyCheckCounter(b) },
-		func(_ *worker, b []byte) error { return checkCounter(b) })
+		func(w *worker, b []byte) error { return checkCounter(w, b) })
 	add(fmt.Sprintf("Batch_%d", batchLimit), mustJSON(batch),
 		func(_ *worker, b []byte) error { return legacyCheckBatchCreated(b, batchLimit) },
-		func(_ *worker, b []byte) error { return checkBatchCreated(b, batchLimit) })
+		func(w *worker, b []byte) error { return checkBatchCreated(w, b, batchLimit) })
 	return out
 }
 
-// BenchmarkCheck: CPU per reply of each check, gjson before and the
-// one-pass scanner after (compare with benchstat or by eye: -benchmem).
+// BenchmarkCheck: CPU per reply of each check, gjson before and fastjson
+// after (compare with benchstat or by eye: -benchmem).
 func BenchmarkCheck(b *testing.B) {
 	for _, r := range benchReplies(b) {
 		b.Run(r.name+"/gjson", func(b *testing.B) {
@@ -98,7 +98,7 @@ func BenchmarkCheck(b *testing.B) {
 			}
 			reportCPU(b, start)
 		})
-		b.Run(r.name+"/scan", func(b *testing.B) {
+		b.Run(r.name+"/fastjson", func(b *testing.B) {
 			w := &worker{}
 			b.SetBytes(int64(len(r.body)))
 			b.ReportAllocs()

@@ -31,6 +31,8 @@ func findCases(d *dataset) []checkCase {
 		{"n written 2.0 and 3e0", results(a, `{"n":2.0}`, `{"n":3e0}`), true},
 		{"escaped key", results(a, `{"\u006e":2}`, c), true},
 		{"first n counts", results(a, `{"n":2,"n":9}`, c), true},
+		{"first n escaped", results(a, `{"\u006e":2,"n":9}`, c), true},
+		{"first n escaped and wrong", results(a, `{"\u006e":9,"n":2}`, c), false},
 		{"first results counts", `{"results":[{"n":1},{"n":2},{"n":3}],"results":[{"n":4}]}`, true},
 		{"first results wrong", `{"results":[{"n":4}],"results":[{"n":1},{"n":2},{"n":3}]}`, false},
 		{"other members first", `{"count":3,"results":[{"x":[1,{"n":7}],"n":1},{"n":2},{"n":3}]}`, true},
@@ -103,6 +105,23 @@ func TestChecks_FindReplies(t *testing.T) {
 			t.Errorf("set, n %s: err = %v, want ok %v", tc.name, err, tc.ok)
 		}
 	}
+	// A reply with no results is an empty results array, nothing else.
+	for _, tc := range []checkCase{
+		{"empty", `{"results":[]}`, true},
+		{"null", `{"results":null}`, false},
+		{"an object", `{"results":{}}`, false},
+		{"absent", `{}`, false},
+	} {
+		for name, check := range map[string]func(w *worker, body []byte) error{
+			"set":  func(w *worker, b []byte) error { return checkSet(w, b, nil) },
+			"seq":  func(w *worker, b []byte) error { return checkSeq(w, b, nil) },
+			"band": func(w *worker, b []byte) error { return checkBand(w, b, nil, nil) },
+		} {
+			if err := check(&worker{}, []byte(tc.body)); (err == nil) != tc.ok {
+				t.Errorf("%s, no results, %s: err = %v, want ok %v", name, tc.name, err, tc.ok)
+			}
+		}
+	}
 	// What only some of them accept.
 	c := item3(d, 3)
 	for _, tc := range []struct {
@@ -166,10 +185,12 @@ func TestChecks_Include(t *testing.T) {
 func TestChecks_SmallReplies(t *testing.T) {
 	d := testData(100)
 	id := d.itemIDs[7]
-	get := func(b []byte) error { return checkGot(b, id, 7) }
-	count := func(b []byte) error { return checkCount(b, 55) }
-	batch := func(b []byte) error { return checkBatchCreated(b, 3) }
-	login := func(b []byte) error { return checkLogin(b, "user-1") }
+	get := func(b []byte) error { return checkGot(&worker{}, b, id, 7) }
+	count := func(b []byte) error { return checkCount(&worker{}, b, 55) }
+	batch := func(b []byte) error { return checkBatchCreated(&worker{}, b, 3) }
+	login := func(b []byte) error { return checkLogin(&worker{}, b, "user-1") }
+	create := func(b []byte) error { return checkCreated(&worker{}, b) }
+	counter := func(b []byte) error { return checkCounter(&worker{}, b) }
 	created := `{"success":{"objectId":"a1","createdAt":"` + testDate + `"}}`
 	for _, tc := range []struct {
 		check func([]byte) error
@@ -198,18 +219,18 @@ func TestChecks_SmallReplies(t *testing.T) {
 		{count, checkCase{"no results", `{"count":55}`, false}},
 		{count, checkCase{"results not an array", `{"results":{},"count":55}`, false}},
 		{count, checkCase{"malformed", `{"results":[],"count":55`, false}},
-		{checkCreated, checkCase{"created", `{"objectId":"a1","createdAt":"` + testDate + `"}`, true}},
-		{checkCreated, checkCase{"first objectId counts", `{"objectId":"","objectId":"a1","createdAt":"` + testDate + `"}`, false}},
-		{checkCreated, checkCase{"no createdAt", `{"objectId":"a1"}`, false}},
-		{checkCreated, checkCase{"empty objectId", `{"objectId":"","createdAt":"` + testDate + `"}`, false}},
-		{checkCreated, checkCase{"an error", `{"code":137,"error":"duplicate"}`, false}},
-		{checkCreated, checkCase{"malformed", `{"objectId":"a1","createdAt":"x"`, false}},
-		{checkCounter, checkCase{"the count", `{"count":3,"updatedAt":"` + testDate + `"}`, true}},
-		{checkCounter, checkCase{"zero", `{"count":0}`, false}},
-		{checkCounter, checkCase{"negative", `{"count":-2}`, false}},
-		{checkCounter, checkCase{"a string", `{"count":"3"}`, false}},
-		{checkCounter, checkCase{"an Increment op", `{"count":{"__op":"Increment","amount":1}}`, false}},
-		{checkCounter, checkCase{"no count", `{"updatedAt":"` + testDate + `"}`, false}},
+		{create, checkCase{"created", `{"objectId":"a1","createdAt":"` + testDate + `"}`, true}},
+		{create, checkCase{"first objectId counts", `{"objectId":"","objectId":"a1","createdAt":"` + testDate + `"}`, false}},
+		{create, checkCase{"no createdAt", `{"objectId":"a1"}`, false}},
+		{create, checkCase{"empty objectId", `{"objectId":"","createdAt":"` + testDate + `"}`, false}},
+		{create, checkCase{"an error", `{"code":137,"error":"duplicate"}`, false}},
+		{create, checkCase{"malformed", `{"objectId":"a1","createdAt":"x"`, false}},
+		{counter, checkCase{"the count", `{"count":3,"updatedAt":"` + testDate + `"}`, true}},
+		{counter, checkCase{"zero", `{"count":0}`, false}},
+		{counter, checkCase{"negative", `{"count":-2}`, false}},
+		{counter, checkCase{"a string", `{"count":"3"}`, false}},
+		{counter, checkCase{"an Increment op", `{"count":{"__op":"Increment","amount":1}}`, false}},
+		{counter, checkCase{"no count", `{"updatedAt":"` + testDate + `"}`, false}},
 		{batch, checkCase{"three created", `[` + created + `,` + created + `,` + created + `]`, true}},
 		{batch, checkCase{"two", `[` + created + `,` + created + `]`, false}},
 		{batch, checkCase{"four", `[` + created + `,` + created + `,` + created + `,` + created + `]`, false}},
@@ -229,7 +250,7 @@ func TestChecks_SmallReplies(t *testing.T) {
 	}
 }
 
-// The scanner's checks must reject every reply the gjson checks rejected:
+// The fastjson checks must reject every reply the gjson checks rejected:
 // random edits of good replies (a byte changed, dropped or doubled, or a
 // JSON token swapped in) are judged by both, and an edit the old check
 // caught must be caught by the new one too.
@@ -247,12 +268,12 @@ func TestChecks_RejectWhatGjsonRejected(t *testing.T) {
 		{"seq", findReply(d, set, false), func(b []byte) error { return legacyCheckSeq(b, set) }, func(b []byte) error { return checkSeq(&worker{}, b, set) }},
 		{"band", findReply(d, set, false), func(b []byte) error { return legacyCheckBand(b, set, in) }, func(b []byte) error { return checkBand(&worker{}, b, set, in) }},
 		{"include", findReply(d, in, true), func(b []byte) error { return legacyCheckInclude(d, b, in) }, func(b []byte) error { return checkInclude(&worker{}, d, b, in) }},
-		{"count", []byte(`{"results":[],"count":55}`), func(b []byte) error { return legacyCheckCount(b, 55) }, func(b []byte) error { return checkCount(b, 55) }},
-		{"get", mustJSON(storedItem(d, 7, false)), func(b []byte) error { return legacyCheckGot(b, d.itemIDs[7], 7) }, func(b []byte) error { return checkGot(b, d.itemIDs[7], 7) }},
-		{"created", []byte(`{"objectId":"a1","createdAt":"` + testDate + `"}`), legacyCheckCreated, checkCreated},
-		{"counter", []byte(`{"count":3,"updatedAt":"` + testDate + `"}`), legacyCheckCounter, checkCounter},
-		{"batch", []byte(`[` + created + `,` + created + `]`), func(b []byte) error { return legacyCheckBatchCreated(b, 2) }, func(b []byte) error { return checkBatchCreated(b, 2) }},
-		{"login", []byte(`{"username":"user-1","sessionToken":"r:abc"}`), func(b []byte) error { return legacyCheckLogin(b, "user-1") }, func(b []byte) error { return checkLogin(b, "user-1") }},
+		{"count", []byte(`{"results":[],"count":55}`), func(b []byte) error { return legacyCheckCount(b, 55) }, func(b []byte) error { return checkCount(&worker{}, b, 55) }},
+		{"get", mustJSON(storedItem(d, 7, false)), func(b []byte) error { return legacyCheckGot(b, d.itemIDs[7], 7) }, func(b []byte) error { return checkGot(&worker{}, b, d.itemIDs[7], 7) }},
+		{"created", []byte(`{"objectId":"a1","createdAt":"` + testDate + `"}`), legacyCheckCreated, func(b []byte) error { return checkCreated(&worker{}, b) }},
+		{"counter", []byte(`{"count":3,"updatedAt":"` + testDate + `"}`), legacyCheckCounter, func(b []byte) error { return checkCounter(&worker{}, b) }},
+		{"batch", []byte(`[` + created + `,` + created + `]`), func(b []byte) error { return legacyCheckBatchCreated(b, 2) }, func(b []byte) error { return checkBatchCreated(&worker{}, b, 2) }},
+		{"login", []byte(`{"username":"user-1","sessionToken":"r:abc"}`), func(b []byte) error { return legacyCheckLogin(b, "user-1") }, func(b []byte) error { return checkLogin(&worker{}, b, "user-1") }},
 	}
 	tokens := []string{`"`, `\`, `{`, `}`, `[`, `]`, `,`, `:`, `0`, `1`, `9`, `-`, `.`, `e`, `n`, ` `, `null`, `"n"`, `"n":1,`, `{"n":3},`, `"results"`, `true`, `"x"`}
 	rng := rand.New(rand.NewPCG(14, 14))
@@ -271,7 +292,7 @@ func TestChecks_RejectWhatGjsonRejected(t *testing.T) {
 			}
 			caught++
 			if p.scan(b) == nil {
-				t.Errorf("%s: the gjson check rejects, the scanner's accepts: %s", p.name, clip(string(b), 400))
+				t.Errorf("%s: the gjson check rejects, the fastjson one accepts: %s", p.name, clip(string(b), 400))
 			}
 		}
 		if caught < 300 {

@@ -9,10 +9,10 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// The checks as they were written with gjson before the one-pass scanner.
-// They stay here as the reference: the scanner's checks must reject every
-// reply these reject (TestChecks_RejectWhatGjsonRejected), and the
-// benchmarks compare the two on the same replies.
+// The checks as they were written with gjson. They stay here as the
+// reference: the fastjson checks must reject every reply these reject
+// (TestChecks_RejectWhatGjsonRejected), and the benchmarks compare the two
+// on the same replies.
 
 func legacyResultNs(ns []int, body []byte) ([]int, error) {
 	res := gjson.GetBytes(body, "results")

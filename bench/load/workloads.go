@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fastjson"
 )
 
 // errUnsupported marks a capability the server does not have: the
@@ -49,14 +50,16 @@ type plan struct {
 
 // worker is one closed-loop client.
 type worker struct {
-	id     int
-	c      *client
-	rng    *rand.Rand
-	seq    int
-	body   []byte // scratch for request bodies (the request copies it)
-	ns     []int  // scratch for checks: the reply's n in its order
-	sorted []int  // scratch for checks: ns sorted
-	state  any    // the workload's own per-worker state
+	id      int
+	c       *client
+	rng     *rand.Rand
+	seq     int
+	body    []byte          // scratch for request bodies (the request copies it)
+	ns      []int           // scratch for checks: the reply's n in its order
+	sorted  []int           // scratch for checks: ns sorted
+	parser  fastjson.Parser // the checks' parser, reused for every reply
+	escaped bool            // the reply being checked has a backslash
+	state   any             // the workload's own per-worker state
 }
 
 // call sends a request, times it and checks the status.
@@ -147,7 +150,7 @@ func setupCreate(e *env) (*plan, error) {
 		w.body = fmt.Appendf(w.body[:0], `{"worker":%d,"seq":%d,"name":"create-%d-%d","score":%d}`, w.id, w.seq, w.id, w.seq, w.rng.IntN(1000))
 		out, lat, err := w.call(fasthttp.StatusCreated, "POST", uri, w.body)
 		if err == nil {
-			err = checkCreated(out)
+			err = checkCreated(w, out)
 		}
 		return lat, err
 	}}, nil
@@ -163,7 +166,7 @@ func setupGet(e *env) (*plan, error) {
 		n := w.rng.IntN(len(uris))
 		out, lat, err := w.call(fasthttp.StatusOK, "GET", uris[n], nil)
 		if err == nil {
-			if err = checkGot(out, d.itemIDs[n], n); err != nil {
+			if err = checkGot(w, out, d.itemIDs[n], n); err != nil {
 				err = fmt.Errorf("GET %s: %w", d.itemIDs[n], err)
 			}
 		}
@@ -182,7 +185,7 @@ func setupUpdate(e *env) (*plan, error) {
 		op: func(w *worker) (time.Duration, error) {
 			out, lat, err := w.call(fasthttp.StatusOK, "PUT", uris[w.rng.IntN(len(uris))], body)
 			if err == nil {
-				err = checkCounter(out)
+				err = checkCounter(w, out)
 			}
 			return lat, err
 		},
@@ -305,7 +308,7 @@ func setupCount(e *env) (*plan, error) {
 		k := rng.IntN(d.categories)
 		want := len(d.matching(func(it *item) bool { return it.Category == k }))
 		uri := e.t.uri("/classes/"+d.itemClass(), whereQuery(map[string]any{"category": categoryName(k)}, "count", "1", "limit", "0"))
-		return query{uri, func(w *worker, b []byte) error { return checkCount(b, want) }}
+		return query{uri, func(w *worker, b []byte) error { return checkCount(w, b, want) }}
 	})), nil
 }
 
@@ -325,7 +328,7 @@ func setupBatch(e *env) (*plan, error) {
 		w.body = body
 		out, lat, err := w.call(fasthttp.StatusOK, "POST", uri, body)
 		if err == nil {
-			if err = checkBatchCreated(out, batchLimit); err != nil {
+			if err = checkBatchCreated(w, out, batchLimit); err != nil {
 				err = fmt.Errorf("batch: %w", err)
 			}
 		}
@@ -379,7 +382,7 @@ func setupLogin(e *env) (*plan, error) {
 			out, lat, err = w.call(fasthttp.StatusOK, "GET", e.t.uri("/login", q), nil)
 		}
 		if err == nil {
-			err = checkLogin(out, d.username(i))
+			err = checkLogin(w, out, d.username(i))
 		}
 		return lat, err
 	}}, nil
