@@ -53,6 +53,8 @@ type client struct {
 	hc   *fasthttp.HostClient
 	req  *fasthttp.Request
 	resp *fasthttp.Response
+	// The header names, joined to the prefix once rather than per request.
+	appIDHeader, masterKeyHeader string
 }
 
 func newHostClient(t *target, conns int) *fasthttp.HostClient {
@@ -69,7 +71,8 @@ func newHostClient(t *target, conns int) *fasthttp.HostClient {
 }
 
 func newClient(t *target, hc *fasthttp.HostClient) *client {
-	return &client{t: t, hc: hc, req: fasthttp.AcquireRequest(), resp: fasthttp.AcquireResponse()}
+	return &client{t: t, hc: hc, req: fasthttp.AcquireRequest(), resp: fasthttp.AcquireResponse(),
+		appIDHeader: t.prefix + "Application-Id", masterKeyHeader: t.prefix + "Master-Key"}
 }
 
 // errTransport wraps failures below HTTP: refused connections, timeouts.
@@ -84,9 +87,9 @@ func (c *client) do(method, uri string, body any) (int, []byte, error) {
 	resp.Reset()
 	req.Header.SetMethod(method)
 	req.SetRequestURI(uri)
-	req.Header.Set(c.t.prefix+"Application-Id", c.t.appID)
+	req.Header.Set(c.appIDHeader, c.t.appID)
 	if c.t.masterKey != "" {
-		req.Header.Set(c.t.prefix+"Master-Key", c.t.masterKey)
+		req.Header.Set(c.masterKeyHeader, c.t.masterKey)
 	}
 	switch b := body.(type) {
 	case nil:

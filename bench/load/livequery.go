@@ -155,7 +155,7 @@ func setupLiveQuery(e *env) (*plan, error) {
 			start := time.Now()
 			out, _, err := w.call(fasthttp.StatusCreated, "POST", uri, body)
 			if err == nil {
-				err = checkCreated(gjson.ParseBytes(out))
+				err = checkCreated(w, out)
 			}
 			if err != nil {
 				return time.Since(start), err

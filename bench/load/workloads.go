@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fastjson"
 )
 
 // errUnsupported marks a capability the server does not have: the
@@ -49,12 +50,16 @@ type plan struct {
 
 // worker is one closed-loop client.
 type worker struct {
-	id    int
-	c     *client
-	rng   *rand.Rand
-	seq   int
-	ns    []int // scratch for checks
-	state any   // the workload's own per-worker state
+	id      int
+	c       *client
+	rng     *rand.Rand
+	seq     int
+	body    []byte          // scratch for request bodies (the request copies it)
+	ns      []int           // scratch for checks: the reply's n in its order
+	sorted  []int           // scratch for checks: ns sorted
+	parser  fastjson.Parser // the checks' parser, reused for every reply
+	escaped bool            // the reply being checked has a backslash
+	state   any             // the workload's own per-worker state
 }
 
 // call sends a request, times it and checks the status.
@@ -115,89 +120,6 @@ func (d *dataset) matching(keep func(it *item) bool) []int {
 	return out
 }
 
-// resultNs reads the "n" of every result into w.ns.
-func resultNs(w *worker, body []byte) ([]int, error) {
-	res := gjson.GetBytes(body, "results")
-	if !res.IsArray() {
-		return nil, fmt.Errorf("no results array in %s", clip(string(body), 120))
-	}
-	ns := w.ns[:0]
-	var bad error
-	res.ForEach(func(_, r gjson.Result) bool {
-		n := r.Get("n")
-		if n.Type != gjson.Number {
-			bad = fmt.Errorf("result without a number n: %s", clip(r.Raw, 120))
-			return false
-		}
-		ns = append(ns, int(n.Int()))
-		return true
-	})
-	w.ns = ns
-	return ns, bad
-}
-
-// checkSet: the results are exactly the items want (sorted), in any order.
-func checkSet(w *worker, body []byte, want []int) error {
-	ns, err := resultNs(w, body)
-	if err != nil {
-		return err
-	}
-	if len(ns) != len(want) {
-		return fmt.Errorf("%d results, want %d", len(ns), len(want))
-	}
-	slices.Sort(ns)
-	if !slices.Equal(ns, want) {
-		return fmt.Errorf("wrong objects: got n=%v, want n=%v", head(ns), head(want))
-	}
-	return nil
-}
-
-// checkSeq: the results are exactly the items want, in that order.
-func checkSeq(w *worker, body []byte, want []int) error {
-	ns, err := resultNs(w, body)
-	if err != nil {
-		return err
-	}
-	if !slices.Equal(ns, want) {
-		return fmt.Errorf("got n=%v, want n=%v in this order", head(ns), head(want))
-	}
-	return nil
-}
-
-// checkBand: every item of must comes back, anything else returned is in
-// may (items so close to a geo boundary that rounding decides), no item
-// twice. must and may are sorted.
-func checkBand(w *worker, body []byte, must, may []int) error {
-	ns, err := resultNs(w, body)
-	if err != nil {
-		return err
-	}
-	sorted := slices.Clone(ns)
-	slices.Sort(sorted)
-	found := 0
-	for i, n := range sorted {
-		if i > 0 && sorted[i-1] == n {
-			return fmt.Errorf("n=%d returned twice", n)
-		}
-		if _, ok := slices.BinarySearch(must, n); ok {
-			found++
-		} else if _, ok := slices.BinarySearch(may, n); !ok {
-			return fmt.Errorf("n=%d returned but does not match (%d results, want %d)", n, len(ns), len(must))
-		}
-	}
-	if found != len(must) {
-		return fmt.Errorf("%d results, want %d (missing %d)", len(ns), len(must), len(must)-found)
-	}
-	return nil
-}
-
-func head(ns []int) []int {
-	if len(ns) > 8 {
-		return ns[:8]
-	}
-	return ns
-}
-
 // workloads lists every workload in run order.
 func workloads() []*workload {
 	return []*workload{
@@ -225,20 +147,13 @@ func setupCreate(e *env) (*plan, error) {
 	uri := e.t.uri("/classes/"+e.d.writeClass(), nil)
 	return &plan{op: func(w *worker) (time.Duration, error) {
 		w.seq++
-		body := fmt.Appendf(nil, `{"worker":%d,"seq":%d,"name":"create-%d-%d","score":%d}`, w.id, w.seq, w.id, w.seq, w.rng.IntN(1000))
-		out, lat, err := w.call(fasthttp.StatusCreated, "POST", uri, body)
+		w.body = fmt.Appendf(w.body[:0], `{"worker":%d,"seq":%d,"name":"create-%d-%d","score":%d}`, w.id, w.seq, w.id, w.seq, w.rng.IntN(1000))
+		out, lat, err := w.call(fasthttp.StatusCreated, "POST", uri, w.body)
 		if err == nil {
-			err = checkCreated(gjson.ParseBytes(out))
+			err = checkCreated(w, out)
 		}
 		return lat, err
 	}}, nil
-}
-
-func checkCreated(r gjson.Result) error {
-	if r.Get("objectId").String() == "" || r.Get("createdAt").String() == "" {
-		return fmt.Errorf("create reply without objectId and createdAt: %s", clip(r.Raw, 120))
-	}
-	return nil
 }
 
 func setupGet(e *env) (*plan, error) {
@@ -251,9 +166,8 @@ func setupGet(e *env) (*plan, error) {
 		n := w.rng.IntN(len(uris))
 		out, lat, err := w.call(fasthttp.StatusOK, "GET", uris[n], nil)
 		if err == nil {
-			r := gjson.ParseBytes(out)
-			if r.Get("objectId").String() != d.itemIDs[n] || r.Get("n").Int() != int64(n) {
-				err = fmt.Errorf("GET %s: got objectId %q n %v", d.itemIDs[n], r.Get("objectId").String(), r.Get("n").Raw)
+			if err = checkGot(w, out, d.itemIDs[n], n); err != nil {
+				err = fmt.Errorf("GET %s: %w", d.itemIDs[n], err)
 			}
 		}
 		return lat, err
@@ -263,14 +177,15 @@ func setupGet(e *env) (*plan, error) {
 func setupUpdate(e *env) (*plan, error) {
 	d := e.d
 	body := []byte(`{"count":{"__op":"Increment","amount":1}}`)
+	uris := make([]string, len(d.counterIDs))
+	for i, id := range d.counterIDs {
+		uris[i] = e.t.uri("/classes/"+d.counterClass()+"/"+id, nil)
+	}
 	return &plan{
 		op: func(w *worker) (time.Duration, error) {
-			id := d.counterIDs[w.rng.IntN(len(d.counterIDs))]
-			out, lat, err := w.call(fasthttp.StatusOK, "PUT", e.t.uri("/classes/"+d.counterClass()+"/"+id, nil), body)
+			out, lat, err := w.call(fasthttp.StatusOK, "PUT", uris[w.rng.IntN(len(uris))], body)
 			if err == nil {
-				if c := gjson.GetBytes(out, "count"); c.Type != gjson.Number || c.Int() < 1 {
-					err = fmt.Errorf("Increment reply without the new count: %s", clip(string(out), 120))
-				}
+				err = checkCounter(w, out)
 			}
 			return lat, err
 		},
@@ -383,22 +298,7 @@ func setupInclude(e *env) (*plan, error) {
 	return queryPlan(buildPool(e, 7, func(rng *rand.Rand) query {
 		want := randomNs(rng, len(d.items), inValues)
 		uri := e.t.uri("/classes/"+d.itemClass(), whereQuery(map[string]any{"n": map[string]any{"$in": want}}, "include", "owner"))
-		return query{uri, func(w *worker, b []byte) error {
-			if err := checkSet(w, b, want); err != nil {
-				return err
-			}
-			var bad error
-			gjson.GetBytes(b, "results").ForEach(func(_, r gjson.Result) bool {
-				it := d.items[int(r.Get("n").Int())]
-				o := r.Get("owner")
-				if o.Get("__type").String() != "Object" || o.Get("objectId").String() != d.ownerIDs[it.Owner] || o.Get("name").String() != ownerName(it.Owner) {
-					bad = fmt.Errorf("n=%d: owner not included as owner-%d: %s", it.N, it.Owner, clip(o.Raw, 120))
-					return false
-				}
-				return true
-			})
-			return bad
-		}}
+		return query{uri, func(w *worker, b []byte) error { return checkInclude(w, d, b, want) }}
 	})), nil
 }
 
@@ -406,18 +306,9 @@ func setupCount(e *env) (*plan, error) {
 	d := e.d
 	return queryPlan(buildPool(e, 8, func(rng *rand.Rand) query {
 		k := rng.IntN(d.categories)
-		want := int64(len(d.matching(func(it *item) bool { return it.Category == k })))
+		want := len(d.matching(func(it *item) bool { return it.Category == k }))
 		uri := e.t.uri("/classes/"+d.itemClass(), whereQuery(map[string]any{"category": categoryName(k)}, "count", "1", "limit", "0"))
-		return query{uri, func(w *worker, b []byte) error {
-			r := gjson.ParseBytes(b)
-			if c := r.Get("count"); c.Type != gjson.Number || c.Int() != want {
-				return fmt.Errorf("count %s, want %d", c.Raw, want)
-			}
-			if n := len(r.Get("results").Array()); n != 0 || !r.Get("results").IsArray() {
-				return fmt.Errorf("limit 0 returned %d results", n)
-			}
-			return nil
-		}}
+		return query{uri, func(w *worker, b []byte) error { return checkCount(w, b, want) }}
 	})), nil
 }
 
@@ -426,8 +317,7 @@ func setupBatch(e *env) (*plan, error) {
 	path := e.t.mountPath() + "/classes/" + e.d.writeClass()
 	return &plan{op: func(w *worker) (time.Duration, error) {
 		w.seq++
-		body := make([]byte, 0, 2048)
-		body = append(body, `{"requests":[`...)
+		body := append(w.body[:0], `{"requests":[`...)
 		for i := range batchLimit {
 			if i > 0 {
 				body = append(body, ',')
@@ -435,16 +325,11 @@ func setupBatch(e *env) (*plan, error) {
 			body = fmt.Appendf(body, `{"method":"POST","path":%q,"body":{"worker":%d,"seq":%d,"i":%d,"name":"batch"}}`, path, w.id, w.seq, i)
 		}
 		body = append(body, "]}"...)
+		w.body = body
 		out, lat, err := w.call(fasthttp.StatusOK, "POST", uri, body)
 		if err == nil {
-			res := gjson.ParseBytes(out).Array()
-			if len(res) != batchLimit {
-				return lat, fmt.Errorf("batch: %d results for %d requests", len(res), batchLimit)
-			}
-			for _, r := range res {
-				if err := checkCreated(r.Get("success")); err != nil {
-					return lat, fmt.Errorf("batch: %w", err)
-				}
+			if err = checkBatchCreated(w, out, batchLimit); err != nil {
+				err = fmt.Errorf("batch: %w", err)
 			}
 		}
 		return lat, err
@@ -497,10 +382,7 @@ func setupLogin(e *env) (*plan, error) {
 			out, lat, err = w.call(fasthttp.StatusOK, "GET", e.t.uri("/login", q), nil)
 		}
 		if err == nil {
-			r := gjson.ParseBytes(out)
-			if r.Get("sessionToken").String() == "" || r.Get("username").String() != d.username(i) {
-				err = fmt.Errorf("login reply without the session of %s: %s", d.username(i), clip(string(out), 120))
-			}
+			err = checkLogin(w, out, d.username(i))
 		}
 		return lat, err
 	}}, nil
