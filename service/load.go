@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/memtune"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -81,12 +82,17 @@ var loadGC struct {
 
 // raiseGCForLoad raises the collector's target to loadGCPercent unless
 // it is off or higher already, and returns the function that restores it.
+// The GC headroom policy (memtune), which re-sets the target after each
+// collection, stands aside meanwhile and applies again at the end; the
+// target it had set was for the heap before the load (on a small heap,
+// far above loadGCPercent), so it is not kept.
 func raiseGCForLoad() (restore func()) {
+	release, tuned := memtune.Hold()
 	loadGC.Lock()
 	defer loadGC.Unlock()
 	if loadGC.loads == 0 {
 		loadGC.prev = debug.SetGCPercent(loadGCPercent)
-		if loadGC.prev < 0 || loadGC.prev > loadGCPercent {
+		if !tuned && (loadGC.prev < 0 || loadGC.prev > loadGCPercent) {
 			debug.SetGCPercent(loadGC.prev)
 		}
 	}
@@ -97,6 +103,7 @@ func raiseGCForLoad() (restore func()) {
 		if loadGC.loads--; loadGC.loads == 0 {
 			debug.SetGCPercent(loadGC.prev)
 		}
+		release()
 	}
 }
 

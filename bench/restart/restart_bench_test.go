@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/memtune"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
@@ -27,6 +28,11 @@ var file = flag.String("file", "", "data file to reuse across runs (seeded when 
 // oneTime seeds every object with the same createdAt and updatedAt, as a
 // bulk import does.
 var oneTime = flag.Bool("onetime", false, "seed one shared timestamp instead of distinct ones")
+
+// gcHeadroom runs the server's GC headroom policy (package memtune, the
+// gcHeadroomPercent option) with this percent during the benchmark; 0
+// leaves Go's default, as an embedded use of the service has.
+var gcHeadroom = flag.Int("gcheadroom", 0, "run the GC headroom policy with this percent (0: off)")
 
 // seed writes n small objects (a number, two strings, a GeoPoint, distinct
 // timestamps unless -onetime) straight through the store in large commits.
@@ -90,6 +96,11 @@ func BenchmarkOpen_Persisted(b *testing.B) {
 		b.Fatal(err)
 	}
 	n := float64(*objects)
+	stopMemtune, running := memtune.Start(*gcHeadroom)
+	defer stopMemtune()
+	if *gcHeadroom > 0 && !running {
+		b.Logf("GC headroom policy off: %s is set", memtune.Explicit())
+	}
 	var cpu time.Duration
 	b.ResetTimer()
 	for range b.N {
