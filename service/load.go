@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"sync"
 
-	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/memtune"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
@@ -16,11 +15,11 @@ import (
 // loadBatch is how many object records one decoding worker takes at once.
 const loadBatch = 512
 
-// load reads everything the store holds into memory. Objects are decoded
-// from JSON by one worker per processor (the largest cost of a start) into
-// maps whose strings share the store's bytes (index.Decode), the
-// other records in store order; the index DB is in its deferred mode
-// (index.DB.BeginLoad), so a Put only stores the object.
+// load reads everything the store holds into memory. Objects are checked
+// and stored as their JSON by one worker per processor, without being
+// decoded (index.Collection.PutLoaded), the other records in store order;
+// the index DB is in its deferred mode (index.DB.BeginLoad), so a Put
+// only stores the object.
 func (s *Service) load() error {
 	defer raiseGCForLoad()()
 	work := make(chan []store.Record, runtime.GOMAXPROCS(0))
@@ -107,13 +106,14 @@ func raiseGCForLoad() (restore func()) {
 	}
 }
 
+// loadObjects stores a batch of object records as their bytes: nothing
+// is decoded (index.Collection.PutLoaded reads the objectId and the ACL
+// from the bytes).
 func (s *Service) loadObjects(batch []store.Record) error {
 	for _, r := range batch {
-		obj, err := index.Decode(r.Value)
-		if err != nil {
+		if err := s.data.Collection(r.Class, true).PutLoaded(r.Value); err != nil {
 			return fmt.Errorf("%w: object %s/%s is not valid JSON", store.ErrDamaged, r.Class, r.Key)
 		}
-		s.data.Collection(r.Class, true).PutStored(obj, r.Value)
 	}
 	return nil
 }

@@ -205,7 +205,7 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	if opts.PasswordHashCost == 0 {
 		opts.PasswordHashCost = bcrypt.DefaultCost
 	}
-	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic), seed: maphash.MakeSeed(), meta: map[string][]byte{},
+	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic, notPublicReads...), seed: maphash.MakeSeed(), meta: map[string][]byte{},
 		configIndexes: map[string][]string{}}
 	if err := s.keepOut(); err != nil {
 		return nil, err
