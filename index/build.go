@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/tidwall/btree"
 )
 
 // Index builds: every entry of an index gathered, sorted and bulk loaded
@@ -80,6 +82,21 @@ func (ix *index) build(recs []*record, byID bool) {
 		run = append(run, e)
 	}
 	ix.track(run)
+	ix.tree = compacted(ix.tree)
+}
+
+// compacted returns a copy of a bulk-loaded tree whose nodes hold no
+// spare room. tidwall/btree's Load appends to the last leaf and, when it
+// is full, splits it in two halves that share its array: each finished
+// leaf keeps 31 entries in an array of 64, so a loaded tree took about
+// twice the entries' size. Copy-on-write copies a node's items at their
+// capacity, which for a split's left half is its length, so touching every
+// node of a copy (WalkMut) leaves each leaf's array exactly full and the
+// loaded tree's arrays to the collector.
+func compacted[T any](tr *btree.BTreeG[T]) *btree.BTreeG[T] {
+	c := tr.Copy()
+	c.WalkMut(func([]T) bool { return true })
+	return c
 }
 
 // keyKind classifies index keys for the typed sorts.
