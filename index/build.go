@@ -68,8 +68,17 @@ func (ix *index) build(recs []*record, byID bool) {
 	entries = sortEntries(entries, byID)
 	var run []entry // the loaded entries of the current key
 	for i, e := range entries {
-		if i > 0 && e.rec == entries[i-1].rec && compareKeys(e.key, entries[i-1].key) == 0 {
-			continue // a repeated array element
+		if i > 0 && compareKeys(e.key, entries[i-1].key) == 0 {
+			if e.rec == entries[i-1].rec {
+				continue // a repeated array element
+			}
+			// Equal keys share the first one's interface box (16 bytes
+			// an entry for a string or a date, 8 for a number). The
+			// box may hold a string within another object's JSON: a
+			// key's entries keep one such JSON alive, as its keyStats
+			// entry does already.
+			e.key = entries[i-1].key
+			entries[i].key = e.key
 		}
 		ix.tree.Load(e)
 		if ix.keys == nil {
