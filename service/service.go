@@ -21,6 +21,7 @@ import (
 
 	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/memtune"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -210,6 +211,11 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	if err := s.keepOut(); err != nil {
 		return nil, err
 	}
+	// The GC headroom policy (memtune) waits for the indexes too: the
+	// builds' sorts make garbage in bulk, and a headroom sized for the
+	// loaded data would collect it many times over.
+	release, _ := memtune.Hold()
+	defer release()
 	s.data.BeginLoad()
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("loading store: %w", err)
