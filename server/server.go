@@ -118,8 +118,6 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	links := &linkBase{opts: opts}
-	stopMemtune := startMemtune(opts.GCHeadroomPercent, log)
-	undo = append(undo, stopMemtune)
 	adapter, err := store.Open(opts.DatabaseURI)
 	if err != nil {
 		return nil, err
@@ -180,6 +178,12 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	authFunctions.svc.Store(svc)
+	// The GC headroom policy starts on the loaded data: while the store
+	// is read and the indexes are built the heap grows fast and makes
+	// garbage in bulk, which Go's default pace (and the load's GOGC 400)
+	// collects with far fewer collections.
+	stopMemtune := startMemtune(opts.GCHeadroomPercent, log)
+	undo = append(undo, stopMemtune)
 	if kept := svc.SQLClasses(); len(kept) > 0 {
 		log.Info("classes kept out of memory, queried in PostgreSQL", "classes", strings.Join(kept, ","))
 	}
