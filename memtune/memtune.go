@@ -83,7 +83,9 @@ func Start(percent int) (stop func(), running bool) {
 	policy.Lock()
 	defer policy.Unlock()
 	if policy.users == 0 {
-		policy.initial = debug.SetGCPercent(-1)
+		// Read by setting: -1 (off) would wait for a running cycle,
+		// and the metric /gc/gogc:percent reads 0 for off.
+		policy.initial = debug.SetGCPercent(100)
 		debug.SetGCPercent(policy.initial)
 	}
 	policy.users++
@@ -163,8 +165,12 @@ func applyLocked() {
 
 // liveHeap is the heap the last collection marked live (0 before the
 // first).
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+func liveHeap() uint64 { return readMetric("/gc/heap/live:bytes") }
+
+// readMetric reads one of runtime/metrics' integer metrics (0 when the
+// runtime lacks it).
+func readMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
