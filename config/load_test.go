@@ -98,6 +98,7 @@ func TestDefaultsValues(t *testing.T) {
 		{"defaultLimit", d.DefaultLimit, 100},
 		{"batchSize", d.BatchSize, 20},
 		{"maxScan", d.MaxScan, 10000},
+		{"gcHeadroomPercent", d.GCHeadroomPercent, 25},
 		{"allowClientClassCreation", d.AllowClientClassCreation, true},
 		{"allowOrigin", d.AllowOrigin, []string{"*"}},
 		{"graphQLPath", d.GraphQLPath, "/graphql"},

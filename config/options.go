@@ -58,6 +58,10 @@ const (
 	// below it ordinary calls would trip on the garbage collector's own
 	// granularity.
 	MinCloudCodeMaxMemory int64 = 1 << 20
+	// DefaultGCHeadroomPercent is gcHeadroomPercent's default: the collector
+	// runs when the heap has grown by a quarter of the live data (at least
+	// 64 MB), not by all of it as at Go's GOGC 100.
+	DefaultGCHeadroomPercent = 25
 	// DefaultLiveQueryLogLevel is the LiveQuery server's log level.
 	DefaultLiveQueryLogLevel = "INFO"
 )
@@ -139,6 +143,11 @@ type Options struct {
 	// Indexes is indexes: secondary indexes as "Class.field" entries, kept
 	// in addition to those declared through the schema API.
 	Indexes []string
+	// GCHeadroomPercent is gcHeadroomPercent: the heap growth, in percent
+	// of the live heap (at least 64 MB), after which the garbage collector
+	// runs (package memtune); 0 leaves Go's default (GOGC). An explicit
+	// GOGC or GOMEMLIMIT in the environment wins.
+	GCHeadroomPercent int
 	// SQLClasses is sqlClasses: custom classes kept out of memory, whose
 	// queries run in PostgreSQL (a postgres:// databaseURI only).
 	SQLClasses []string
@@ -350,6 +359,7 @@ func Defaults() *Options {
 		DefaultLimit:               DefaultQueryLimit,
 		BatchSize:                  DefaultBatchSize,
 		MaxScan:                    DefaultMaxScan,
+		GCHeadroomPercent:          DefaultGCHeadroomPercent,
 		NearSphereMaxDistanceMiles: DefaultNearSphereMaxMiles,
 		PasswordHashCost:           DefaultPasswordHashCost,
 		MaxJSONDepth:               DefaultMaxJSONDepth,

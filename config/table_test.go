@@ -125,6 +125,7 @@ func TestEnvNames(t *testing.T) {
 		"cloud":                                         "QUARRY_CLOUD PARSE_SERVER_CLOUD",
 		"cloudCodeTimeout":                              "QUARRY_CLOUD_CODE_TIMEOUT",
 		"cloudCodeMaxMemory":                            "QUARRY_CLOUD_CODE_MAX_MEMORY",
+		"gcHeadroomPercent":                             "QUARRY_GC_HEADROOM_PERCENT",
 		"webhookKey":                                    "QUARRY_WEBHOOK_KEY PARSE_SERVER_WEBHOOK_KEY",
 		"silent":                                        "QUARRY_SILENT SILENT",
 		"jsonLogs":                                      "QUARRY_JSON_LOGS JSON_LOGS",

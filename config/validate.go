@@ -155,6 +155,9 @@ func (l *loader) finish() {
 	if o.RequestLogPercent < 0 || o.RequestLogPercent > 100 {
 		check("requestLogPercent", fmt.Errorf("must be between 0 and 100, got %d", o.RequestLogPercent))
 	}
+	if o.GCHeadroomPercent < 0 || o.GCHeadroomPercent > 1000 {
+		check("gcHeadroomPercent", fmt.Errorf("must be between 0 (Go's default) and 1000, got %d", o.GCHeadroomPercent))
+	}
 	if o.CloudCodeTimeout < 1 {
 		check("cloudCodeTimeout", fmt.Errorf("must be at least 1 ms, got %d", o.CloudCodeTimeout))
 	}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/tidwall/btree"
 )
 
 // Index builds: every entry of an index gathered, sorted and bulk loaded
@@ -66,8 +68,17 @@ func (ix *index) build(recs []*record, byID bool) {
 	entries = sortEntries(entries, byID)
 	var run []entry // the loaded entries of the current key
 	for i, e := range entries {
-		if i > 0 && e.rec == entries[i-1].rec && compareKeys(e.key, entries[i-1].key) == 0 {
-			continue // a repeated array element
+		if i > 0 && compareKeys(e.key, entries[i-1].key) == 0 {
+			if e.rec == entries[i-1].rec {
+				continue // a repeated array element
+			}
+			// Equal keys share the first one's interface box (16 bytes
+			// an entry for a string or a date, 8 for a number). The
+			// box may hold a string within another object's JSON: a
+			// key's entries keep one such JSON alive, as its keyStats
+			// entry does already.
+			e.key = entries[i-1].key
+			entries[i].key = e.key
 		}
 		ix.tree.Load(e)
 		if ix.keys == nil {
@@ -80,6 +91,21 @@ func (ix *index) build(recs []*record, byID bool) {
 		run = append(run, e)
 	}
 	ix.track(run)
+	ix.tree = compacted(ix.tree)
+}
+
+// compacted returns a copy of a bulk-loaded tree whose nodes hold no
+// spare room. tidwall/btree's Load appends to the last leaf and, when it
+// is full, splits it in two halves that share its array: each finished
+// leaf keeps 31 entries in an array of 64, so a loaded tree took about
+// twice the entries' size. Copy-on-write copies a node's items at their
+// capacity, which for a split's left half is its length, so touching every
+// node of a copy (WalkMut) leaves each leaf's array exactly full and the
+// loaded tree's arrays to the collector.
+func compacted[T any](tr *btree.BTreeG[T]) *btree.BTreeG[T] {
+	c := tr.Copy()
+	c.WalkMut(func([]T) bool { return true })
+	return c
 }
 
 // keyKind classifies index keys for the typed sorts.

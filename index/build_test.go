@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -137,5 +138,13 @@ func sameEntries(t *testing.T, what string, want, got *index) {
 	}
 	if want.arrays != got.arrays {
 		t.Fatalf("%s: %d arrays, want %d", what, got.arrays, want.arrays)
+	}
+}
+
+// TestRecordFitsSixtyFourBytes: a record is one per object, and the
+// allocator rounds 72 bytes up to 80; keep it within the 64-byte class.
+func TestRecordFitsSixtyFourBytes(t *testing.T) {
+	if size := unsafe.Sizeof(record{}); size > 64 {
+		t.Fatalf("record takes %d bytes, want at most 64", size)
 	}
 }

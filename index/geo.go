@@ -157,6 +157,7 @@ func (gx *geoIndex) build(recs []*record) {
 	for _, e := range entries {
 		gx.tree.Load(e)
 	}
+	gx.tree = compacted(gx.tree)
 }
 
 // EnsureGeoIndex declares a geo index of kind (GeoPoints or GeoShapes) on

@@ -23,8 +23,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/btree"
+	"github.com/tidwall/gjson"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -60,6 +62,8 @@ type DB struct {
 	classes   map[string]*Collection
 	relations map[relationKey]*relation
 	flag      func(schema.Object) bool
+	// flagReads are the top-level fields flag reads (NewFlagging).
+	flagReads []string
 	// standing are the paths indexed whenever a class's collection exists
 	// (SetStandingIndexes), also after it is dropped and created again.
 	standing map[string][]string
@@ -75,10 +79,13 @@ func New() *DB {
 // NewFlagging returns an empty DB whose collections count, exactly and in
 // O(1), the objects for which flag holds (see Collection.Flagged). The
 // service flags objects that are not publicly readable, so a class with
-// none needs no per-object ACL filter.
-func NewFlagging(flag func(schema.Object) bool) *DB {
+// none needs no per-object ACL filter. reads, when given, are the only
+// top-level fields flag looks at: PutLoaded then calls it on an object of
+// just those fields read from the bytes instead of decoding the whole
+// object.
+func NewFlagging(flag func(schema.Object) bool, reads ...string) *DB {
 	db := New()
-	db.flag = flag
+	db.flag, db.flagReads = flag, reads
 	return db
 }
 
@@ -94,7 +101,7 @@ func (db *DB) Collection(class string, create bool) *Collection {
 	defer db.mu.Unlock()
 	if c = db.classes[class]; c == nil {
 		c = newCollection(class)
-		c.flag = db.flag
+		c.flag, c.flagReads = db.flag, db.flagReads
 		c.deferred = db.loading
 		for _, p := range db.standing[class] {
 			c.ensureStanding(p)
@@ -161,8 +168,9 @@ type Collection struct {
 	snapMu sync.Mutex
 
 	// flag and flagged: the objects the DB's flag predicate holds for.
-	flag    func(schema.Object) bool
-	flagged int
+	flag      func(schema.Object) bool
+	flagReads []string
+	flagged   int
 
 	// deferred: Put only stores objects, and declared indexes wait to be
 	// built all at once by DB.FinishLoad.
@@ -228,6 +236,60 @@ func (c *Collection) PutStored(obj schema.Object, stored []byte) {
 func (c *Collection) put(obj schema.Object, enc []byte, checked bool) {
 	rec := newRecord(obj, enc, checked)
 	rec.flagged = c.flag != nil && c.flag(obj)
+	c.insert(rec)
+}
+
+// ErrNotObject is returned by PutLoaded for bytes that are not a JSON
+// object.
+var ErrNotObject = errors.New("index: stored bytes are not a JSON object")
+
+// PutLoaded is PutStored without the decoded map: the objectId and the
+// flag's fields (NewFlagging's reads) are read from stored, so a load
+// decodes no object (without reads, it decodes each to flag it). The
+// bytes are checked to be a JSON object, not decoded: a value Unmarshal
+// would refuse within valid JSON (a number beyond float64's range, which
+// encoding/json never writes) is found only when the object is first
+// read. stored must never be modified afterwards.
+func (c *Collection) PutLoaded(stored []byte) error {
+	js := unsafe.String(unsafe.SliceData(stored), len(stored))
+	if !gjson.Valid(js) || !gjson.Parse(js).IsObject() {
+		return ErrNotObject
+	}
+	id, _ := valueAt(js, "objectId")
+	rec := &record{b: stored}
+	rec.id, _ = id.(string)
+	if c.flag != nil {
+		fields, err := c.flagFields(js, stored)
+		if err != nil {
+			return err
+		}
+		rec.flagged = c.flag(fields)
+	}
+	c.insert(rec)
+	return nil
+}
+
+// flagFields is the object the flag predicate is given for the JSON js:
+// the fields it reads, or without reads the whole decoded object.
+func (c *Collection) flagFields(js string, stored []byte) (schema.Object, error) {
+	if c.flagReads == nil {
+		return Decode(stored)
+	}
+	var fields schema.Object
+	for _, name := range c.flagReads {
+		if v, ok := valueAt(js, name); ok {
+			if fields == nil {
+				fields = make(schema.Object, len(c.flagReads))
+			}
+			fields[name] = v
+		}
+	}
+	return fields, nil
+}
+
+// insert stores rec in place of the version with its id and moves the
+// index entries.
+func (c *Collection) insert(rec *record) {
 	c.mu.Lock()
 	old := c.objects[rec.id]
 	c.objects[rec.id] = rec

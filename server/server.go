@@ -62,6 +62,7 @@ type Server struct {
 	cache        *sharedCache     // cacheAdapter; nil without
 	mailQueue    *email.Queue     // retries emails; nil without emailAdapter (email.go)
 	graphql      *graphql.Handler // nil unless mountGraphQL
+	stopMemtune  func()           // ends this server's use of the GC headroom policy
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -177,6 +178,12 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	authFunctions.svc.Store(svc)
+	// The GC headroom policy starts on the loaded data: while the store
+	// is read and the indexes are built the heap grows fast and makes
+	// garbage in bulk, which Go's default pace (and the load's GOGC 400)
+	// collects with far fewer collections.
+	stopMemtune := startMemtune(opts.GCHeadroomPercent, log)
+	undo = append(undo, stopMemtune)
 	if kept := svc.SQLClasses(); len(kept) > 0 {
 		log.Info("classes kept out of memory, queried in PostgreSQL", "classes", strings.Join(kept, ","))
 	}
@@ -271,7 +278,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if _, err := svc.Follow(service.FollowOptions{Announce: opts.LiveQuery.RedisURL == ""}); err != nil {
 		return nil, err
 	}
-	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated,
+	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated, stopMemtune: stopMemtune,
 		scripts: scripts, files: fileStore, Push: sender, links: links, limiter: limiter, graphql: gql}
 	srv.mailQueue = mailQueue
 	if lq != nil {
@@ -417,6 +424,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.files.close()
 	s.limiter.Close()
 	s.cache.close()
+	s.stopMemtune()
 	if err := s.store.Close(); err != nil {
 		serveErr = errors.Join(serveErr, err)
 	}
@@ -442,6 +450,7 @@ func (s *Server) Close() error {
 	s.limiter.Close()
 	s.cache.close()
 	s.closeMailQueue() // email.go
+	s.stopMemtune()
 	return s.store.Close()
 }
 

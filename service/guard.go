@@ -146,6 +146,10 @@ func (s *Service) relatedVisible(a Auth, ownerClass, key, ownerID string) bool {
 // notPublic flags objects whose ACL withholds public read.
 func notPublic(o schema.Object) bool { return !access.PublicRead(o) }
 
+// notPublicReads are the fields notPublic reads (access.PublicRead looks
+// at the ACL only): a load reads just those from the stored bytes.
+var notPublicReads = []string{"ACL"}
+
 // checkWrite checks the CLP of op and the object's write ACL (and the
 // special classes' rules) for an update or delete of an existing object.
 func (s *Service) checkWrite(a Auth, class, op string, obj schema.Object) error {

@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"sync"
 
-	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/memtune"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -15,11 +15,11 @@ import (
 // loadBatch is how many object records one decoding worker takes at once.
 const loadBatch = 512
 
-// load reads everything the store holds into memory. Objects are decoded
-// from JSON by one worker per processor (the largest cost of a start) into
-// maps whose strings share the store's bytes (index.Decode), the
-// other records in store order; the index DB is in its deferred mode
-// (index.DB.BeginLoad), so a Put only stores the object.
+// load reads everything the store holds into memory. Objects are checked
+// and stored as their JSON by one worker per processor, without being
+// decoded (index.Collection.PutLoaded), the other records in store order;
+// the index DB is in its deferred mode (index.DB.BeginLoad), so a Put
+// only stores the object.
 func (s *Service) load() error {
 	defer raiseGCForLoad()()
 	work := make(chan []store.Record, runtime.GOMAXPROCS(0))
@@ -81,12 +81,17 @@ var loadGC struct {
 
 // raiseGCForLoad raises the collector's target to loadGCPercent unless
 // it is off or higher already, and returns the function that restores it.
+// The GC headroom policy (memtune), which re-sets the target after each
+// collection, stands aside meanwhile and applies again at the end; the
+// target it had set was for the heap before the load (on a small heap,
+// far above loadGCPercent), so it is not kept.
 func raiseGCForLoad() (restore func()) {
+	release, tuned := memtune.Hold()
 	loadGC.Lock()
 	defer loadGC.Unlock()
 	if loadGC.loads == 0 {
 		loadGC.prev = debug.SetGCPercent(loadGCPercent)
-		if loadGC.prev < 0 || loadGC.prev > loadGCPercent {
+		if !tuned && (loadGC.prev < 0 || loadGC.prev > loadGCPercent) {
 			debug.SetGCPercent(loadGC.prev)
 		}
 	}
@@ -97,16 +102,18 @@ func raiseGCForLoad() (restore func()) {
 		if loadGC.loads--; loadGC.loads == 0 {
 			debug.SetGCPercent(loadGC.prev)
 		}
+		release()
 	}
 }
 
+// loadObjects stores a batch of object records as their bytes: nothing
+// is decoded (index.Collection.PutLoaded reads the objectId and the ACL
+// from the bytes).
 func (s *Service) loadObjects(batch []store.Record) error {
 	for _, r := range batch {
-		obj, err := index.Decode(r.Value)
-		if err != nil {
+		if err := s.data.Collection(r.Class, true).PutLoaded(r.Value); err != nil {
 			return fmt.Errorf("%w: object %s/%s is not valid JSON", store.ErrDamaged, r.Class, r.Key)
 		}
-		s.data.Collection(r.Class, true).PutStored(obj, r.Value)
 	}
 	return nil
 }

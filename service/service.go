@@ -21,6 +21,7 @@ import (
 
 	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/index"
+	"github.com/quarrydata/quarry/memtune"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -205,11 +206,16 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	if opts.PasswordHashCost == 0 {
 		opts.PasswordHashCost = bcrypt.DefaultCost
 	}
-	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic), seed: maphash.MakeSeed(), meta: map[string][]byte{},
+	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic, notPublicReads...), seed: maphash.MakeSeed(), meta: map[string][]byte{},
 		configIndexes: map[string][]string{}}
 	if err := s.keepOut(); err != nil {
 		return nil, err
 	}
+	// The GC headroom policy (memtune) waits for the indexes too: the
+	// builds' sorts make garbage in bulk, and a headroom sized for the
+	// loaded data would collect it many times over.
+	release, _ := memtune.Hold()
+	defer release()
 	s.data.BeginLoad()
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("loading store: %w", err)
