@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/server/servertest"
 	"github.com/valyala/fasthttp"
 )
@@ -103,7 +103,7 @@ func Benchmark_Batch20_HTTP(b *testing.B) {
 			fsyncs := c.fsyncs(b)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := cputime.Used()
 			for range b.N {
 				body = batchBody(body[:0], c.mount, "GameScore", n, batchSize, tx)
 				n += batchSize
@@ -192,19 +192,10 @@ func runParallel(b *testing.B, body func(*testing.PB)) {
 	b.ReportAllocs()
 	b.SetParallelism(clientsPerCPU)
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := cputime.Used()
 	b.RunParallel(body)
 	reportCPU(b, cpu)
 	reportRate(b, 1)
-}
-
-// processCPU is the user and system time the process has used so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // reportCPU adds the custom metric cpu-µs/op: the process's CPU time
@@ -212,7 +203,7 @@ func processCPU() time.Duration {
 // start. On a shared machine it moves far less than ns/op.
 func reportCPU(b *testing.B, start time.Duration) {
 	if b.N > 0 {
-		b.ReportMetric(float64(processCPU()-start)/1e3/float64(b.N), "cpu-µs/op")
+		b.ReportMetric(float64(cputime.Used()-start)/1e3/float64(b.N), "cpu-µs/op")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 	"github.com/quarrydata/quarry/service"
@@ -169,7 +170,7 @@ func runReplyStatus(b *testing.B, h fasthttp.RequestHandler, reqs []*fasthttp.Re
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := cputime.Used()
 	for i := range b.N {
 		serve(i)
 	}

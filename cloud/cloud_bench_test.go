@@ -6,10 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
@@ -65,25 +64,16 @@ func jsRegistry(b *testing.B) *cloud.Registry {
 	return reg
 }
 
-// cpuTime is the CPU time the process used so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // loop runs op b.N times and reports allocations and CPU time per op.
 func loop(b *testing.B, op func() error) {
 	b.ReportAllocs()
-	start := cpuTime(b)
+	start := cputime.Used()
 	for b.Loop() {
 		if err := op(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N)/1e3, "cpu-µs/op")
+	b.ReportMetric(float64(cputime.Used()-start)/float64(b.N)/1e3, "cpu-µs/op")
 }
 
 func benchCreate(b *testing.B, s *service.Service) {

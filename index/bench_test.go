@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -99,13 +99,13 @@ func Benchmark_Put_100k_Create(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := cpuTime()
+	start := cputime.Used()
 	i := 0
 	for b.Loop() {
 		c.Put(fresh[i%len(fresh)])
 		i++
 	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Used()-start)/float64(b.N), "cpu-ns/op")
 }
 
 // Benchmark_Put_100k_ScanInterleaved shows the copy-on-write price a write
@@ -220,7 +220,7 @@ func Benchmark_Build_100k(b *testing.B) {
 	c := loaded(b, smallObjects(benchN, 9))
 	for _, path := range []string{"score", "name", "active"} {
 		b.Run(path, func(b *testing.B) {
-			start := cpuTime()
+			start := cputime.Used()
 			for range b.N {
 				c.DropIndex(path)
 				if err := c.EnsureIndex(path); err != nil {
@@ -229,16 +229,7 @@ func Benchmark_Build_100k(b *testing.B) {
 			}
 			// CPU time is steadier than wall-clock when other work shares
 			// the machine.
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Used()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// cpuTime is the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

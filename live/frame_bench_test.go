@@ -3,9 +3,9 @@ package live
 import (
 	"encoding/json"
 	"fmt"
-	"syscall"
 	"testing"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/live/match"
 	"github.com/quarrydata/quarry/schema"
 )
@@ -75,7 +75,7 @@ func BenchmarkEventFrame_Update_10Subscribers(b *testing.B) {
 			}
 			var buf []*match.Group[*subscription]
 			b.ReportAllocs()
-			cpu0 := processCPU()
+			cpu0 := int64(cputime.Used())
 			for b.Loop() {
 				switch mode {
 				case "stored":
@@ -93,16 +93,7 @@ func BenchmarkEventFrame_Update_10Subscribers(b *testing.B) {
 				buf = s.dispatch(c, buf[:0])
 			}
 			// CPU time, the drains included: wall time is noisy on a shared machine.
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(int64(cputime.Used())-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// processCPU is the process's user and system CPU time so far, in ns.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

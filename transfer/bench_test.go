@@ -3,10 +3,9 @@ package transfer_test
 import (
 	"context"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/store"
 	"github.com/quarrydata/quarry/transfer"
 )
@@ -26,22 +25,14 @@ func Benchmark_Import_Mongoexport_100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu0 := cpuTime()
+		cpu0 := cputime.Used()
 		sum, err := transfer.Import(context.Background(), st, transfer.ImportOptions{From: src})
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu := cpuTime() - cpu0
+		cpu := cputime.Used() - cpu0
 		st.Close()
 		b.ReportMetric(float64(sum.Total())/sum.Elapsed.Seconds(), "objects/s")
 		b.ReportMetric(float64(sum.Total())/cpu.Seconds(), "objects/cpu-s")
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/service"
 )
 
@@ -22,11 +23,11 @@ func queryCold(b *testing.B, p service.FindParams, wantResults int) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		runtime.GC()
-		start := cpuTime()
+		start := cputime.Used()
 		b.StartTimer()
 		res, err := f.svc.Find(service.Auth{}, "Item", p)
 		b.StopTimer()
-		cpu += cpuTime() - start
+		cpu += cputime.Used() - start
 		b.StartTimer()
 		if err != nil {
 			b.Fatal(err)
@@ -46,14 +47,14 @@ func Benchmark_Find_OrRange_100k_Limit20_Warm(b *testing.B) {
 	p := service.FindParams{Where: map[string]any{"$or": []any{
 		map[string]any{"category": "c9"}, map[string]any{"score": map[string]any{"$gte": 5.0, "$lt": 6.0}}}}, Limit: 20}
 	b.ReportAllocs()
-	start := cpuTime()
+	start := cputime.Used()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := f.svc.Find(service.Auth{}, "Item", p); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cputime.Used()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 func Benchmark_Find_IndexedEquality_100k_Limit20_Cold(b *testing.B) {

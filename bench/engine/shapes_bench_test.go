@@ -5,10 +5,9 @@ import (
 	"math"
 	"math/rand"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -145,7 +144,7 @@ func findShape(b *testing.B, shape string) {
 	var buf []byte
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := cpuTime()
+	start := cputime.Used()
 	for i := 0; i < b.N; i++ {
 		res, err := f.svc.Find(master, "LItem", qs[i%len(qs)])
 		if err != nil {
@@ -158,19 +157,7 @@ func findShape(b *testing.B, shape string) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
-}
-
-// cpuTime is the CPU time (user and system) this process has used: on a
-// machine shared with other work, wall time per op mostly measures the
-// wait for a core, CPU time what the op costs. It includes the garbage
-// collector's background work, which the op's allocations cause.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((cputime.Used()-start).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 func Benchmark_Shape_Or_100k(b *testing.B)      { findShape(b, "Or") }

@@ -13,12 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fasthttp/websocket"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/live/match"
 	"github.com/quarrydata/quarry/schema"
@@ -156,7 +156,7 @@ func BenchmarkLiveFanout_1000Conns_10000Subs(b *testing.B) {
 	time.Sleep(200 * time.Millisecond)
 
 	before := srv.Live.Stats()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	t0 := time.Now()
 	fmt.Fprintf(stdin, "MEASURE %d\n", t0.UnixMicro())
 	writes := write(t0.Add(duration))
@@ -166,7 +166,7 @@ func BenchmarkLiveFanout_1000Conns_10000Subs(b *testing.B) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	elapsed := time.Since(t0)
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Used() - cpu0
 	after := srv.Live.Stats()
 	time.Sleep(200 * time.Millisecond)
 	fmt.Fprintln(stdin, "STOP")
@@ -233,17 +233,11 @@ func BenchmarkLiveFanout_Baseline_NoSubscribers(b *testing.B) {
 	duration := envDuration("LIVE_BENCH_DURATION", 10*time.Second)
 	srv := servertest.Start(b, func(o *config.Options) { o.LiveQuery.ClassNames = []string{"Room"} })
 	steadyWrites(b, srv, rate, time.Now().Add(time.Second))
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	writes := steadyWrites(b, srv, rate, time.Now().Add(duration))
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Used() - cpu0
 	b.ReportMetric(float64(writes)/duration.Seconds(), "writes/s")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(writes), "cpu-µs/write")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func envInt(name string, def int) int {

@@ -3,9 +3,10 @@ package main
 import (
 	"fmt"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/quarrydata/quarry/bench/cputime"
 )
 
 // benchReplies are replies of the read workloads' shapes over a
@@ -90,7 +91,7 @@ func BenchmarkCheck(b *testing.B) {
 			w := &worker{}
 			b.SetBytes(int64(len(r.body)))
 			b.ReportAllocs()
-			start := cpuTime()
+			start := cputime.Used()
 			for b.Loop() {
 				if err := r.legacy(w, r.body); err != nil {
 					b.Fatal(err)
@@ -102,7 +103,7 @@ func BenchmarkCheck(b *testing.B) {
 			w := &worker{}
 			b.SetBytes(int64(len(r.body)))
 			b.ReportAllocs()
-			start := cpuTime()
+			start := cputime.Used()
 			for b.Loop() {
 				if err := r.check(w, r.body); err != nil {
 					b.Fatal(err)
@@ -116,15 +117,5 @@ func BenchmarkCheck(b *testing.B) {
 // reportCPU reports the CPU time per op since start: on a machine shared
 // with other work, wall time per op mostly measures the wait for a core.
 func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
-}
-
-// cpuTime is the CPU time (user and system) this process has used,
-// including the garbage collector's work caused by the op's allocations.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(cputime.Used()-start)/float64(b.N), "cpu-ns/op")
 }

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/memtune"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
@@ -100,7 +100,7 @@ func BenchmarkOpen_Persisted(b *testing.B) {
 	var cpu time.Duration
 	b.ResetTimer()
 	for range b.N {
-		cpuStart := cpuTime()
+		cpuStart := cputime.Used()
 		a, err := store.Open(path)
 		if err != nil {
 			b.Fatal(err)
@@ -109,7 +109,7 @@ func BenchmarkOpen_Persisted(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime() - cpuStart
+		cpu += cputime.Used() - cpuStart
 		b.StopTimer()
 		// As the server does, the policy starts on the loaded data.
 		stopMemtune, running := memtune.Start(*gcHeadroom)
@@ -145,15 +145,6 @@ func heapInUse() float64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return float64(ms.HeapAlloc)
-}
-
-// cpuTime is the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // settledResidentBytes is the resident size once the runtime has given
