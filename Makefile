@@ -16,7 +16,13 @@ PKGS      := ./...
 build:
 	$(GO) build -o $(BIN) ./cmd/quarry
 
-test: lint test-go test-postgres test-e2e test-dashboard test-e2e-postgres
+# The Go packages and the REST suite on PostgreSQL run side by side: the
+# first keeps both cores busy, the second mostly waits on PostgreSQL, and
+# each test server has a database of its own (random names). The SDK and
+# browser suites follow one at a time (they share e2e/node_modules).
+test: lint
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-postgres
+	$(MAKE) --no-print-directory test-e2e test-dashboard test-e2e-postgres
 
 test-go:
 	$(GO) test -count=1 $(PKGS)
