@@ -171,6 +171,23 @@ func brute(model map[string]schema.Object, path string, r Range, desc bool) ([]s
 	return out, len(ents)
 }
 
+// randomWrites makes n random writes to c among 150 objectIds, one in
+// deleteOneIn a delete and the rest puts of random objects, and keeps model
+// (objectId → object) the same.
+func randomWrites(rng *rand.Rand, c *Collection, model map[string]schema.Object, n, deleteOneIn int) {
+	for range n {
+		id := fmt.Sprintf("o%03d", rng.IntN(150))
+		if rng.IntN(deleteOneIn) == 0 {
+			c.Delete(id)
+			delete(model, id)
+			continue
+		}
+		o := randObject(rng, id)
+		c.Put(o)
+		model[id] = o
+	}
+}
+
 var propPaths = []string{"v", "arr", "nest.x", "createdAt", "updatedAt", "objectId"}
 
 func TestPropertyScanRangeMatchesBruteForce(t *testing.T) {
@@ -184,17 +201,7 @@ func TestPropertyScanRangeMatchesBruteForce(t *testing.T) {
 				t.Fatal(err)
 			}
 			for round := range 8 {
-				for range 60 {
-					id := fmt.Sprintf("o%03d", rng.IntN(150))
-					if rng.IntN(5) == 0 {
-						c.Delete(id)
-						delete(model, id)
-						continue
-					}
-					o := randObject(rng, id)
-					c.Put(o)
-					model[id] = o
-				}
+				randomWrites(rng, c, model, 60, 5)
 				if round == 1 {
 					_ = c.EnsureIndex("arr")
 					_ = c.EnsureIndex("nest.x")

@@ -226,17 +226,7 @@ func TestPropertyScanEqualWithinMatchesBruteForce(t *testing.T) {
 				}
 			}
 			for round := range 6 {
-				for range 80 {
-					id := fmt.Sprintf("o%03d", rng.IntN(150))
-					if rng.IntN(6) == 0 {
-						c.Delete(id)
-						delete(model, id)
-						continue
-					}
-					o := randObject(rng, id)
-					c.Put(o)
-					model[id] = o
-				}
+				randomWrites(rng, c, model, 80, 6)
 				for range 60 {
 					path, within := paths[rng.IntN(len(paths))], paths[rng.IntN(3)]
 					keys, among := randKeys(rng, model, path, false), randKeys(rng, model, within, true)
