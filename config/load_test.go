@@ -398,10 +398,8 @@ func TestLoadWarnings(t *testing.T) {
 			[]string{"env PARSE_SERVER_APPLICATION_ID: ignored, QUARRY_APP_ID takes precedence"}},
 		{loadCase{name: "apps with top-level keys", args: []string{"$FILE"}, file: `{"port": 1, "apps": [{"appId": "a"}]}`},
 			[]string{`port (config file `, "belong inside apps[0]"}},
-		{loadCase{name: "graphql", args: []string{"--mountGraphQL"}},
-			[]string{"mountGraphQL (flag --mountGraphQL): accepted, but it has no effect yet: the GraphQL API is not served yet"}},
-		{loadCase{name: "playground", args: []string{"--mountPlayground"}},
-			[]string{"mountPlayground (flag --mountPlayground): accepted, but it has no effect yet"}},
+		{loadCase{name: "playground without graphql", args: []string{"--mountPlayground"}},
+			[]string{"mountPlayground (flag --mountPlayground): accepted, but it has no effect yet: the playground is served only with mountGraphQL"}},
 		{loadCase{name: "fileKey", args: []string{"--fileKey", "k"}},
 			[]string{"fileKey (flag --fileKey): accepted, but it has no effect yet: legacy hosted file URLs are not made"}},
 	}
@@ -426,6 +424,20 @@ func TestLoadWarnings(t *testing.T) {
 	}
 }
 
+// TestServedOptionsDoNotWarn: options Quarry acts on say nothing at
+// start-up (mountGraphQL used to claim the API was not served).
+func TestServedOptionsDoNotWarn(t *testing.T) {
+	for _, args := range [][]string{{"--mountGraphQL"}, {"--mountGraphQL", "--mountPlayground"}} {
+		_, warns, err := loadCase{name: "served", args: args}.load(t)
+		if err != nil {
+			t.Fatalf("%v: Load: %v", args, err)
+		}
+		if len(warns) != 0 {
+			t.Errorf("%v: warnings %q, want none", args, warns)
+		}
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	cases := []struct {
 		loadCase
@@ -440,6 +452,8 @@ func TestLoadErrors(t *testing.T) {
 		{loadCase{name: "unknown liveQuery key", args: []string{"$FILE"}, file: `{"liveQuery": {"classes": ["A"]}}`}, "liveQuery.classes", ErrUnknownOption, "see --help"},
 		{loadCase{name: "missing value", args: []string{"--appId"}}, "appId", nil, "needs a value"},
 		{loadCase{name: "two config files", args: []string{"a.json", "b.json"}}, "", nil, "only one config file"},
+		{loadCase{name: "mongodb databaseURI", args: []string{"--databaseURI", "mongodb://u:pw@localhost:27017/app"}}, "databaseURI", nil, "quarry import"},
+		{loadCase{name: "mongodb+srv databaseURI", args: []string{"--databaseURI", "mongodb+srv://cluster.example/app"}}, "databaseURI", nil, "postgres://"},
 		{loadCase{name: "file not found", args: []string{"/nonexistent/quarry.json"}}, "", os.ErrNotExist, "config file"},
 		{loadCase{name: "bad json", args: []string{"$FILE"}, file: "{\n  \"appId\": \"a\",\n  \"port\": ,\n}"}, "", nil, "line 3, column 11"},
 		{loadCase{name: "trailing json", args: []string{"$FILE"}, file: `{"appId": "a"} {}`}, "", nil, "after the top-level value"},

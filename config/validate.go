@@ -62,6 +62,9 @@ func (l *loader) finish() {
 	}
 	if strings.TrimSpace(o.DatabaseURI) == "" {
 		check("databaseURI", errors.New("must not be empty"))
+	} else if isMongoURI(o.DatabaseURI) {
+		check("databaseURI", errors.New("MongoDB is not a store Quarry runs on: move the data in with `quarry import --from mongodb-export-dir` "+
+			"(the embedded store, a file path) or run on PostgreSQL (postgres://…) to share one database between instances; see docs/migration.md"))
 	}
 	if o.MaxUploadSize <= 0 {
 		check("maxUploadSize", fmt.Errorf("must be more than 0 bytes, got %d", o.MaxUploadSize))
@@ -180,8 +183,7 @@ func (l *loader) finish() {
 		name, what string
 		set        bool
 	}{
-		{"mountGraphQL", "the GraphQL API is not served yet", o.MountGraphQL},
-		{"mountPlayground", "the GraphQL playground is not served yet", o.MountPlayground},
+		{"mountPlayground", "the playground is served only with mountGraphQL", o.MountPlayground && !o.MountGraphQL},
 		{"fileKey", "legacy hosted file URLs are not made", o.FileKey != ""},
 	}
 	for _, n := range notYet {
@@ -189,6 +191,13 @@ func (l *loader) finish() {
 			l.warn("%s (%s): accepted, but it has no effect yet: %s", n.name, l.source(n.name), n.what)
 		}
 	}
+}
+
+// isMongoURI reports a MongoDB connection string (Parse Server's usual
+// databaseURI), which an operator moving in is likely to carry over.
+func isMongoURI(uri string) bool {
+	u := strings.ToLower(strings.TrimSpace(uri))
+	return strings.HasPrefix(u, "mongodb://") || strings.HasPrefix(u, "mongodb+srv://")
 }
 
 // normalizePath checks that p starts with "/" and drops trailing slashes;

@@ -45,3 +45,31 @@ func TestBannerShowsOnlyAGeneratedMasterKey(t *testing.T) {
 		})
 	}
 }
+
+// TestBannerShowsGraphQL: with mountGraphQL the banner gives the GraphQL
+// address (at the server root, beside the REST mount), and the
+// playground's when it is mounted too.
+func TestBannerShowsGraphQL(t *testing.T) {
+	args := []string{"--databaseURI", filepath.Join(t.TempDir(), "q.db"), "--port", "0", "--host", "127.0.0.1",
+		"--appId", "app", "--masterKey", "m", "--mountGraphQL", "--mountPlayground"}
+	opts, _, err := config.Load(args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.Open(opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	addr, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	banner := srv.Banner(addr)
+	root := "http://" + addr.String()
+	for _, want := range []string{"graphQL:    " + root + "/graphql\n", "playground: " + root + "/playground\n"} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+}

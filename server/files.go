@@ -157,7 +157,11 @@ func defaultFilesDir(uri string, fs *fileStore, log *slog.Logger) (string, error
 		return "", fmt.Errorf("files: %w", err)
 	}
 	fs.tmp = tmp
-	log.Warn("files: the database is in memory, so uploaded files go to a temporary directory removed at shutdown; set filesSubDirectory or filesAdapter",
+	where := "the database is in memory"
+	if isPostgresURI(uri) {
+		where = "the database is in PostgreSQL, which keeps no file bytes"
+	}
+	log.Warn("files: "+where+", so uploaded files go to a temporary directory removed at shutdown; set filesSubDirectory or filesAdapter (s3 when several instances serve files)",
 		"directory", tmp)
 	return tmp, nil
 }

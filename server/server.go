@@ -488,11 +488,27 @@ func (s *Server) Banner(addr net.Addr) string {
 		}
 		fmt.Fprintf(&b, "  liveQuery:  %s (%s)\n", "ws"+strings.TrimPrefix(url, "http"), classes)
 	}
+	if s.graphql != nil {
+		fmt.Fprintf(&b, "  graphQL:    %s\n", graphQLURL(url, s.Opts.MountPath, s.Opts.GraphQLPath))
+		if s.Opts.MountPlayground {
+			fmt.Fprintf(&b, "  playground: %s\n", graphQLURL(url, s.Opts.MountPath, s.Opts.PlaygroundPath))
+		}
+	}
 	if s.cache != nil {
 		fmt.Fprintf(&b, "  cache:      %s (cacheAdapter)\n", redactURI(s.Opts.CacheAdapter.URL))
 	}
 	fmt.Fprintf(&b, "Try: curl -H 'X-Parse-Application-Id: %s' %s/classes/GameScore\n", s.Opts.AppID, url)
 	return b.String()
+}
+
+// graphQLURL is where a path mounted at the server root (graphQLPath,
+// playgroundPath) is reached, given the URL of the REST mount.
+func graphQLURL(restURL, mountPath, path string) string {
+	root := strings.TrimSuffix(restURL, mountPath)
+	if mountPath == "/" {
+		root = strings.TrimSuffix(restURL, "/")
+	}
+	return root + path
 }
 
 // nearSphereMax turns the nearSphereMaxDistanceMiles option into the
