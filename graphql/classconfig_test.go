@@ -30,23 +30,23 @@ func TestClassConfigs(t *testing.T) {
 		"mutation": map[string]any{"destroy": false, "createAlias": "addItem"},
 	}}}}, m)
 	ok := func(path, want string) map[string]string { return map[string]string{path: want} }
-	refused := ok("errors.0.extensions.code", "102")
+	refused := ok("errors.0.extensions.code", `"GRAPHQL_VALIDATION_FAILED"`)
 	run(t, srv, []step{
 		{name: "findAlias names the connection", query: `{ allItems(order: [price_ASC]) { edges { node { name price } } } }`,
 			want: ok("data.allItems.edges", `[{"node":{"name":"pen","price":2}},{"node":{"name":"ink","price":5}}]`)},
-		{name: "the plural is gone", query: `{ items { count } }`, want: refused},
-		{name: "get is off", query: `{ item(id: "` + id + `") { name } }`, want: refused},
-		{name: "outputFields hide secret", query: `{ allItems { edges { node { secret } } } }`, want: refused},
+		{name: "the plural is gone", query: `{ items { count } }`, want: refused, status: 400},
+		{name: "get is off", query: `{ item(id: "` + id + `") { name } }`, want: refused, status: 400},
+		{name: "outputFields hide secret", query: `{ allItems { edges { node { secret } } } }`, want: refused, status: 400},
 		{name: "constraintFields offer price", query: `{ allItems(where: {price: {greaterThan: 3}}) { count } }`, want: ok("data.allItems.count", `1`)},
-		{name: "and not name", query: `{ allItems(where: {name: {equalTo: "pen"}}) { count } }`, want: refused},
-		{name: "sortFields: price ascending only", query: `{ allItems(order: [price_DESC]) { count } }`, want: refused},
+		{name: "and not name", query: `{ allItems(where: {name: {equalTo: "pen"}}) { count } }`, want: refused, status: 400},
+		{name: "sortFields: price ascending only", query: `{ allItems(order: [price_DESC]) { count } }`, want: refused, status: 400},
 		{name: "createAlias, and create takes name", query: `mutation { addItem(input: {fields: {name: "cap"}}) { item { name } } }`,
 			want: ok("data.addItem.item.name", `"cap"`)},
-		{name: "create does not take price", query: `mutation { addItem(input: {fields: {price: 1}}) { item { name } } }`, want: refused},
+		{name: "create does not take price", query: `mutation { addItem(input: {fields: {price: 1}}) { item { name } } }`, want: refused, status: 400},
 		{name: "update takes price", query: `mutation { updateItem(input: {id: "` + id + `", fields: {price: 3}}) { item { price } } }`,
 			want: ok("data.updateItem.item.price", `3`)},
-		{name: "update does not take name", query: `mutation { updateItem(input: {id: "` + id + `", fields: {name: "x"}}) { item { price } } }`, want: refused},
-		{name: "destroy is off", query: `mutation { deleteItem(input: {id: "` + id + `"}) { item { name } } }`, want: refused},
+		{name: "update does not take name", query: `mutation { updateItem(input: {id: "` + id + `", fields: {name: "x"}}) { item { price } } }`, want: refused, status: 400},
+		{name: "destroy is off", query: `mutation { deleteItem(input: {id: "` + id + `"}) { item { name } } }`, want: refused, status: 400},
 	})
 	// Dropping the config brings the defaults back, without a restart.
 	srv.Do(t, "PUT", "/graphql-config", map[string]any{"params": map[string]any{}}, m)

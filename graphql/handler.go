@@ -231,7 +231,7 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 		req.Query = string(args.Peek("query"))
 		req.OperationName = string(args.Peek("operationName"))
 		if v := args.Peek("variables"); len(v) > 0 && json.Unmarshal(v, &req.Variables) != nil {
-			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(schema.CodeInvalidJSON, "Variables are not valid JSON."))
+			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(codeBadRequest, "Variables are not valid JSON."))
 			return
 		}
 	case ctx.IsPost() && isMultipart(ctx):
@@ -248,24 +248,29 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 		dec := json.NewDecoder(bytes.NewReader(ctx.PostBody()))
 		dec.UseNumber()
 		if err := dec.Decode(&req); err != nil {
-			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(schema.CodeInvalidJSON, "The body must be a JSON object {query, variables, operationName}."))
+			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(codeBadRequest, "The body must be a JSON object {query, variables, operationName}."))
 			return
 		}
 		req.Variables = plainNumbers(req.Variables).(map[string]any)
 	default:
 		ctx.Response.Header.Set("Allow", "GET, POST")
-		writeResponse(ctx, fasthttp.StatusMethodNotAllowed, requestError(schema.CodeInvalidQuery, "GraphQL accepts GET and POST."))
+		writeResponse(ctx, fasthttp.StatusMethodNotAllowed, requestError(codeBadRequest, "GraphQL accepts GET and POST."))
 		return
 	}
 	if req.Query == "" {
-		writeResponse(ctx, fasthttp.StatusBadRequest, requestError(schema.CodeInvalidQuery, "Must provide a query string."))
+		writeResponse(ctx, fasthttp.StatusBadRequest, requestError(codeBadRequest, "Must provide a query string."))
 		return
 	}
-	resp := h.execute(auth, req.Query, req.OperationName, req.Variables, ctx.IsGet())
-	writeResponse(ctx, fasthttp.StatusOK, resp)
+	resp, status := h.execute(auth, req.Query, req.OperationName, req.Variables, ctx.IsGet())
+	if status == fasthttp.StatusMethodNotAllowed {
+		ctx.Response.Header.Set("Allow", "POST")
+	}
+	writeResponse(ctx, status, resp)
 }
 
-func requestError(code int, msg string) response {
+// requestError is a response of one error with code (a Parse error code,
+// or one of Apollo's names) in extensions.code.
+func requestError(code any, msg string) response {
 	return response{Errors: []gqlError{{Message: msg, Extensions: map[string]any{"code": code}}}}
 }
 
@@ -336,52 +341,59 @@ func plainNumbers(v any) any {
 // Execute runs a GraphQL request in process for auth and returns the JSON
 // response body, exactly as Serve would send it.
 func (h *Handler) Execute(auth service.Auth, query, operationName string, vars map[string]any) []byte {
-	b, err := h.execute(auth, query, operationName, vars, false).encode()
+	resp, _ := h.execute(auth, query, operationName, vars, false)
+	b, err := resp.encode()
 	if err != nil {
 		return []byte(`{"errors":[{"message":"Internal server error.","extensions":{"code":1}}]}`)
 	}
 	return b
 }
 
-// execute runs a query document for auth. readOnly refuses mutations (a
-// GET request).
-func (h *Handler) execute(auth service.Auth, query, operationName string, vars map[string]any, readOnly bool) response {
+// execute runs a query document for auth and says which HTTP status
+// answers it. readOnly refuses mutations (a GET request). A request that
+// cannot run at all (it does not parse or validate, names no operation,
+// has variables of the wrong type, asks for introspection without the
+// right) is answered as Apollo Server answers it under Parse Server: a 4xx
+// status and Apollo's code in extensions.code; errors of a running
+// operation keep Parse's codes and status 200.
+func (h *Handler) execute(auth service.Auth, query, operationName string, vars map[string]any, readOnly bool) (response, int) {
 	m, err := h.model()
 	if err != nil {
 		h.log.Error("graphql: schema generation failed", "err", err)
-		return requestError(schema.CodeInternalServerError, "Internal server error.")
+		return requestError(schema.CodeInternalServerError, "Internal server error."), fasthttp.StatusOK
 	}
-	doc, errs := m.document(query)
+	doc, errs, kind := m.document(query, h.opts.MaxFields)
 	if len(errs) > 0 {
-		return response{Errors: fromGQLErrors(errs, schema.CodeInvalidQuery)}
+		return response{Errors: fromGQLErrors(errs, kind)}, fasthttp.StatusBadRequest
 	}
 	op := doc.Operations.ForName(operationName)
 	if op == nil {
+		msg := "Unknown operation named \"" + operationName + "\"."
 		if operationName == "" {
-			return requestError(schema.CodeInvalidQuery, "Must provide an operation name when the document holds several operations.")
+			msg = "Must provide an operation name when the document holds several operations."
 		}
-		return requestError(schema.CodeInvalidQuery, "Unknown operation named \""+operationName+"\".")
+		return requestError(codeOperationResolution, msg), fasthttp.StatusBadRequest
 	}
 	if err := h.checkLimits(op, vars); err != nil {
-		return requestError(schema.CodeInvalidQuery, err.Error())
+		return requestError(codeValidationFailed, err.Error()), fasthttp.StatusBadRequest
 	}
 	if !auth.Master && !h.opts.PublicIntrospection && introspects(op.SelectionSet, map[string]bool{}) {
-		return requestError(schema.CodeOperationForbidden, "Introspection is not allowed: it needs the master key (or graphQLPublicIntrospection).")
+		return requestError(schema.CodeOperationForbidden, "Introspection is not allowed: it needs the master key (or graphQLPublicIntrospection)."), fasthttp.StatusForbidden
 	}
 	coerced, verr := validator.VariableValues(m.schema, op, vars)
 	if verr != nil {
-		return response{Errors: fromGQLErrors(gqlerror.List{asGQLError(verr)}, schema.CodeInvalidQuery)}
+		return response{Errors: fromGQLErrors(gqlerror.List{asGQLError(verr)}, codeBadUserInput)}, fasthttp.StatusBadRequest
 	}
 	e := &executor{h: h, m: m, auth: auth, vars: coerced}
 	var root *ast.Definition
 	switch op.Operation {
 	case ast.Mutation:
 		if readOnly {
-			return requestError(schema.CodeInvalidQuery, "Mutations need a POST request.")
+			return requestError(codeBadRequest, "GET requests only run queries; send a mutation with POST."), fasthttp.StatusMethodNotAllowed
 		}
 		root = m.schema.Mutation
 	case ast.Subscription:
-		return requestError(schema.CodeInvalidQuery, "Subscriptions run over a WebSocket (graphql-transport-ws) on this path.")
+		return requestError(schema.CodeInvalidQuery, "Subscriptions run over a WebSocket (graphql-transport-ws) on this path."), fasthttp.StatusOK
 	default:
 		root = m.schema.Query
 	}
@@ -392,8 +404,17 @@ func (h *Handler) execute(auth service.Auth, query, operationName string, vars m
 	} else {
 		resp.Data = nullData
 	}
-	return resp
+	return resp, fasthttp.StatusOK
 }
+
+// Apollo Server's codes for requests that cannot run (extensions.code).
+const (
+	codeParseFailed         = "GRAPHQL_PARSE_FAILED"
+	codeValidationFailed    = "GRAPHQL_VALIDATION_FAILED"
+	codeBadUserInput        = "BAD_USER_INPUT"
+	codeBadRequest          = "BAD_REQUEST"
+	codeOperationResolution = "OPERATION_RESOLUTION_FAILURE"
+)
 
 var nullData = json.RawMessage("null")
 
@@ -404,7 +425,7 @@ func asGQLError(err error) *gqlerror.Error {
 	return gqlerror.Wrap(err)
 }
 
-func fromGQLErrors(list gqlerror.List, code int) []gqlError {
+func fromGQLErrors(list gqlerror.List, code any) []gqlError {
 	out := make([]gqlError, 0, len(list))
 	for _, ge := range list {
 		e := gqlError{Message: ge.Message, Extensions: map[string]any{"code": code}}

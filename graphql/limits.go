@@ -101,3 +101,32 @@ func pageSize(f *ast.Field, vars map[string]any) int {
 	}
 	return 1
 }
+
+// countFields counts the fields written in a parsed document, in its
+// operations and fragment definitions (spreads not expanded), stopping at
+// stop: linear in the document, so it can run before validation.
+func countFields(doc *ast.QueryDocument, stop int) int {
+	n := 0
+	var walk func(ast.SelectionSet)
+	walk = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			if n >= stop {
+				return
+			}
+			switch s := sel.(type) {
+			case *ast.Field:
+				n++
+				walk(s.SelectionSet)
+			case *ast.InlineFragment:
+				walk(s.SelectionSet)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		walk(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		walk(f.SelectionSet)
+	}
+	return n
+}

@@ -43,20 +43,30 @@ type model struct {
 // cache starts over when full.
 const MaxCachedDocuments = 512
 
-// document parses and validates a query, or returns it from the cache.
-func (m *model) document(query string) (*ast.QueryDocument, gqlerror.List) {
+// document parses and validates a query, or returns it from the cache. A
+// failure comes with the Apollo code that names its kind (codeParseFailed,
+// codeValidationFailed), which the HTTP front end answers with. maxFields
+// (when positive) refuses a document with more fields before it is
+// validated.
+func (m *model) document(query string, maxFields int) (*ast.QueryDocument, gqlerror.List, string) {
 	m.docsMu.Lock()
 	doc, ok := m.docs[query]
 	m.docsMu.Unlock()
 	if ok {
-		return doc, nil
+		return doc, nil, ""
 	}
 	doc, err := parser.ParseQuery(&ast.Source{Input: query})
 	if err != nil {
-		return nil, gqlerror.List{asGQLError(err)}
+		return nil, gqlerror.List{asGQLError(err)}, codeParseFailed
+	}
+	// Validation compares fields pairwise (overlapping fields), so its cost
+	// grows with the square of their number: count them first, cheaply,
+	// and refuse a document that could only fail the field cap later.
+	if maxFields > 0 && countFields(doc, maxFields+1) > maxFields {
+		return nil, gqlerror.List{gqlerror.Errorf("The query selects more than %d fields (graphQLMaxFields).", maxFields)}, codeValidationFailed
 	}
 	if errs := validator.Validate(m.schema, doc); len(errs) > 0 {
-		return nil, errs
+		return nil, errs, codeValidationFailed
 	}
 	m.docsMu.Lock()
 	if len(m.docs) >= MaxCachedDocuments || m.docs == nil {
@@ -64,7 +74,7 @@ func (m *model) document(query string) (*ast.QueryDocument, gqlerror.List) {
 	}
 	m.docs[query] = doc
 	m.docsMu.Unlock()
-	return doc, nil
+	return doc, nil, ""
 }
 
 // rootKind says what a generated root field does.

@@ -333,7 +333,8 @@ func (s *socket) subscribe(msg wsMessage) bool {
 		s.writeErrors(msg.ID, errs)
 	case op.Operation != ast.Subscription:
 		// A query or mutation over the socket: one result, then complete.
-		s.write(wsMessage{ID: msg.ID, Type: "next", Payload: encoded(s.h.execute(auth, p.Query, p.OperationName, vars, false))})
+		resp, _ := s.h.execute(auth, p.Query, p.OperationName, vars, false)
+		s.write(wsMessage{ID: msg.ID, Type: "next", Payload: encoded(resp)})
 		s.write(wsMessage{ID: msg.ID, Type: "complete"})
 	case n >= MaxSocketOperations:
 		s.writeErrors(msg.ID, requestError(schema.CodeOperationForbidden,
@@ -357,7 +358,7 @@ func (s *socket) operation(p subscribePayload, auth service.Auth) (*model, *ast.
 		s.h.log.Error("graphql: schema generation failed", "err", err)
 		return nil, nil, requestError(schema.CodeInternalServerError, "Internal server error.").Errors
 	}
-	doc, errs := m.document(p.Query)
+	doc, errs, _ := m.document(p.Query, s.h.opts.MaxFields)
 	if len(errs) > 0 {
 		return nil, nil, fromGQLErrors(errs, schema.CodeInvalidQuery)
 	}
