@@ -1,8 +1,8 @@
 package graphql_test
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
