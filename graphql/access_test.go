@@ -112,6 +112,14 @@ func TestPointersAndRelations(t *testing.T) {
 			team { members(order: [username_ASC]) { edges { node { username } } } } } }`,
 			vars: func(s map[string]string) map[string]any { return map[string]any{"id": s["red"], "bob": bob} },
 			want: map[string]string{"data.updateTeam.team.members.edges.#.node.username": `["ann","cat"]`}},
+		{name: "one ID where a list is expected adds that one", headers: m, query: `mutation($id: ID!) { updateTeam(input: {id: $id, fields: {members: {add: "` + bob + `"}}}) {
+			team { members(order: username_DESC) { edges { node { username } } } } } }`,
+			vars: func(s map[string]string) map[string]any { return map[string]any{"id": s["red"]} },
+			want: map[string]string{"data.updateTeam.team.members.edges.#.node.username": `["cat","bob","ann"]`}},
+		{name: "a literal too", headers: m, query: `mutation($id: ID!) { updateTeam(input: {id: $id, fields: {members: {remove: "` + bob + `"}}}) {
+			team { members(order: username_ASC) { edges { node { username } } } } } }`,
+			vars: func(s map[string]string) map[string]any { return map[string]any{"id": s["red"]} },
+			want: map[string]string{"data.updateTeam.team.members.edges.#.node.username": `["ann","cat"]`}},
 		{name: "unset a pointer", headers: m, query: `mutation($id: ID!) { updateTeam(input: {id: $id, fields: {captain: null}}) { team { captain { username } } } }`,
 			vars: func(s map[string]string) map[string]any { return map[string]any{"id": s["red"]} },
 			want: map[string]string{"data.updateTeam.team.captain": `null`}},

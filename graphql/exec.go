@@ -264,6 +264,11 @@ func (e *executor) field(typ *ast.Definition, src any, fields []*ast.Field, path
 	var args map[string]any
 	if len(f.Definition.Arguments) > 0 {
 		args = f.ArgumentMap(e.vars)
+		for _, def := range f.Definition.Arguments {
+			if v, ok := args[def.Name]; ok {
+				args[def.Name] = e.m.listCoerced(v, def.Type, 0)
+			}
+		}
 	}
 	v, err := e.safeResolve(typ, src, f, args, path)
 	if err != nil {

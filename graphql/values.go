@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vektah/gqlparser/v2/ast"
+
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -188,3 +190,42 @@ func scalarIn(t schema.Type, v any) any {
 	}
 	return v
 }
+
+// listCoerced applies GraphQL's input coercion of lists to an argument's
+// value: where typ is a list and one item is given (order: score_DESC,
+// in: "x", add: "id"), the value is a list of that item. Input objects
+// are coerced field by field. gqlparser checks such values but hands them
+// over as written.
+func (m *model) listCoerced(v any, typ *ast.Type, depth int) any {
+	if v == nil || typ == nil || depth > maxCoercionDepth {
+		return v
+	}
+	if typ.Elem != nil {
+		list, ok := v.([]any)
+		if !ok {
+			return []any{m.listCoerced(v, typ.Elem, depth+1)}
+		}
+		for i, item := range list {
+			list[i] = m.listCoerced(item, typ.Elem, depth+1)
+		}
+		return list
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	def := m.schema.Types[typ.NamedType]
+	if def == nil || def.Kind != ast.InputObject {
+		return v
+	}
+	for _, fd := range def.Fields {
+		if fv, ok := obj[fd.Name]; ok {
+			obj[fd.Name] = m.listCoerced(fv, fd.Type, depth+1)
+		}
+	}
+	return obj
+}
+
+// maxCoercionDepth bounds listCoerced's walk (graphQLMaxDepth bounds
+// selections, not input values).
+const maxCoercionDepth = 64

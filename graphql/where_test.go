@@ -31,6 +31,8 @@ func TestWhereMatchesREST(t *testing.T) {
 		{"range", `{n: {greaterThan: 1, lessThanOrEqualTo: 3}}`, `{"n": {"$gt": 1, "$lte": 3}}`},
 		{"in", `{n: {in: [1, 4]}}`, `{"n": {"$in": [1, 4]}}`},
 		{"notIn", `{n: {notIn: [1, 4]}}`, `{"n": {"$nin": [1, 4]}}`},
+		{"in, one value without brackets", `{n: {in: 4}}`, `{"n": {"$in": [4]}}`},
+		{"AND, one branch without brackets", `{AND: {n: {greaterThan: 2}}}`, `{"n": {"$gt": 2}}`},
 		{"exists", `{ok: {exists: true}}`, `{"ok": {"$exists": true}}`},
 		{"boolean", `{ok: {equalTo: true}}`, `{"ok": true}`},
 		{"regex", `{name: {matchesRegex: "^c", options: "i"}}`, `{"name": {"$regex": "^c", "$options": "i"}}`},
