@@ -251,6 +251,9 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(codeBadRequest, "The body must be a JSON object {query, variables, operationName}."))
 			return
 		}
+		if req.Variables == nil {
+			req.Variables = map[string]any{}
+		}
 		req.Variables = plainNumbers(req.Variables).(map[string]any)
 	default:
 		ctx.Response.Header.Set("Allow", "GET, POST")
@@ -332,8 +335,6 @@ func plainNumbers(v any) any {
 			x[i] = plainNumbers(e)
 		}
 		return x
-	case nil:
-		return map[string]any{}
 	}
 	return v
 }
