@@ -104,6 +104,10 @@ func TestPointersAndRelations(t *testing.T) {
 			want: map[string]string{"data.teams.edges.#.node.name": `["red"]`}},
 		{name: "relation have", headers: m, query: `{ teams(where: {members: {have: {username: {equalTo: "cat"}}}}) { edges { node { name } } } }`,
 			want: map[string]string{"data.teams.edges.#.node.name": `["red"]`}},
+		{name: "relation exists", headers: m, query: `{ teams(where: {members: {exists: true}}) { edges { node { name } } } }`,
+			want: map[string]string{"data.teams.edges.#.node.name": `["red"]`}},
+		{name: "relation does not exist", headers: m, query: `{ teams(where: {members: {exists: false}}) { edges { node { name } } } }`,
+			want: map[string]string{"data.teams.edges.#.node.name": `["blue"]`}},
 		{name: "nested connection where", headers: m, query: `{ teams(where: {name: {equalTo: "red"}}) { edges { node {
 			members(where: {username: {notEqualTo: "ann"}}, first: 1, order: [username_DESC]) { edges { node { username } } pageInfo { hasNextPage } } } } } }`,
 			want: map[string]string{"data.teams.edges.0.node.members.edges.#.node.username": `["cat"]`,

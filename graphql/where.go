@@ -233,7 +233,21 @@ func (e *executor) relationConstraint(fm fieldModel, v any) (map[string]any, err
 			}
 			out[key] = map[string]any{"className": fm.target.class, "where": w}
 		case "exists":
-			out["$exists"] = x
+			if fm.Type != schema.TypeRelation {
+				out["$exists"] = x
+				continue
+			}
+			// A relation is not a stored field: it exists on an owner
+			// with any member, as Parse's GraphQL reads it.
+			ptrs, err := e.members(fm.target, map[string]any{})
+			if err != nil {
+				return nil, err
+			}
+			key := "$in"
+			if x != true {
+				key = "$nin"
+			}
+			out[key] = ptrs
 		}
 	}
 	return out, nil
