@@ -310,7 +310,9 @@ func (s *Service) DeleteSchema(auth Auth, class string) error {
 	defer s.schemaMu.Unlock()
 	cur := s.Class(class)
 	if cur == nil {
-		return classMissing(class)
+		// Parse Server answers a drop of a class that is not there as a
+		// drop: the class is gone either way.
+		return nil
 	}
 	if c := s.data.Collection(class, false); c != nil && c.Len() > 0 {
 		return schema.Errorf(schema.CodeInvalidSchemaOperation,

@@ -416,7 +416,9 @@ func TestScenarioSchemaDropAndPurge(t *testing.T) {
 		{name: "purge an unknown class", method: "DELETE", path: "/purge/Nope", headers: m, expectedStatus: 400, check: codeIs(103)},
 		{name: "drop", method: "DELETE", path: "/schemas/Full", headers: m, expectedStatus: 200, check: replyIs(`{}`)},
 		{name: "gone", path: "/schemas/Full", headers: m, expectedStatus: 400, check: codeIs(103)},
-		{name: "drop again", method: "DELETE", path: "/schemas/Full", headers: m, expectedStatus: 400, check: codeIs(103)},
+		{name: "drop again: gone either way, as in Parse", method: "DELETE", path: "/schemas/Full", headers: m, expectedStatus: 200, check: replyIs(`{}`)},
+		{name: "drop a class never made", method: "DELETE", path: "/schemas/Never", headers: m, expectedStatus: 200, check: replyIs(`{}`)},
+		{name: "still no such class", path: "/schemas/Never", headers: m, expectedStatus: 400, check: codeIs(103)},
 		{name: "the class can be recreated", method: "POST", path: "/classes/Full", headers: m, body: map[string]any{"n": "text"},
 			expectedStatus: 201},
 	})
