@@ -15,7 +15,6 @@ import (
 // the SDKs report as unparseable JSON.
 var notBuilt = map[string]string{
 	"files":             "Files are not available: no files adapter is configured.",
-	"loginAs":           "loginAs is not available yet.",
 	"validate_purchase": "Purchase validation is not available.",
 	"security":          "The security check is not available yet.",
 }

@@ -586,3 +586,37 @@ func TestScenarioWrongKeys(t *testing.T) {
 		{name: "read-only key", path: "/classes/KeyThing/" + hidden, headers: with(servertest.App(), "X-Parse-Master-Key", roMasterKey), expectedStatus: 200},
 	})
 }
+
+// TestScenarioLoginAs: POST /loginAs opens a session for any user on the
+// master key's word, with the userId in the body or the URL; the session
+// says it was made with the master key.
+func TestScenarioLoginAs(t *testing.T) {
+	w := newWorld(t, nil)
+	srv := w.srv
+	m := servertest.Master()
+	asAlice := func(t testing.TB, res servertest.Response) {
+		if res.Map()["objectId"] != w.alice.userID || res.Map()["username"] != "alice" {
+			t.Fatalf("logged in as someone else: %s", res.Body)
+		}
+		tok := tokenOf(res)
+		me := srv.Do(t, "GET", "/users/me", nil, asUser(tok))
+		if me.Status != 200 || me.Map()["objectId"] != w.alice.userID {
+			t.Errorf("the token does not work: %d %s", me.Status, me.Body)
+		}
+		sess := srv.Do(t, "GET", "/sessions/me", nil, asUser(tok)).Map()
+		if cw, _ := sess["createdWith"].(map[string]any); cw["action"] != "login" || cw["authProvider"] != "masterkey" {
+			t.Errorf("createdWith %v", sess["createdWith"])
+		}
+	}
+	runScenarios(t, srv, []scenario{
+		{name: "in the body", method: "POST", path: "/loginAs", headers: m, body: map[string]any{"userId": w.alice.userID},
+			expectedStatus: 200, notExpectedContains: []string{"_hashed", "password"}, check: asAlice},
+		{name: "in the URL", method: "POST", path: "/loginAs?userId=" + w.alice.userID, headers: m, expectedStatus: 200, check: asAlice},
+		{name: "without the master key", method: "POST", path: "/loginAs", headers: servertest.App(), body: map[string]any{"userId": w.alice.userID},
+			expectedStatus: 400, check: msgIs(119, "master key is required")},
+		{name: "no userId", method: "POST", path: "/loginAs", headers: m, body: map[string]any{}, expectedStatus: 400,
+			check: msgIs(162, "userId must not be empty, null, or undefined")},
+		{name: "an unknown user", method: "POST", path: "/loginAs", headers: m, body: map[string]any{"userId": "nobody"}, expectedStatus: 404,
+			check: msgIs(101, "user not found")},
+	})
+}

@@ -25,6 +25,7 @@ func userRoutes() []route {
 		{method: "GET", pattern: "/verifyPassword", fn: verifyPassword},
 		{method: "POST", pattern: "/upgradeToRevocableSession", fn: upgradeSession},
 		{method: "POST", pattern: "/challenge", fn: challenge},
+		{method: "POST", pattern: "/loginAs", fn: logInAs},
 	}
 }
 
@@ -142,6 +143,12 @@ func logIn(s *Server, c *call) (any, error) {
 	a := c.auth
 	a.LoginAuthData, _ = c.allParams()["authData"].(map[string]any) // the mfa token
 	return s.svc.LogIn(a, u, e, p, false)
+}
+
+// logInAs takes userId from the body or, as Parse Server allows, the URL.
+func logInAs(s *Server, c *call) (any, error) {
+	id, _ := c.param("userId")
+	return s.svc.LogInAs(c.auth, id)
 }
 
 func verifyPassword(s *Server, c *call) (any, error) {

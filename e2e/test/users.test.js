@@ -259,3 +259,16 @@ test('saving or destroying another user answers 206 Cannot modify user', async (
   await expectParseError(theirs.save(null, { sessionToken: me.token }), 206, new RegExp(`Cannot modify user ${other.id}`));
   await expectParseError(theirs.destroy({ sessionToken: me.token }), 206, /Cannot modify user/);
 });
+
+test('Parse.User.loginAs (master key) opens a session for that user', async () => {
+  const { id, username } = await restUser('loginas');
+  await Parse.User.logOut();
+  const user = await Parse.User.loginAs(id);
+  assert.equal(user.id, id);
+  assert.equal(user.get('username'), username);
+  assert.match(user.getSessionToken(), TOKEN);
+  const me = await server.rest('GET', '/users/me', { headers: { 'X-Parse-Session-Token': user.getSessionToken() } });
+  assert.equal(me.body.objectId, id);
+  await expectParseError(Parse.User.loginAs('nobody12345'), Parse.Error.OBJECT_NOT_FOUND);
+  await Parse.User.logOut();
+});
