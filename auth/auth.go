@@ -125,6 +125,9 @@ type Config struct {
 	Adapters map[string]Adapter
 	// EnableAnonymousUsers turns the anonymous provider on.
 	EnableAnonymousUsers bool
+	// AnyAnonymousID accepts any non-empty authData.anonymous.id, as
+	// Parse Server 9 does, instead of the specification's lowercase UUID.
+	AnyAnonymousID bool
 	// EnableInsecureAuthAdapters accepts insecure payloads of every
 	// provider (see Options.AllowInsecure).
 	EnableInsecureAuthAdapters bool
@@ -165,7 +168,7 @@ func New(cfg Config) (*Registry, error) {
 	}
 	r := &Registry{providers: map[string]*provider{}}
 	if cfg.EnableAnonymousUsers {
-		r.providers[Anonymous] = &provider{adapter: anonymousAdapter{}, opts: Options{Provider: Anonymous, Now: now}}
+		r.providers[Anonymous] = &provider{adapter: anonymousAdapter{anyID: cfg.AnyAnonymousID}, opts: Options{Provider: Anonymous, Now: now}}
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		raw := cfg.Providers[name]

@@ -603,3 +603,29 @@ func TestLoadRateLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestCompatibility: "parse-server" makes users private unless
+// enforcePrivateUsers is set either way; other values are refused.
+func TestCompatibility(t *testing.T) {
+	cases := []struct {
+		args    []string
+		private bool
+	}{
+		{nil, false},
+		{[]string{"--compatibility", "specification"}, false},
+		{[]string{"--compatibility", "parse-server"}, true},
+		{[]string{"--compatibility", "parse-server", "--enforcePrivateUsers=false"}, false},
+	}
+	for _, c := range cases {
+		o, _, err := loadCase{name: "compat", args: c.args}.load(t)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if o.EnforcePrivateUsers != c.private {
+			t.Errorf("%v: enforcePrivateUsers = %v, want %v", c.args, o.EnforcePrivateUsers, c.private)
+		}
+	}
+	if _, _, err := (loadCase{name: "bad", args: []string{"--compatibility", "parse"}}).load(t); err == nil || !strings.Contains(err.Error(), `must be "specification" or "parse-server"`) {
+		t.Errorf("a bad value: %v", err)
+	}
+}

@@ -157,6 +157,11 @@ type Options struct {
 	// EnforcePrivateUsers is enforcePrivateUsers: new users readable only
 	// by themselves.
 	EnforcePrivateUsers bool
+	// Compatibility is compatibility: CompatSpecification (the default)
+	// or CompatParseServer, which switches every default where the
+	// specification and Parse Server 9 differ to Parse Server 9's
+	// (docs/configuration.md, "Compatibility").
+	Compatibility string
 	// Auth is third-party sign-in: auth, enableAnonymousUsers and
 	// enableInsecureAuthAdapters (auth.go).
 	Auth AuthOptions
@@ -346,6 +351,15 @@ func (k LiveQueryKeyPairs) Map() map[string]string {
 
 // Defaults returns the options of a start with no arguments, no config file
 // and no environment: a development start.
+// The values of compatibility.
+const (
+	CompatSpecification = "specification"
+	CompatParseServer   = "parse-server"
+)
+
+// ParseServerDefaults reports compatibility "parse-server".
+func (o *Options) ParseServerDefaults() bool { return o.Compatibility == CompatParseServer }
+
 func Defaults() *Options {
 	return &Options{
 		AppID:                      DevAppID,
@@ -364,6 +378,7 @@ func Defaults() *Options {
 		PasswordHashCost:           DefaultPasswordHashCost,
 		MaxJSONDepth:               DefaultMaxJSONDepth,
 		AllowClientClassCreation:   true,
+		Compatibility:              CompatSpecification,
 		SessionLength:              DefaultSessionLength,
 		GraphQLPath:                DefaultGraphQLPath,
 		PlaygroundPath:             DefaultPlaygroundPath,

@@ -19,6 +19,16 @@ func (l *loader) finish() {
 		o.LogLevel = "verbose"
 	}
 	o.LogLevel = strings.ToLower(strings.TrimSpace(o.LogLevel))
+	switch o.Compatibility {
+	case CompatSpecification:
+	case CompatParseServer:
+		// Parse Server 9's defaults, unless the operator chose otherwise.
+		if l.from["enforcePrivateUsers"] == "" {
+			o.EnforcePrivateUsers = true
+		}
+	default:
+		l.fail("compatibility", l.source("compatibility"), fmt.Errorf("must be %q or %q, got %q", CompatSpecification, CompatParseServer, o.Compatibility))
+	}
 
 	check := func(name string, err error) {
 		if err != nil {

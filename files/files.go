@@ -88,6 +88,22 @@ func ValidName(name string) error {
 	return nil
 }
 
+// ValidSpecName is the specification's rule for a client's file name: 1
+// to MaxNameLength characters of letters, digits, "_" and "." (with
+// ValidName's other rules). ValidName's wider set (Parse Server's) is what
+// a stored name may hold, so files saved under either rule are served.
+func ValidSpecName(name string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c == '-' || c == '@' || c == '~' || c == ' ' {
+			return ErrNameInvalid
+		}
+	}
+	return nil
+}
+
 // StoredName is the name a file is kept under: unless preserve is set,
 // 32 random hex digits and "_" before name, so same-named uploads never
 // collide.

@@ -49,6 +49,7 @@ func openAuth(opts *config.Options, functions *authFunctions) (*auth.Registry, e
 		Providers:                  providers,
 		Adapters:                   opts.Auth.Adapters,
 		EnableAnonymousUsers:       opts.Auth.EnableAnonymousUsers,
+		AnyAnonymousID:             opts.ParseServerDefaults(),
 		EnableInsecureAuthAdapters: opts.Auth.EnableInsecureAuthAdapters,
 		Now:                        opts.Now,
 		RunFunction:                functions.run,

@@ -141,6 +141,7 @@ func openFiles(opts *config.Options, log *slog.Logger) (service.FilesOptions, *f
 		EnableForAuthenticatedUser: fo.FileUpload.EnableForAuthenticatedUser,
 		AllowExtension:             allow,
 		PreserveFileName:           fo.PreserveFileName,
+		WideNames:                  opts.ParseServerDefaults(),
 		MaxSize:                    opts.MaxUploadSize,
 		URL:                        fs.url,
 	}, fs, nil

@@ -22,6 +22,10 @@ type FilesOptions struct {
 	AllowExtension func(ext string) bool
 	// PreserveFileName keeps names as uploaded (no random prefix).
 	PreserveFileName bool
+	// WideNames accepts Parse Server 9's file names (also "-", "@", "~"
+	// and space) instead of the specification's (letters, digits, "_",
+	// "."): compatibility "parse-server".
+	WideNames bool
 	// MaxSize is the largest file in bytes (maxUploadSize); 0 means none.
 	MaxSize int64
 	// URL gives a stored name's public address (publicServerURL +
@@ -51,7 +55,7 @@ func (s *Service) FilesEnabled() bool { return s.opts.Files.Adapter != nil }
 // fileUpload, and stores it under a unique name.
 func (s *Service) SaveFile(auth Auth, up FileUpload) (SavedFile, error) {
 	fo := s.opts.Files
-	if err := fileNameError(up.Name); err != nil {
+	if err := fileNameError(up.Name, fo.WideNames); err != nil {
 		return SavedFile{}, err
 	}
 	if len(up.Data) == 0 {
@@ -82,10 +86,14 @@ func (s *Service) SaveFile(auth Auth, up FileUpload) (SavedFile, error) {
 	return saved, nil
 }
 
-// fileNameError checks a client's file name (files.ValidName) with
-// Parse's messages.
-func fileNameError(name string) error {
-	switch err := files.ValidName(name); {
+// fileNameError checks a client's file name (files.ValidSpecName, or
+// files.ValidName when wide) with Parse's messages.
+func fileNameError(name string, wide bool) error {
+	valid := files.ValidSpecName
+	if wide {
+		valid = files.ValidName
+	}
+	switch err := valid(name); {
 	case name == "":
 		return schema.Errorf(schema.CodeInvalidFileName, "Filename not provided.")
 	case errors.Is(err, files.ErrNameTooLong):

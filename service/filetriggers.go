@@ -52,7 +52,7 @@ func (s *Service) beforeSaveFile(auth Auth, up *FileUpload) error {
 		return err
 	}
 	if name, ok := req.Object["name"].(string); ok && name != up.Name {
-		if err := fileNameError(name); err != nil {
+		if err := fileNameError(name, s.opts.Files.WideNames); err != nil {
 			return err
 		}
 		up.Name = name

@@ -277,6 +277,30 @@ func TestScenarioAuthDataAnonymous(t *testing.T) {
 	})
 }
 
+// TestScenarioCompatibilityParseServer: compatibility "parse-server" takes
+// Parse Server 9's rule where the specification's differs: any non-empty
+// anonymous id, file names with "-", "@", "~" and space, users private.
+func TestScenarioCompatibilityParseServer(t *testing.T) {
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.Compatibility = config.CompatParseServer
+		o.EnforcePrivateUsers = true // what config.Load makes of it when not set
+	})
+	app, master := servertest.App(), servertest.Master()
+	text := func(h map[string]string) map[string]string { return with(h, "Content-Type", "text/plain") }
+	var token string
+	runScenarios(t, srv, []scenario{
+		{name: "any anonymous id", method: "POST", path: "/users", headers: app,
+			body: authBody("anonymous", map[string]any{"id": "Device-42"}), expectedStatus: 201, check: capture("sessionToken", &token)},
+		{name: "but not an empty one", method: "POST", path: "/users", headers: app,
+			body: authBody("anonymous", map[string]any{"id": ""}), expectedStatus: 400},
+		{name: "space in a file name", method: "POST", path: "/files/my%20photo.png", body: "png", headers: text(master),
+			expectedStatus: 201, expectedContains: []string{`_my photo.png"`, `my%20photo.png"`}},
+		{name: "dash, at and tilde", method: "POST", path: "/files/a-b@c~d.txt", body: "x", headers: text(master), expectedStatus: 201},
+		{name: "still no slash", method: "POST", path: "/files/a%2Fb.txt", body: "x", headers: text(master), expectedStatus: 400, check: codeIs(122)},
+		{name: "users are private", path: "/users", headers: app, expectedStatus: 200, check: replyIs(`{"results":[]}`)},
+	})
+}
+
 func TestScenarioAuthDataAnonymousDisabled(t *testing.T) {
 	srv := servertest.Start(t, func(o *config.Options) { o.Auth.EnableAnonymousUsers = false })
 	runScenarios(t, srv, []scenario{
