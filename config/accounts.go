@@ -125,6 +125,10 @@ type PasswordPolicy struct {
 	ResetTokenValidityDuration time.Duration
 	// ResetTokenReuseIfValid repeats a still valid reset token.
 	ResetTokenReuseIfValid bool
+	// ResetPasswordSuccessOnInvalidEmail answers a reset request for an
+	// address no user has as if it had been sent (Parse's default, true);
+	// false answers 205.
+	ResetPasswordSuccessOnInvalidEmail bool
 }
 
 // AccountLockout is accountLockout; a zero Threshold turns it off.
@@ -139,7 +143,8 @@ type AccountLockout struct {
 
 // DefaultAccounts are Parse Server's defaults.
 func DefaultAccounts() AccountOptions {
-	return AccountOptions{EmailVerifySuccessOnInvalidEmail: true, ExpireInactiveSessions: true, RevokeSessionOnPasswordReset: true}
+	return AccountOptions{EmailVerifySuccessOnInvalidEmail: true, ExpireInactiveSessions: true, RevokeSessionOnPasswordReset: true,
+		PasswordPolicy: PasswordPolicy{ResetPasswordSuccessOnInvalidEmail: true}}
 }
 
 const groupAccounts = "Email and account policies"
@@ -246,6 +251,9 @@ var accountOptions = []*option{
 	{name: "passwordPolicy.resetTokenReuseIfValid", group: groupAccounts,
 		usage: "a new reset email repeats a still valid token",
 		field: func(o *Options) any { return &o.Accounts.PasswordPolicy.ResetTokenReuseIfValid }},
+	{name: "passwordPolicy.resetPasswordSuccessOnInvalidEmail", group: groupAccounts, def: "true",
+		usage: "answer a reset request for an unknown address as if sent (false: 205)",
+		field: func(o *Options) any { return &o.Accounts.PasswordPolicy.ResetPasswordSuccessOnInvalidEmail }},
 	{name: "accountLockout", group: groupAccounts, env: []string{"PARSE_SERVER_ACCOUNT_LOCKOUT"}, def: "off",
 		usage: `object {"duration": minutes, "threshold": n, "unlockOnPasswordReset": bool}`},
 	{name: "accountLockout.duration", group: groupAccounts,

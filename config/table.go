@@ -463,7 +463,6 @@ var unsupported = []string{
 	"requestKeywordDenylist", "scheduledPush", "schema", "schemaCacheTTL", "security",
 	"sendUserEmailVerification", "serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "trustProxy", "userSensitiveFields",
-	"passwordPolicy.resetPasswordSuccessOnInvalidEmail",
 	"push.adapterOptions", "push.android.apiKey",
 	"liveQuery.pubSubAdapter", "liveQuery.redisOptions", "liveQuery.wssAdapter",
 	"liveQueryServerOptions.pubSubAdapter", "liveQueryServerOptions.redisOptions", "liveQueryServerOptions.wssAdapter",

@@ -43,6 +43,10 @@ type AccountOptions struct {
 	ResetTokenValidity time.Duration
 	// ResetTokenReuse repeats a still valid reset token.
 	ResetTokenReuse bool
+	// RevealUnknownResetEmail is passwordPolicy.
+	// resetPasswordSuccessOnInvalidEmail false: a reset request for an
+	// address no user has answers 205.
+	RevealUnknownResetEmail bool
 
 	// PasswordPattern, when set, must match every new password;
 	// PasswordPatternError replaces the message of a refusal.

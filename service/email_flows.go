@@ -161,6 +161,9 @@ func (s *Service) RequestPasswordReset(emailAddr any) error {
 	}
 	user, ok := s.findOne(classUser, "_email_lc", strings.ToLower(e))
 	if !ok {
+		if acc.RevealUnknownResetEmail {
+			return schema.Errorf(codeEmailNotFound, "No user found with email %s.", e)
+		}
 		return nil
 	}
 	if tok, valid := s.validToken(user, fieldResetToken, fieldResetTokenExpires); valid && acc.ResetTokenReuse {

@@ -195,6 +195,25 @@ func TestScenarioEmailVerification(t *testing.T) {
 	}
 }
 
+// TestScenarioPasswordResetRevealsUnknownAddress: with
+// passwordPolicy.resetPasswordSuccessOnInvalidEmail false, a reset request
+// for an address no user has answers 205.
+func TestScenarioPasswordResetRevealsUnknownAddress(t *testing.T) {
+	relay := emailtest.Start(t, emailtest.Options{})
+	srv := servertest.Start(t, withMail(relay, func(o *config.Options) {
+		o.Accounts.VerifyUserEmails = false
+		o.Accounts.PasswordPolicy.ResetPasswordSuccessOnInvalidEmail = false
+	}))
+	app := servertest.App()
+	srv.Do(t, "POST", "/users", map[string]any{"username": "dora", "password": password("dora"), "email": "dora@example.com"}, app)
+	runScenarios(t, srv, []scenario{
+		{name: "known address", method: "POST", path: "/requestPasswordReset", headers: app,
+			body: map[string]any{"email": "dora@example.com"}, expectedStatus: 200, check: replyIs(`{}`)},
+		{name: "unknown address", method: "POST", path: "/requestPasswordReset", headers: app,
+			body: map[string]any{"email": "nobody@example.com"}, expectedStatus: 400, check: msgIs(205, "No user found with email nobody@example.com.")},
+	})
+}
+
 func TestScenarioPasswordReset(t *testing.T) {
 	relay := emailtest.Start(t, emailtest.Options{})
 	srv := servertest.Start(t, withMail(relay, func(o *config.Options) { o.Accounts.VerifyUserEmails = false }))
