@@ -47,6 +47,7 @@ func main() {
 		loads    = flag.String("workloads", "mix", "mix, or single-operation workloads run one after the other: "+strings.Join(workloadOrder, ","))
 		rate     = flag.Int("rate", 0, "with 2 instances or more: also a paced load of this many creates per second, measuring the follow lag")
 		parse    = flag.String("parse", "", "a Parse Server npm project (node_modules installed): measure it too, on the same PostgreSQL server")
+		onlyPS   = flag.Bool("parse-only", false, "with -parse: measure Parse Server alone")
 	)
 	flag.Parse()
 	var names []string
@@ -63,7 +64,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scaleout: -parse needs -workloads (the mix's table has no server column)")
 		os.Exit(2)
 	}
-	p := plan{counts: *counts, d: *duration, workers: *workers, items: *items, admin: *admin, bin: *bin, workloads: names, rate: *rate, parse: *parse}
+	p := plan{counts: *counts, d: *duration, workers: *workers, items: *items, admin: *admin, bin: *bin, workloads: names, rate: *rate, parse: *parse, parseOnly: *onlyPS}
 	if err := p.measure(*redisURL); err != nil {
 		fmt.Fprintln(os.Stderr, "scaleout:", err)
 		os.Exit(1)
@@ -79,6 +80,7 @@ type plan struct {
 	workloads      []string // nil: the mix
 	rate           int
 	parse          string
+	parseOnly      bool
 	dir            string
 	extra          []string // quarry's extra flags
 }
@@ -119,7 +121,9 @@ func (p plan) measure(redisURL string) error {
 		fmt.Printf("%-13s %-9s %-12s %8s %8s %8s %6s  %s\n", "server", "instances", "workload", "ops/s", "p50 ms", "p99 ms", "errors", "load average before -> after")
 	}
 	servers := []string{"quarry"}
-	if p.parse != "" {
+	if p.parse != "" && p.parseOnly {
+		servers = []string{"parse-server"}
+	} else if p.parse != "" {
 		servers = append(servers, "parse-server")
 	}
 	for _, server := range servers {

@@ -17,6 +17,10 @@ func startParse(parseDir, dir string, i int, db *database) (*instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	parseDir, err = filepath.Abs(parseDir) // the process runs in dir
+	if err != nil {
+		return nil, err
+	}
 	bin := filepath.Join(parseDir, "node_modules", "parse-server", "bin", "parse-server")
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("-parse %s: no Parse Server installed there (npm ci in that directory): %w", parseDir, err)
