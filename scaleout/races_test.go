@@ -11,7 +11,7 @@ import (
 )
 
 // signUpRounds is how many usernames the clients race for.
-const signUpRounds = 6
+const signUpRounds = 5
 
 // sql opens a connection to the cluster's database, closed when t ends:
 // what PostgreSQL holds is the durable truth the instances answer from.
