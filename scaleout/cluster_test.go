@@ -21,8 +21,12 @@ import (
 	"github.com/fasthttp/websocket"
 )
 
+// appID is the application id of every instance this test process
+// starts: its own, so that two runs sharing the local Redis (LiveQuery
+// channels are named by it) never hear each other.
+var appID = fmt.Sprintf("scaleout-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+
 const (
-	appID     = "scaleout-history"
 	masterKey = "scaleout-history-master"
 	// liveClass is the class every instance serves to LiveQuery.
 	liveClass = "Live"
@@ -103,7 +107,7 @@ func (l *lockedBuffer) String() string {
 
 // startInstance runs the binary on the database uri and waits until it
 // answers /health. It is stopped (SIGTERM, then SIGKILL) when t ends.
-func startInstance(t *testing.T, name, uri string) *instance {
+func startInstance(t *testing.T, name, uri string, extra ...string) *instance {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -115,6 +119,7 @@ func startInstance(t *testing.T, name, uri string) *instance {
 	in.cmd = exec.Command(quarryBin, "--appId", appID, "--masterKey", masterKey, "--databaseURI", uri,
 		"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--logLevel", "error",
 		"--liveQuery.classNames", liveClass, "--sqlClasses", sqlCounterClass)
+	in.cmd.Args = append(in.cmd.Args, extra...)
 	in.cmd.Dir = t.TempDir()
 	in.cmd.Stdout, in.cmd.Stderr = in.out, in.out
 	in.cmd.Env = []string{"PATH=" + os.Getenv("PATH")} // no QUARRY_* from the environment

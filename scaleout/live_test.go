@@ -25,7 +25,12 @@ const (
 // then one sentinel object created through each instance, after every
 // writer was answered, tells it that nothing more is on its way (an extra
 // event of a test object would come before the sentinels).
-func testLiveQueryOrder(t *testing.T, cl *cluster) {
+//
+// With concurrent, each object's updates come at once from one writer per
+// instance, each an Increment of seq: the value an event carries is then
+// its commit's place in the object's order, so the same list must come
+// (and a lost update shows as a value missing or repeated).
+func testLiveQueryOrder(t *testing.T, cl *cluster, concurrent bool) {
 	subs := make([]*liveClient, len(cl.instances))
 	for i, in := range cl.instances {
 		subs[i] = subscribe(t, in)
@@ -39,6 +44,24 @@ func testLiveQueryOrder(t *testing.T, cl *cluster) {
 	}
 	var wg sync.WaitGroup
 	for w := range liveWriters {
+		if concurrent {
+			// One writer per instance, all at once, each Incrementing seq:
+			// the commits' order is the order of the values they made.
+			for i, in := range cl.instances {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					url := in.url() + "/classes/" + liveClass + "/" + ids[w]
+					for k := i; k < liveUpdates; k += len(cl.instances) {
+						if rep := call("PUT", url, map[string]any{"seq": map[string]any{"__op": "Increment", "amount": 1}}); rep.status != 200 {
+							t.Errorf("object %d: Increment on %s: HTTP %d %v %v", w, in.name, rep.status, rep.body, rep.err)
+							return
+						}
+					}
+				}()
+			}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
