@@ -3,6 +3,7 @@ module github.com/quarrydata/quarry
 go 1.26.8
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
 	github.com/dop251/goja_nodejs v0.0.0-20260212111938-1f56ff5bcf14
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6

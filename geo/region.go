@@ -232,3 +232,17 @@ func (r *Rings) Next(radius float64) []CellRange {
 
 // Radius is the largest radius covered so far (negative before Next).
 func (r *Rings) Radius() float64 { return r.radius }
+
+// BoundingCap is a cap holding the whole box with room to spare (the box
+// grown by Margin, then S2's conservative cap bound of that rectangle),
+// for a prefilter that a spatial index can serve (PostgreSQL's ST_DWithin
+// on a GiST index). ok is false when the box is empty.
+func (b Box) BoundingCap() (c Cap, ok bool) {
+	r, ok := b.rect(Margin)
+	if !ok {
+		return Cap{}, false
+	}
+	bound := r.CapBound()
+	center := s2.LatLngFromPoint(bound.Center())
+	return Cap{Center: Point{Lat: center.Lat.Degrees(), Lng: center.Lng.Degrees()}, Radius: float64(bound.Radius())}, true
+}

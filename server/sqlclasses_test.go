@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server"
@@ -86,5 +89,84 @@ func TestSQLClassesNeedPostgreSQL(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "sqlClasses needs a PostgreSQL databaseURI") {
 		t.Errorf("error %q does not say why", err)
+	}
+}
+
+// TestSQLClassesBoxUsesGiST: a $within $box on an indexed GeoPoint of a
+// class kept out of memory is served by the column's GiST index (a cap
+// around the box first, the exact box test after), so a client without the
+// master key gets its answer instead of 154; explain=1 shows the plan and
+// estimate that request gets. A box of the whole world still scans the
+// table, and explain says that a client would be refused.
+func TestSQLClassesBoxUsesGiST(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	s := servertest.Start(t, func(o *config.Options) {
+		o.DatabaseURI = uri
+		o.SQLClasses = []string{"Spot"}
+		o.Indexes = []string{"Spot.loc"}
+		o.MaxScan = 200
+	})
+	master, app := servertest.Master(), servertest.App()
+	point := func(lat, lng float64) map[string]any {
+		return map[string]any{"__type": "GeoPoint", "latitude": lat, "longitude": lng}
+	}
+	if r := s.Do(t, "POST", "/classes/Spot", map[string]any{"loc": point(0.5, 0.5)}, app); r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	s.Restart(t) // the index is made at start-up, on the column the create made
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// A grid of 20,000 points one degree apart, then fresh statistics.
+	for _, sql := range []string{
+		`INSERT INTO "Spot" ("objectId", "loc", "createdAt", "updatedAt")
+		 SELECT 'g' || g, ST_SetSRID(ST_MakePoint(-100 + g % 200, -50 + g / 200), 4326)::geography, now(), now()
+		 FROM generate_series(0, 19999) AS g`,
+		`ANALYZE "Spot"`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var gist int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE tablename = 'Spot' AND indexdef ILIKE '%USING gist%'`).Scan(&gist); err != nil || gist != 1 {
+		t.Fatalf("GiST indexes on Spot: %d %v, want 1", gist, err)
+	}
+	box := func(south, west, north, east float64) string {
+		w, _ := json.Marshal(map[string]any{"loc": map[string]any{"$within": map[string]any{"$box": []any{point(south, west), point(north, east)}}}})
+		return "/classes/Spot?where=" + url.QueryEscape(string(w))
+	}
+	small := box(10, 10, 12.5, 13.5) // latitudes 10..12, longitudes 10..13: 12 points
+	r := s.Do(t, "GET", small+"&count=1&limit=100", nil, app)
+	if r.Status != 200 || r.Map()["count"] != 12.0 {
+		t.Fatalf("a small $box without the master key: %d %s, want 200 with count 12", r.Status, r.Body)
+	}
+	explain := func(path string) map[string]any {
+		t.Helper()
+		r := s.Do(t, "GET", path+"&limit=100&explain=1", nil, master)
+		if r.Status != 200 {
+			t.Fatalf("explain: %d %s", r.Status, r.Body)
+		}
+		var out struct {
+			Results map[string]any `json:"results"`
+		}
+		if err := json.Unmarshal(r.Body, &out); err != nil || out.Results == nil {
+			t.Fatalf("explain's answer: %s", r.Body)
+		}
+		return out.Results
+	}
+	plan := explain(small)
+	if w, _ := plan["where"].(string); plan["sequentialScan"] != false || !strings.Contains(w, "ST_DWithin") || plan["refusedWithoutMasterKey"] != nil {
+		t.Errorf("explain of the small $box: %v, want an index scan (ST_DWithin) a client is not refused", plan)
+	}
+	world := box(-90, -180, 90, 180)
+	if r := s.Do(t, "GET", world+"&limit=100", nil, app); r.Status != 400 || r.Map()["code"] != 154.0 {
+		t.Errorf("a $box of the whole world without the master key: %d %s, want 154", r.Status, r.Body)
+	}
+	if plan := explain(world); plan["sequentialScan"] != true || plan["refusedWithoutMasterKey"] == nil {
+		t.Errorf("explain of the whole world: %v, want a sequential scan a client is refused", plan)
 	}
 }

@@ -159,8 +159,21 @@ func (s *Service) explainSQL(auth Auth, q planner.Query) map[string]any {
 		return out
 	}
 	out["where"], out["orderBy"] = st.Select.Where, st.Select.OrderBy
-	if rows, seq, err := s.querier.Explain(context.Background(), q.Class, st.Prefilter()); err == nil {
+	budget := budgetSelect(q, st)
+	rows, seq, err := s.querier.Explain(context.Background(), q.Class, budget)
+	if err == nil {
 		out["estimatedRows"], out["sequentialScan"] = rows, seq
+	}
+	// The caller holds the master key, which the 154 rule exempts; say
+	// what the same request without it would get.
+	if s.opts.MaxScan > 0 {
+		out["maxScan"] = s.opts.MaxScan
+		if err == nil && rows > float64(s.opts.MaxScan) {
+			err := sqlplan.CheckBudget(context.Background(), s.querier, q.Class, budget, s.opts.MaxScan)
+			if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeInefficientQuery {
+				out["refusedWithoutMasterKey"] = pe.Message
+			}
+		}
 	}
 	if !st.Exact() {
 		inGo := map[string]any{"page": true}
@@ -185,11 +198,7 @@ func (s *Service) explainSQL(auth Auth, q planner.Query) map[string]any {
 func (s *Service) selectSQL(ctx context.Context, q planner.Query, st *sqlplan.Statement) (planner.Result, error) {
 	goBudget := 0
 	if !q.Exempt {
-		budget := st.Prefilter()
-		if q.Limit == 0 {
-			budget.OrderBy, budget.OrderArgs, budget.Limit, budget.Offset = "", nil, -1, 0
-		}
-		if err := sqlplan.CheckBudget(ctx, s.querier, q.Class, budget, s.opts.MaxScan); err != nil {
+		if err := sqlplan.CheckBudget(ctx, s.querier, q.Class, budgetSelect(q, st), s.opts.MaxScan); err != nil {
 			if !s.opts.ScanBudgetWarnOnly {
 				return planner.Result{}, err
 			}
@@ -204,6 +213,16 @@ func (s *Service) selectSQL(ctx context.Context, q planner.Query, st *sqlplan.St
 		return planner.Result{}, err
 	}
 	return planner.Result{Objects: page.Objects, Count: page.Count, Examined: page.Examined}, nil
+}
+
+// budgetSelect is the statement the 154 rule judges: the prefilter, whole
+// when no page is asked (a count alone reads every row it matches).
+func budgetSelect(q planner.Query, st *sqlplan.Statement) store.Select {
+	budget := st.Prefilter()
+	if q.Limit == 0 {
+		budget.OrderBy, budget.OrderArgs, budget.Limit, budget.Offset = "", nil, -1, 0
+	}
+	return budget
 }
 
 // sqlResolver answers a SQL query's relations from memory and its

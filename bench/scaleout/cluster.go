@@ -101,7 +101,11 @@ func (in *instance) waitHealthy(client *http.Client, within time.Duration) error
 		}
 		time.Sleep(50 * time.Millisecond) // a process starting: nothing tells us when it listens
 	}
-	return fmt.Errorf("quarry at %s not healthy within %s: see %s", in.url, within, in.log.Name())
+	tail, _ := os.ReadFile(in.log.Name())
+	if len(tail) > 2000 {
+		tail = tail[len(tail)-2000:]
+	}
+	return fmt.Errorf("the server at %s is not healthy within %s; the end of its log:\n%s", in.url, within, tail)
 }
 
 // stop ends the process by its PID: SIGTERM, then SIGKILL after 10 s.

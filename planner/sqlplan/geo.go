@@ -63,22 +63,37 @@ func (b *builder) geoOp(path string, t typed, op *where.Op) (string, error) {
 	switch r := region.(type) {
 	case geo.Cap:
 		exact := "(" + b.distance(t.expr, r.Center) + " <= " + b.arg(r.Radius) + "::float8)"
-		if r.Radius >= math.Pi {
-			return "(" + exact + ")", nil
-		}
-		center := "ST_SetSRID(ST_MakePoint(" + b.arg(r.Center.Lng) + "::float8, " + b.arg(r.Center.Lat) + "::float8), 4326)::geography"
-		meters := (r.Radius+geo.Margin)*sphereRadiusMeters + 1
-		return "(ST_DWithin(" + t.expr + ", " + center + ", " + b.arg(meters) + "::float8, false) AND " + exact + ")", nil
+		return b.withinCap(t.expr, r, exact), nil
 	case geo.Box:
 		lngTest := "(" + lng + " >= " + b.arg(r.West) + "::float8 AND " + lng + " <= " + b.arg(r.East) + "::float8)"
 		if r.West > r.East {
 			lngTest = "(" + lng + " >= " + b.arg(r.West) + "::float8 OR " + lng + " <= " + b.arg(r.East) + "::float8)"
 		}
-		return "(" + lat + " >= " + b.arg(r.South) + "::float8 AND " + lat + " <= " + b.arg(r.North) + "::float8 AND " + lngTest + ")", nil
+		exact := "(" + lat + " >= " + b.arg(r.South) + "::float8 AND " + lat + " <= " + b.arg(r.North) + "::float8 AND " + lngTest + ")"
+		// The exact test reads coordinates no index holds: a cap around
+		// the box comes first so that the column's GiST index can serve
+		// it (else every $box would scan the table, and be refused with 154).
+		bound, ok := r.BoundingCap()
+		if !ok {
+			return "FALSE", nil
+		}
+		return b.withinCap(t.expr, bound, exact), nil
 	case *geo.Polygon:
 		return b.polygon(t.expr, r), nil
 	}
 	return "", unsupported(b.class, "%s on %q", op.Code, path)
+}
+
+// withinCap is exact preceded by a PostGIS ST_DWithin of the cap c with
+// room to spare, which a GiST index on col can serve; a cap of the whole
+// sphere needs no prefilter.
+func (b *builder) withinCap(col string, c geo.Cap, exact string) string {
+	if c.Radius >= math.Pi {
+		return "(" + exact + ")"
+	}
+	center := "ST_SetSRID(ST_MakePoint(" + b.arg(c.Center.Lng) + "::float8, " + b.arg(c.Center.Lat) + "::float8), 4326)::geography"
+	meters := (c.Radius+geo.Margin)*sphereRadiusMeters + 1
+	return "(ST_DWithin(" + col + ", " + center + ", " + b.arg(meters) + "::float8, false) AND " + exact + ")"
 }
 
 // polygon is geo.Polygon.ContainsPoint in SQL: the point's longitude
