@@ -134,7 +134,7 @@ type Guard struct {
 
 // ObjectKey is the guard key of an object. Every committed object record
 // counts as a write of it.
-func ObjectKey(class, id string) string { return "o\x00" + class + "\x00" + id }
+func ObjectKey(class, id string) string { return "o\x1f" + class + "\x1f" + id }
 
 // Guarded is implemented by stores several instances share (PostgreSQL):
 // a write decided on this instance's copy commits only if that copy was

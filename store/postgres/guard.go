@@ -92,22 +92,26 @@ type version struct {
 	origin string
 }
 
-// guardKeys are the keys of every guard in batch.
+// guardKeys are the keys of every guard in batch, as _versions keeps them.
 func guardKeys(batch []*pending) []string {
 	var keys []string
 	for _, p := range batch {
 		for _, g := range p.guards {
-			keys = append(keys, g.Key)
+			keys = append(keys, versionKey(g.Key))
 		}
 	}
 	return keys
 }
 
+// versionKey is key as a text value: PostgreSQL text holds no NUL. Two
+// keys made one by this only make a write be decided again needlessly.
+func versionKey(key string) string { return strings.ReplaceAll(key, "\x00", "\\0") }
+
 // staleness is p's *store.StaleError, nil when every guard holds.
 func (c *committer) staleness(p *pending) error {
 	var through int64
 	for _, g := range p.guards {
-		v, ok := c.versions[g.Key]
+		v, ok := c.versions[versionKey(g.Key)]
 		if ok && v.origin != c.a.origin && v.id > g.Base {
 			through = max(through, v.id)
 		}
@@ -124,7 +128,7 @@ func writtenKeys(p *pending) []string {
 	keys := make([]string, 0, len(p.guards)+len(p.records))
 	seen := map[string]bool{}
 	add := func(k string) {
-		if !seen[k] {
+		if k = versionKey(k); !seen[k] {
 			seen[k] = true
 			keys = append(keys, k)
 		}
