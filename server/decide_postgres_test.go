@@ -324,44 +324,42 @@ func raceOutcome(t *testing.T, what string, replies []reply, created, code int) 
 	}
 }
 
-// Sign-ups of one username (any case), of one email, and creations of one
-// role name, raced through two instances: one winner, the others get
-// Parse's code, and PostgreSQL holds one row.
+// Sign-ups of one username (any case), of one email (any case), and
+// creations of one role name, raced through two instances: one winner,
+// the others get Parse's code, and PostgreSQL holds one row.
 func TestPostgresUniqueRacesAcrossInstances(t *testing.T) {
 	uri, servers := instances(t, 2)
-	app := servertest.App()
-	const n = 12
-
-	replies := concurrently(t, servers, n, n, func(i int) (string, string, any, map[string]string) {
-		name := "racer"
-		if i%3 == 1 {
-			name = "Racer"
-		}
-		return "POST", "/users", map[string]any{"username": name, "password": "pw"}, app
-	})
-	raceOutcome(t, "sign-up", replies, 201, 202)
-	if got := countStored(t, uri, "_User", "username", "racer", true); got != 1 {
-		t.Fatalf("PostgreSQL holds %d users named racer", got)
-	}
-
-	replies = concurrently(t, servers, n, n, func(i int) (string, string, any, map[string]string) {
-		email := "same@example.com"
-		if i%2 == 1 {
-			email = "Same@Example.com"
-		}
-		return "POST", "/users", map[string]any{"username": fmt.Sprint("mail", i), "password": "pw", "email": email}, app
-	})
-	raceOutcome(t, "sign-up with one email", replies, 201, 203)
-	if got := countStored(t, uri, "_User", "email", "same@example.com", true); got != 1 {
-		t.Fatalf("PostgreSQL holds %d users with one email", got)
-	}
-
-	replies = concurrently(t, servers, n, n, func(int) (string, string, any, map[string]string) {
-		return "POST", "/roles", map[string]any{"name": "Admins", "ACL": map[string]any{"*": map[string]any{"read": true}}}, servertest.Master()
-	})
-	raceOutcome(t, "role", replies, 201, 137)
-	if got := countStored(t, uri, "_Role", "name", "Admins", false); got != 1 {
-		t.Fatalf("PostgreSQL holds %d roles named Admins", got)
+	app, master := servertest.App(), servertest.Master()
+	for _, tc := range []struct {
+		name          string
+		path          string
+		body          func(i int) map[string]any
+		headers       map[string]string
+		code          int
+		table, column string
+		value         string
+		fold          bool
+	}{
+		{"username", "/users", func(i int) map[string]any {
+			return map[string]any{"username": []string{"racer", "Racer"}[i%2], "password": "pw"}
+		}, app, 202, "_User", "username", "racer", true},
+		{"email", "/users", func(i int) map[string]any {
+			return map[string]any{"username": fmt.Sprint("mail", i), "password": "pw", "email": []string{"same@example.com", "Same@Example.com"}[i%2]}
+		}, app, 203, "_User", "email", "same@example.com", true},
+		{"role name", "/roles", func(int) map[string]any {
+			return map[string]any{"name": "Admins", "ACL": map[string]any{"*": map[string]any{"read": true}}}
+		}, master, 137, "_Role", "name", "Admins", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 12
+			replies := concurrently(t, servers, n, n, func(i int) (string, string, any, map[string]string) {
+				return "POST", tc.path, tc.body(i), tc.headers
+			})
+			raceOutcome(t, tc.name, replies, 201, tc.code)
+			if got := countStored(t, uri, tc.table, tc.column, tc.value, tc.fold); got != 1 {
+				t.Fatalf("PostgreSQL holds %d rows with %s %q", got, tc.column, tc.value)
+			}
+		})
 	}
 }
 
