@@ -275,6 +275,26 @@ func TestPostgresDisjointFieldsAcrossInstances(t *testing.T) {
 	}
 }
 
+// An update or delete sent to B right after A answered the create finds
+// the object: B decides on a copy that holds every commit made before.
+func TestPostgresWriteRightAfterCreateElsewhere(t *testing.T) {
+	_, servers := instances(t, 2)
+	a, b := servers[0], servers[1]
+	for i := 0; i < 20; i++ {
+		r := a.Do(t, "POST", "/classes/Thing", map[string]any{"n": 1}, servertest.Master())
+		if r.Status != 201 {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		id := r.Map()["objectId"].(string)
+		if r := b.Do(t, "PUT", "/classes/Thing/"+id, map[string]any{"n": map[string]any{"__op": "Increment", "amount": 1}}, servertest.Master()); r.Status != 200 || r.Map()["n"] != 2.0 {
+			t.Fatalf("object %d: increment on B right after the create on A: %d %s", i, r.Status, r.Body)
+		}
+		if r := a.Do(t, "DELETE", "/classes/Thing/"+id, nil, servertest.Master()); r.Status != 200 {
+			t.Fatalf("object %d: delete on A right after the update on B: %d %s", i, r.Status, r.Body)
+		}
+	}
+}
+
 // A batch with transaction: true increments two counters; run through two
 // instances at once, every answered batch counts in both.
 func TestPostgresTransactionBatchAcrossInstances(t *testing.T) {

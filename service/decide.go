@@ -83,8 +83,18 @@ func (s *Service) catchUp(err error) error {
 // the store refuses it as decided on a stale copy, at most attempts
 // times.
 func (s *Service) writeDecided(auth Auth, ops []WriteOp, atomic bool, attempts int) ([]WriteResult, []*draft, []userCascade, error) {
+	missedOnce := false
 	for attempt := 1; ; attempt++ {
+		applied := s.applied()
 		results, drafts, users, err := s.writeLocked(auth, ops, atomic)
+		if isNotFound(err) && !missedOnce {
+			// An object another instance created a moment ago may not be
+			// in memory yet: 101 is decided on a current copy too.
+			missedOnce = true
+			if behind, cerr := s.catchUpToHead(applied); cerr == nil && behind {
+				continue
+			}
+		}
 		if !isStale(err) {
 			return results, drafts, users, err
 		}
@@ -100,6 +110,39 @@ func (s *Service) writeDecided(auth Auth, ops []WriteOp, atomic bool, attempts i
 			return nil, nil, nil, err
 		}
 	}
+}
+
+// isNotFound reports whether err answers 101 (no such object, or none
+// the caller may write).
+func isNotFound(err error) bool {
+	pe, ok := schema.AsError(err)
+	return ok && pe.Code == schema.CodeObjectNotFound
+}
+
+// applied is the change through which memory holds every commit (0 when
+// the store is not shared).
+func (s *Service) applied() int64 {
+	if g, ok := s.guarded(); ok {
+		return g.Applied()
+	}
+	return 0
+}
+
+// catchUpToHead waits until memory holds every change committed before
+// now; behind reports whether a decision made on memory as of change
+// applied missed any.
+func (s *Service) catchUpToHead(applied int64) (behind bool, err error) {
+	g, ok := s.guarded()
+	if !ok {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), catchUpTimeout)
+	defer cancel()
+	head, err := g.Head(ctx)
+	if err != nil || head <= applied {
+		return false, err
+	}
+	return true, g.CatchUp(ctx, head)
 }
 
 // isStale reports whether err refused a write decided on a stale copy.
