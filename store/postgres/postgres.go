@@ -191,9 +191,18 @@ func (a *Adapter) prune() {
 func (a *Adapter) pruneOnce(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
-	_, err := a.pool.Exec(ctx, `WITH d AS (DELETE FROM `+quote(tableChanges)+` WHERE "at" < now() - make_interval(secs => $1) RETURNING "id")
-		UPDATE `+quote(tablePruned)+` SET "upTo" = greatest("upTo", (SELECT max("id") FROM d)) WHERE EXISTS (SELECT 1 FROM d)`,
-		a.opts.ChangeRetention.Seconds())
+	var upTo int64
+	err := a.pool.QueryRow(ctx, `WITH d AS (DELETE FROM `+quote(tableChanges)+` WHERE "at" < now() - make_interval(secs => $1) RETURNING "id"),
+		u AS (UPDATE `+quote(tablePruned)+` SET "upTo" = greatest("upTo", (SELECT max("id") FROM d)) WHERE EXISTS (SELECT 1 FROM d) RETURNING "upTo")
+		SELECT coalesce((SELECT "upTo" FROM u), 0)`,
+		a.opts.ChangeRetention.Seconds()).Scan(&upTo)
+	if err != nil || upTo == 0 {
+		return err
+	}
+	// A guard key last written at or before the pruned changes can make no
+	// commit stale: every instance that follows holds those changes (one
+	// that missed them must restart and load afresh). Its row can go.
+	_, err = a.pool.Exec(ctx, `DELETE FROM `+quote(tableVersions)+` WHERE "id" <= $1`, upTo)
 	return err
 }
 
