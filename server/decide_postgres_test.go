@@ -295,6 +295,33 @@ func TestPostgresWriteRightAfterCreateElsewhere(t *testing.T) {
 	}
 }
 
+// A delete on A raced by increments on B: whichever order the commits
+// took, an answered delete leaves no object behind (an increment decided
+// on B's old copy would bring it back).
+func TestPostgresDeleteRacesUpdateAcrossInstances(t *testing.T) {
+	uri, servers := instances(t, 2)
+	for round := 0; round < 10; round++ {
+		id := createOn(t, servers, "Thing", map[string]any{"n": 0})
+		replies := concurrently(t, servers, 8, 8, func(i int) (string, string, any, map[string]string) {
+			if i == 0 {
+				return "DELETE", "/classes/Thing/" + id, nil, servertest.Master()
+			}
+			return "PUT", "/classes/Thing/" + id, map[string]any{"n": map[string]any{"__op": "Increment", "amount": 1}}, servertest.Master()
+		})
+		if replies[0].status != 200 {
+			t.Fatalf("round %d: delete: %d %v", round, replies[0].status, replies[0].body)
+		}
+		for i, r := range replies[1:] {
+			if r.status != 200 && r.body["code"] != 101.0 {
+				t.Fatalf("round %d: increment %d: %d %v", round, i, r.status, r.body)
+			}
+		}
+		if got := countStored(t, uri, "Thing", "objectId", id, false); got != 0 {
+			t.Fatalf("round %d: the deleted object is back in PostgreSQL", round)
+		}
+	}
+}
+
 // A batch with transaction: true increments two counters; run through two
 // instances at once, every answered batch counts in both.
 func TestPostgresTransactionBatchAcrossInstances(t *testing.T) {
