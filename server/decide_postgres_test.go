@@ -410,6 +410,39 @@ func TestPostgresUniqueRacesAcrossInstances(t *testing.T) {
 	}
 }
 
+// Sign-ups with one anonymous authData id raced through two instances
+// make one user: the others log in as it or get 208.
+func TestPostgresAuthDataRaceAcrossInstances(t *testing.T) {
+	uri, servers := instances(t, 2)
+	const n = 12
+	replies := concurrently(t, servers, n, n, func(int) (string, string, any, map[string]string) {
+		return "POST", "/users", map[string]any{"authData": map[string]any{"anonymous": map[string]any{"id": "9f0c1a52-7d3e-4b6a-8c1f-2a4b6c8d0e1f"}}}, servertest.App()
+	})
+	created := 0
+	for i, r := range replies {
+		switch {
+		case r.status == 201:
+			created++
+		case r.status == 200 || r.body["code"] == 208.0:
+		default:
+			t.Fatalf("sign-up %d: %d %v", i, r.status, r.body)
+		}
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var users int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM "_User"`).Scan(&users); err != nil {
+		t.Fatal(err)
+	}
+	if created != 1 || users != 1 {
+		t.Fatalf("%d sign-ups created a user, PostgreSQL holds %d users; want one", created, users)
+	}
+}
+
 // Saves of one installationId raced through two instances all succeed
 // (Parse merges them into one installation) and leave one installation.
 func TestPostgresInstallationRaceAcrossInstances(t *testing.T) {
