@@ -30,13 +30,26 @@ func NewPostgres(ctx context.Context, uri string) (*Postgres, error) {
 	if err != nil {
 		return nil, fmt.Errorf("files: postgres: %w", err)
 	}
-	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+filesTable+
-		` (name text PRIMARY KEY, oid oid NOT NULL, info jsonb NOT NULL)`); err != nil {
+	// Instances starting together on an empty database would race to
+	// create the table (CREATE TABLE IF NOT EXISTS is not safe against a
+	// concurrent one): the set-up lock makes them take turns.
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", setupLock); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+filesTable+
+			` (name text PRIMARY KEY, oid oid NOT NULL, info jsonb NOT NULL)`)
+		return err
+	})
+	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("files: postgres: %w", err)
 	}
 	return &Postgres{pool: pool}, nil
 }
+
+// setupLock is the advisory lock held while the table is made.
+const setupLock int64 = 0x5175_6172_7279_46 // "QuarryF"
 
 // Close releases the connections.
 func (p *Postgres) Close() { p.pool.Close() }

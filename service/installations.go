@@ -161,6 +161,27 @@ func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (I
 	}
 	unlock := s.lockInstallIdentity(iid, token)
 	defer unlock()
+	// Which installation to save is decided on memory: when another
+	// instance saved one of the same identity meanwhile, catch up and
+	// decide again (decide.go).
+	for attempt := 1; ; attempt++ {
+		res, err := s.saveIdentified(auth, id, iid, iidBody, token, deviceType, body)
+		if !isStale(err) {
+			return res, err
+		}
+		if attempt == maxDecideAttempts {
+			return InstallationResult{}, errKeptChanging
+		}
+		if err := s.catchUp(err); err != nil {
+			return InstallationResult{}, err
+		}
+	}
+}
+
+// saveIdentified is one decision of SaveInstallation: find the
+// installations of the identity, pick the one to save and the stale ones
+// to remove, and write them in one commit.
+func (s *Service) saveIdentified(auth Auth, id, iid, iidBody, token, deviceType string, body map[string]any) (InstallationResult, error) {
 	found, err := s.Find(Auth{Master: true}, classInstallation, FindParams{Where: identityWhere(id, iid, token), Limit: maxInstallationMatches})
 	if err != nil {
 		return InstallationResult{}, err
@@ -182,7 +203,7 @@ func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (I
 	} else {
 		ops = append(ops, WriteOp{Method: MethodUpdate, Class: classInstallation, ID: save.target, Body: body})
 	}
-	results, err := s.write(auth, ops, true)
+	results, err := s.writeAttempts(auth, ops, true, 1)
 	if err != nil {
 		return InstallationResult{}, err
 	}

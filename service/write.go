@@ -146,6 +146,13 @@ type WriteResult struct {
 // all are committed together, or the first error is returned and nothing
 // is written. Non-atomic batches call it once per op.
 func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, error) {
+	return s.writeAttempts(auth, ops, atomic, maxDecideAttempts)
+}
+
+// writeAttempts is write, deciding ops at most attempts times (decide.go):
+// with 1, a write decided on a stale copy fails with store.ErrStale for
+// the caller to decide again from its own inputs.
+func (s *Service) writeAttempts(auth Auth, ops []WriteOp, atomic bool, attempts int) ([]WriteResult, error) {
 	// bcrypt takes tens of milliseconds: never under a lock.
 	for i, op := range ops {
 		if p, ok := op.Body["password"].(string); ok && p != "" && op.Class == classUser && op.Method != MethodDelete {
@@ -166,7 +173,7 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 	if err != nil {
 		return nil, err
 	}
-	results, drafts, users, err := s.writeLocked(auth, ops, atomic)
+	results, drafts, users, err := s.writeDecided(auth, ops, atomic, attempts)
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +228,11 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	defer unshare()
 	unlock := s.lockObjects(keys)
 	defer unlock()
+	// Memory is as current as this, under the objects' locks (decide.go).
+	base, err := s.baseFor(ops)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 
 	now := schema.FormatTime(s.opts.Now())
 	// overlay lets later ops in a transaction see earlier ones' effects;
@@ -265,7 +277,7 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 			results[i].Update = reply
 		}
 	}
-	if err := s.commit(auth, drafts); err != nil {
+	if err := s.commit(auth, drafts, base); err != nil {
 		return nil, nil, nil, err
 	}
 	var users []userCascade
@@ -398,7 +410,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 
 // commit makes drafts durable in one store commit, then updates memory and
 // announces the changes. Schema additions commit in the same unit.
-func (s *Service) commit(auth Auth, drafts []*draft) error {
+func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
 	var records []store.Record
 	var newSchemas map[string]*schema.Class
 	needSchema := false
@@ -499,7 +511,10 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 			records = append(records, s.ownedJoinDeletes(d)...)
 		}
 	}
-	if err := s.store.Commit(records); err != nil {
+	if err := s.commitRecords(records, drafts, base); err != nil {
+		if _, ok := schema.AsError(err); ok {
+			return err // a unique value taken (decide.go)
+		}
 		return fmt.Errorf("commit: %w", err)
 	}
 	for name, cls := range newSchemas {

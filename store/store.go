@@ -6,6 +6,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -104,3 +105,69 @@ type ForeignCommit struct {
 	// the lock your own writes of the record hold across their Commit.
 	Superseded func(r Record) bool
 }
+
+// ErrStale is the error (wrapped, as a *StaleError) of a guarded commit
+// refused because another instance changed what the write was decided on
+// after the writer's copy of it: nothing was written, and the writer must
+// catch up and decide again.
+var ErrStale = errors.New("store: the write was decided on a copy another instance has changed since")
+
+// StaleError is ErrStale with the change to catch up through before
+// deciding again.
+type StaleError struct {
+	Through int64 // the newest change of a guarded key
+}
+
+func (e *StaleError) Error() string { return ErrStale.Error() }
+
+// Is makes errors.Is(err, ErrStale) hold.
+func (e *StaleError) Is(target error) bool { return target == ErrStale }
+
+// Guard is one thing a write was decided on: Key (an object, ObjectKey,
+// or a unique value such as a lower-cased username) as it stood after
+// change Base. A guarded commit is refused when another instance wrote
+// Key after Base.
+type Guard struct {
+	Key  string
+	Base int64
+}
+
+// ObjectKey is the guard key of an object. Every committed object record
+// counts as a write of it.
+func ObjectKey(class, id string) string { return "o\x1f" + class + "\x1f" + id }
+
+// Guarded is implemented by stores several instances share (PostgreSQL):
+// a write decided on this instance's copy commits only if that copy was
+// current, so N instances give the same results as one.
+type Guarded interface {
+	// CommitGuarded is Commit, refused with a *StaleError (nothing
+	// written) when another instance wrote a guard's Key after its Base.
+	// Every guard key, and every object record's ObjectKey, counts as
+	// written by this commit.
+	CommitGuarded(records []Record, guards []Guard) error
+	// Applied is the change through which Follow's fn has returned for
+	// every commit (the Load's Position before following starts): memory
+	// holds every change up to it.
+	Applied() int64
+	// Head is the newest change in the store.
+	Head(ctx context.Context) (int64, error)
+	// CatchUp waits until Applied reaches through, or ctx ends.
+	CatchUp(ctx context.Context, through int64) error
+}
+
+// ErrUnique is the error (wrapped, as a *UniqueError) of a commit a
+// unique index of the store refused: a value that must be unique (a
+// username, an email, a role name) is already held by another object.
+var ErrUnique = errors.New("store: a unique value is already taken")
+
+// UniqueError is ErrUnique naming the class and field.
+type UniqueError struct {
+	Class, Field string
+}
+
+func (e *UniqueError) Error() string {
+	return "store: " + e.Class + "." + e.Field + " is already taken"
+}
+
+// Is makes errors.Is(err, ErrUnique) hold.
+func (e *UniqueError) Is(target error) bool { return target == ErrUnique }

@@ -19,6 +19,11 @@ import (
 // settings, and appends the whole commit to _changes, whose NOTIFY wakes
 // the other instances when it commits.
 func (a *Adapter) Commit(records []store.Record) error {
+	return a.commit(records, nil)
+}
+
+// commit is Commit, refused when a guard does not hold (guard.go).
+func (a *Adapter) commit(records []store.Record, guards []store.Guard) error {
 	if a.isClosed() {
 		return store.ErrClosed
 	}
@@ -39,11 +44,14 @@ func (a *Adapter) Commit(records []store.Record) error {
 	if err != nil {
 		return err
 	}
-	p := &pending{records: records, payload: payload, own: a.beginOwn(records), done: make(chan struct{})}
+	p := &pending{records: records, guards: guards, payload: payload, own: a.beginOwn(records), done: make(chan struct{})}
 	a.group(p)
 	a.endOwn(p.own, records, p.id)
 	if p.err != nil {
-		return fmt.Errorf("postgres: commit: %w", p.err)
+		return fmt.Errorf("postgres: commit: %w", asUnique(p.err))
+	}
+	if p.stale != nil {
+		return fmt.Errorf("postgres: commit: %w", p.stale)
 	}
 	return nil
 }
@@ -54,6 +62,8 @@ const maxGroup = 64
 // pending is one Commit waiting for its group's transaction.
 type pending struct {
 	records []store.Record
+	guards  []store.Guard  // what it was decided on (guard.go)
+	stale   error          // a *store.StaleError: refused, nothing written
 	payload []byte         // its _changes row
 	schemas []store.Record // its schema records as stored (merged or not)
 	merged  []store.Record // those merged with another instance's change
@@ -173,6 +183,10 @@ func (c *committer) run(batch []*pending, ids []int64) error {
 	for _, p := range batch {
 		c.cur = p
 		p.merged, p.schemas = nil, nil
+		// A stale Commit is left out; the others of its group go on.
+		if p.stale = c.staleness(p); p.stale != nil {
+			continue
+		}
 		for _, r := range p.records {
 			if err := c.apply(r); err != nil {
 				return err
@@ -183,6 +197,9 @@ func (c *committer) run(batch []*pending, ids []int64) error {
 		return err
 	}
 	for i, p := range batch {
+		if p.stale != nil {
+			continue
+		}
 		payload := p.payload
 		if len(p.merged) > 0 {
 			// Others follow the merged schema, not the one sent.
@@ -194,6 +211,7 @@ func (c *committer) run(batch []*pending, ids []int64) error {
 		id := &ids[i]
 		c.queued.Queue("INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
 			c.a.origin, payload).QueryRow(func(row pgx.Row) error { return row.Scan(id) })
+		c.queueVersions(writtenKeys(p))
 	}
 	// A wake-up only: followers read _changes from their own position.
 	c.queued.Queue("SELECT pg_notify($1, '')", channel)
@@ -249,6 +267,20 @@ func (c *committer) begin(batch []*pending) error {
 				c.tables[class] = t
 			}
 			return nil
+		})
+	}
+	if keys := guardKeys(batch); len(keys) > 0 {
+		b.Queue(`SELECT "key", "id", "origin" FROM `+quote(tableVersions)+` WHERE "key" = ANY($1)`, keys).Query(func(rows pgx.Rows) error {
+			c.versions = make(map[string]version, len(keys))
+			for rows.Next() {
+				var k string
+				var v version
+				if err := rows.Scan(&k, &v.id, &v.origin); err != nil {
+					return err
+				}
+				c.versions[k] = v
+			}
+			return rows.Err()
 		})
 	}
 	if len(joinClasses) > 0 {
@@ -322,6 +354,8 @@ type committer struct {
 	conn   *pgxpool.Conn // inside the transaction begin opened
 	tables map[string]*tableState
 	joins  map[string]string // joinClass -> table ("": none), once read
+	// versions are the guard keys' rows of _versions, read under the lock.
+	versions map[string]version
 	// queued holds the plain row writes (objects, relations, settings,
 	// the _changes rows) until a statement needs to read what they wrote
 	// or the transaction ends: they reach PostgreSQL in one round trip.
@@ -422,8 +456,13 @@ func (c *committer) createTable(l *layout) error {
 	if _, err := c.conn.Exec(c.ctx, "CREATE TABLE "+quote(l.table)+" ("+strings.Join(cols, ", ")+")"); err != nil {
 		return err
 	}
-	_, err := c.conn.Exec(c.ctx, "INSERT INTO "+quote(tableSchema)+` ("className", "tableName") VALUES ($1, $2)`, l.class, l.table)
-	return err
+	if _, err := c.conn.Exec(c.ctx, "INSERT INTO "+quote(tableSchema)+` ("className", "tableName") VALUES ($1, $2)`, l.class, l.table); err != nil {
+		return err
+	}
+	if hasUniqueRule(l.class) {
+		return c.a.ensureUnique(c.ctx, c.conn, l)
+	}
+	return nil
 }
 
 // applySchema stores a class's schema and reshapes its table to match: new
@@ -464,6 +503,11 @@ func (c *committer) applySchema(r store.Record) error {
 	nl := layoutOf(r.Class, next, true)
 	if err := c.reshape(t.layout, nl); err != nil {
 		return err
+	}
+	if hasUniqueRule(r.Class) {
+		if err := c.a.ensureUnique(c.ctx, c.conn, nl); err != nil {
+			return err
+		}
 	}
 	var arg any
 	if value != nil {

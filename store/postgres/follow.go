@@ -130,6 +130,7 @@ func (f *follower) checkPruned(ctx context.Context, conn *pgx.Conn) error {
 	if upTo > f.pos {
 		f.a.logf("%v (position %d, pruned up to %d)", ErrChangesPruned, f.pos, upTo)
 		f.pos = upTo
+		f.a.setApplied(upTo)
 	}
 	return nil
 }
@@ -185,6 +186,7 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 				}
 			}
 			f.pos = r.id
+			f.a.setApplied(r.id)
 		}
 		if len(batch) < followBatch {
 			return nil

@@ -33,6 +33,7 @@ func (a *Adapter) Load(fn func(store.Record) error) error {
 		}
 		a.mu.Lock()
 		a.position = pos
+		a.applied = pos
 		a.mu.Unlock()
 		return nil
 	})

@@ -27,12 +27,13 @@ import (
 // Tables of the adapter's own. Class names beginning with an underscore
 // are Parse's built-in classes, none of which is named so.
 const (
-	tableSchema  = "_SCHEMA"         // className, tableName, schema (jsonb; NULL when a class has objects but no schema)
-	tableJoins   = "_JOINS"          // joinClass ("<key>:<class>"), tableName of its "_Join:<key>:<class>" table
-	tableMeta    = "_META"           // key, value (bytea)
-	tableChanges = "_changes"        // id, origin, at, records: every commit, in commit order
-	tablePruned  = "_changes_pruned" // upTo: the highest change id pruning removed
-	channel      = "quarry_changes"
+	tableSchema   = "_SCHEMA"         // className, tableName, schema (jsonb; NULL when a class has objects but no schema)
+	tableJoins    = "_JOINS"          // joinClass ("<key>:<class>"), tableName of its "_Join:<key>:<class>" table
+	tableMeta     = "_META"           // key, value (bytea)
+	tableChanges  = "_changes"        // id, origin, at, records: every commit, in commit order
+	tablePruned   = "_changes_pruned" // upTo: the highest change id pruning removed
+	tableVersions = "_versions"       // key, id, origin: the last change that wrote each guard key (guard.go)
+	channel       = "quarry_changes"
 )
 
 // commitLock is the advisory lock every Commit holds until it commits
@@ -100,6 +101,13 @@ type Adapter struct {
 	stops     []func()
 	// keepOut are the classes kept out of memory (query.go).
 	keepOut map[string]bool
+
+	// applied is the change through which memory holds every commit
+	// (guard.go); caughtUp is closed and replaced whenever it grows.
+	applied  int64
+	caughtUp chan struct{}
+	// warnings are what Open found wrong in the data (guard.go).
+	warnings []string
 }
 
 // Open connects to the database at uri (a libpq URI), creates the
@@ -183,9 +191,18 @@ func (a *Adapter) prune() {
 func (a *Adapter) pruneOnce(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
-	_, err := a.pool.Exec(ctx, `WITH d AS (DELETE FROM `+quote(tableChanges)+` WHERE "at" < now() - make_interval(secs => $1) RETURNING "id")
-		UPDATE `+quote(tablePruned)+` SET "upTo" = greatest("upTo", (SELECT max("id") FROM d)) WHERE EXISTS (SELECT 1 FROM d)`,
-		a.opts.ChangeRetention.Seconds())
+	var upTo int64
+	err := a.pool.QueryRow(ctx, `WITH d AS (DELETE FROM `+quote(tableChanges)+` WHERE "at" < now() - make_interval(secs => $1) RETURNING "id"),
+		u AS (UPDATE `+quote(tablePruned)+` SET "upTo" = greatest("upTo", (SELECT max("id") FROM d)) WHERE EXISTS (SELECT 1 FROM d) RETURNING "upTo")
+		SELECT coalesce((SELECT "upTo" FROM u), 0)`,
+		a.opts.ChangeRetention.Seconds()).Scan(&upTo)
+	if err != nil || upTo == 0 {
+		return err
+	}
+	// A guard key last written at or before the pruned changes can make no
+	// commit stale: every instance that follows holds those changes (one
+	// that missed them must restart and load afresh). Its row can go.
+	_, err = a.pool.Exec(ctx, `DELETE FROM `+quote(tableVersions)+` WHERE "id" <= $1`, upTo)
 	return err
 }
 
@@ -211,12 +228,16 @@ func (a *Adapter) prepare(ctx context.Context) error {
 			"CREATE TABLE IF NOT EXISTS " + quote(tableChanges) + ` ("id" bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "origin" text NOT NULL, "at" timestamptz NOT NULL DEFAULT now(), "records" bytea NOT NULL)`,
 			"CREATE TABLE IF NOT EXISTS " + quote(tablePruned) + ` ("one" boolean PRIMARY KEY DEFAULT true CHECK ("one"), "upTo" bigint NOT NULL)`,
 			"INSERT INTO " + quote(tablePruned) + ` ("upTo") VALUES (0) ON CONFLICT DO NOTHING`,
+			"CREATE TABLE IF NOT EXISTS " + quote(tableVersions) + ` ("key" text COLLATE "C" PRIMARY KEY, "id" bigint NOT NULL, "origin" text NOT NULL)`,
 		} {
 			if _, err := tx.Exec(ctx, stmt); err != nil {
 				return err
 			}
 		}
-		return migratePolygonColumns(ctx, tx)
+		if err := migratePolygonColumns(ctx, tx); err != nil {
+			return err
+		}
+		return a.ensureUniqueIndexes(ctx, tx)
 	})
 }
 
@@ -262,7 +283,13 @@ func (a *Adapter) isClosed() bool {
 func (a *Adapter) SetLogf(logf func(format string, args ...any)) {
 	a.mu.Lock()
 	a.opts.Logf = logf
+	warnings := a.warnings
 	a.mu.Unlock()
+	if logf != nil {
+		for _, w := range warnings { // found by Open, before a logger was set
+			logf("%s", w)
+		}
+	}
 }
 
 func (a *Adapter) logf(format string, args ...any) {

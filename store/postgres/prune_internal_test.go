@@ -57,6 +57,11 @@ func TestPrunedChanges(t *testing.T) {
 	if err := a.pruneOnce(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// The guard keys those changes wrote went with them.
+	var kept int
+	if err := a.pool.QueryRow(context.Background(), `SELECT count(*) FROM `+quote(tableVersions)).Scan(&kept); err != nil || kept != 0 {
+		t.Fatalf("%s rows left after pruning: %d %v", tableVersions, kept, err)
+	}
 	got := make(chan string, 10)
 	stop, err := b.Follow(b.Position(), func(fc store.ForeignCommit) { got <- fc.Records[0].Key })
 	if err != nil {
