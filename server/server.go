@@ -147,6 +147,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		MaxLimit:                 opts.MaxLimit,
 		BatchSize:                opts.BatchSize,
 		AllowClientClassCreation: opts.AllowClientClassCreation,
+		QueryReadAfterWrites:     opts.QueryReadAfterWrites,
 		MaxScan:                  opts.MaxScan,
 		PasswordHashCost:         opts.PasswordHashCost,
 		PrivateUsers:             opts.EnforcePrivateUsers,

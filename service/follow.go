@@ -21,8 +21,9 @@ type FollowOptions struct {
 
 // follow is the state of following a shared store.
 type follow struct {
-	mu   sync.Mutex
-	stop func()
+	mu      sync.Mutex
+	stop    func()
+	current catchingUp // current.go
 }
 
 // Follow keeps memory in step with the commits other instances make to a
@@ -40,6 +41,7 @@ func (s *Service) Follow(opts FollowOptions) (bool, error) {
 	s.following.mu.Lock()
 	s.following.stop = stop
 	s.following.mu.Unlock()
+	s.following.current.on.Store(true)
 	return true, nil
 }
 
@@ -50,6 +52,7 @@ func (s *Service) StopFollowing() {
 	stop := s.following.stop
 	s.following.stop = nil
 	s.following.mu.Unlock()
+	s.following.current.on.Store(false)
 	if stop != nil {
 		stop()
 	}

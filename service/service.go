@@ -64,6 +64,10 @@ type Options struct {
 	PrivateUsers bool
 	// SessionLength is the lifetime of new sessions (one year by default).
 	SessionLength time.Duration
+	// QueryReadAfterWrites makes every query on an instance following a
+	// shared store wait until memory holds every commit that was durable
+	// when it arrived (queryReadAfterWrites; current.go).
+	QueryReadAfterWrites bool
 	// QueryTimeout bounds one query's scans (error 124 beyond it).
 	QueryTimeout time.Duration
 	// NearSphereMaxDistance (radians) limits a $nearSphere that gives no

@@ -146,6 +146,7 @@ type WriteResult struct {
 // all are committed together, or the first error is returned and nothing
 // is written. Non-atomic batches call it once per op.
 func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, error) {
+	s.catchUpForIDs(auth, ops) // current.go
 	// bcrypt takes tens of milliseconds: never under a lock.
 	for i, op := range ops {
 		if p, ok := op.Body["password"].(string); ok && p != "" && op.Class == classUser && op.Method != MethodDelete {

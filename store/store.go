@@ -6,6 +6,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -92,6 +93,17 @@ type Follower interface {
 	// reconnects by itself and resumes after the last commit it handed
 	// over. stop ends following and waits for a call of fn in progress.
 	Follow(from int64, fn func(ForeignCommit)) (stop func(), err error)
+}
+
+// CatchUpper is implemented by followers that can tell when this
+// instance holds every commit already durable (the PostgreSQL adapter):
+// reads by id use it so that a client moving between instances reads its
+// own writes.
+type CatchUpper interface {
+	// CatchUp returns once Follow has handed over every commit that was
+	// durable when CatchUp was called, whichever instance made it (at once
+	// when nothing follows).
+	CatchUp(ctx context.Context) error
 }
 
 // ForeignCommit is one commit another instance made, as Follow hands it

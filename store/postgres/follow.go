@@ -29,10 +29,12 @@ const (
 func (a *Adapter) Follow(from int64, fn func(store.ForeignCommit)) (func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &follower{a: a, pos: from, fn: fn}
+	a.startFollowing(from)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer a.stopFollowing()
 		f.run(ctx)
 	}()
 	var once sync.Once
@@ -130,6 +132,7 @@ func (f *follower) checkPruned(ctx context.Context, conn *pgx.Conn) error {
 	if upTo > f.pos {
 		f.a.logf("%v (position %d, pruned up to %d)", ErrChangesPruned, f.pos, upTo)
 		f.pos = upTo
+		f.a.advance(upTo)
 	}
 	return nil
 }
@@ -185,6 +188,7 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 				}
 			}
 			f.pos = r.id
+			f.a.advance(r.id)
 		}
 		if len(batch) < followBatch {
 			return nil

@@ -98,6 +98,9 @@ type Adapter struct {
 	mergedOwn map[int64][]store.Record
 	closed    bool
 	stops     []func()
+	heads     heads   // coalesced reads of the head of _changes (applied.go)
+	applied   applied // how far the follower stands (applied.go)
+
 	// keepOut are the classes kept out of memory (query.go).
 	keepOut map[string]bool
 }
