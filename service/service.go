@@ -182,6 +182,8 @@ type Service struct {
 
 	// following stops following a shared store (follow.go).
 	following follow
+	// logOrder derives changes from a shared store's log (logorder.go).
+	logOrder logOrder
 
 	// running are the _JobStatus ids of those jobs (functions.go).
 	running runningJobs

@@ -519,12 +519,12 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 		if s.isSQLClass(d.class) {
 			// Kept out of memory: the store's table is its only copy.
 		} else if coll := s.data.Collection(d.class, true); d.obj == nil {
-			if s.opts.OnChange != nil {
+			if s.opts.OnChange != nil || s.logOrder.on.Load() {
 				d.originalEnc = coll.KeptEncoding(d.original) // before it goes
 			}
 			coll.Delete(d.id)
 		} else {
-			if d.original != nil && s.opts.OnChange != nil {
+			if d.original != nil && (s.opts.OnChange != nil || s.logOrder.on.Load()) {
 				d.originalEnc = coll.KeptEncoding(d.original) // before it is replaced
 			}
 			ensureGeoIndexes(coll, d.fields) // geo queries need an S2 index on GeoPoint/Polygon fields (indexes.go)
@@ -542,6 +542,9 @@ func (s *Service) commit(auth Auth, drafts []*draft) error {
 			s.forgetRoles()
 			break
 		}
+	}
+	if s.logOrder.on.Load() {
+		s.logOrder.noteOwn(s, drafts) // logorder.go: the follower tells these changes in log order
 	}
 	if s.opts.OnChange != nil {
 		// Queued under the objects' locks, so the queue keeps commit order

@@ -106,9 +106,20 @@ type CatchUpper interface {
 	CatchUp(ctx context.Context) error
 }
 
+// OwnFollower is a Follower that can also hand over the commits made
+// through this Adapter, in their place in the one commit order (Own set),
+// for consumers that must see every commit in that order: LiveQuery
+// events derived from the log on every instance.
+type OwnFollower interface {
+	// FollowWithOwn is Follow, handing over own commits too.
+	FollowWithOwn(from int64, fn func(ForeignCommit)) (stop func(), err error)
+}
+
 // ForeignCommit is one commit another instance made, as Follow hands it
-// over.
+// over (or one of this instance's, with Own set, from FollowWithOwn).
 type ForeignCommit struct {
+	// Own says this Adapter made the commit: memory already holds it.
+	Own     bool
 	Records []Record
 	// Superseded reports whether this Adapter committed r's record (same
 	// Kind, Class and Key) again after this commit: memory already holds

@@ -27,8 +27,19 @@ const (
 // last id handed over, so a lost notification or connection delays a
 // change but never loses it.
 func (a *Adapter) Follow(from int64, fn func(store.ForeignCommit)) (func(), error) {
+	return a.follow(&follower{a: a, pos: from, fn: fn})
+}
+
+// FollowWithOwn implements store.OwnFollower: Follow, handing over this
+// Adapter's commits too (Own set), after the merged schemas of a commit
+// whose schema was merged (merge.go).
+func (a *Adapter) FollowWithOwn(from int64, fn func(store.ForeignCommit)) (func(), error) {
+	return a.follow(&follower{a: a, pos: from, fn: fn, withOwn: true})
+}
+
+func (a *Adapter) follow(f *follower) (func(), error) {
+	from := f.pos
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &follower{a: a, pos: from, fn: fn}
 	a.startFollowing(from)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -59,6 +70,7 @@ type follower struct {
 	a       *Adapter
 	pos     int64 // the last change handed over or skipped
 	fn      func(store.ForeignCommit)
+	withOwn bool // hand over own commits too (FollowWithOwn)
 	failing bool // a failure was logged and no session listened since
 }
 
@@ -178,6 +190,9 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 					// Memory holds the schema as this instance sent it;
 					// the database's is the merge (merge.go).
 					f.fn(store.ForeignCommit{Records: merged, Superseded: superseded})
+				}
+				if f.withOwn {
+					f.fn(store.ForeignCommit{Own: true, Records: records, Superseded: superseded})
 				}
 			} else {
 				f.fn(store.ForeignCommit{Records: records, Superseded: superseded})
