@@ -35,8 +35,10 @@ func main() {
 		admin    = flag.String("pg", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL admin URI: each run's database is made and dropped on its server")
 		redisURL = flag.String("redis", "", "a Redis URL: the instances publish LiveQuery changes of class Item there (liveQuery.redisURL), as a scaled-out deployment does")
 		bin      = flag.String("bin", "", "a quarry binary (default: built from this tree)")
+		gets     = flag.Bool("gets", false, "only gets by id (the cost of a read by id catching up with the others' commits)")
 	)
 	flag.Parse()
+	getsOnly = *gets
 	if err := measure(*counts, *duration, *workers, *items, *admin, *redisURL, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "scaleout:", err)
 		os.Exit(1)
