@@ -79,7 +79,9 @@ func (s *Service) StopFollowing() {
 // (under the schema lock), then objects and relations under their object
 // locks, as a local write would, then announces the object changes. A
 // record this instance wrote again since (Superseded, asked under the
-// object's lock) is left alone: memory holds the newer value.
+// object's lock) is left alone: memory holds the newer value. With
+// opts.Events, its change is still told there, and this instance's own
+// commits (Own) are told in their place in the log (logorder.go).
 func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions) {
 	if c.Own {
 		if opts.Events != nil {

@@ -79,6 +79,15 @@ func (l *logOrder) advance(k string, obj schema.Object, enc []byte, own bool) (p
 	return prev, prevEnc, true
 }
 
+// shadows reports whether k is shadowed; callers hold k's object lock,
+// as noteOwn's and advance's callers do, so the answer holds while they
+// keep it.
+func (l *logOrder) shadows(k string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.shadow[k] != nil
+}
+
 // decodeRecord is an object record's new version; nil for a deletion.
 func (s *Service) decodeRecord(r store.Record) (schema.Object, bool) {
 	if r.Value == nil {
@@ -95,6 +104,9 @@ func (s *Service) decodeRecord(r store.Record) (schema.Object, bool) {
 // shadowedChange is the change of record r of an object memory holds a
 // newer own write of; ok is false when memory holds the log's version.
 func (s *Service) shadowedChange(r store.Record, own bool) (c Change, shadowed, ok bool) {
+	if !s.logOrder.shadows(r.Class + "\x00" + r.Key) {
+		return Change{}, false, false // the common case: decoded once, by the caller
+	}
 	obj, valid := s.decodeRecord(r)
 	if !valid {
 		return Change{}, true, false
