@@ -58,6 +58,11 @@ func TestPostgresReadYourWritesByID(t *testing.T) {
 		do(r, "DELETE", "/classes/Note/"+id, nil, 200)
 		do(w, "GET", "/classes/Note/"+id, nil, 404)
 		do(w, "DELETE", "/classes/Holder/"+holder, nil, 200)
+		// A PUT and a DELETE with no read before them.
+		fresh := do(w, "POST", "/classes/Note", map[string]any{"n": i}, 201)["objectId"].(string)
+		do(r, "PUT", "/classes/Note/"+fresh, map[string]any{"n": -i}, 200)
+		fresh = do(w, "POST", "/classes/Note", map[string]any{"n": i}, 201)["objectId"].(string)
+		do(r, "DELETE", "/classes/Note/"+fresh, nil, 200)
 	}
 	for i := range readRounds / 3 {
 		w, r := instances[i%3], instances[(i+2)%3]
