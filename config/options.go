@@ -154,6 +154,10 @@ type Options struct {
 	// SQLClassesOver is sqlClassesOver: also keep out of memory the custom
 	// classes PostgreSQL estimates at more rows at start-up; 0 = none.
 	SQLClassesOver int
+	// QueryReadAfterWrites is queryReadAfterWrites: with several instances
+	// on one PostgreSQL, every query waits until this instance has applied
+	// every commit made before it arrived (reads by id always do).
+	QueryReadAfterWrites bool
 	// EnforcePrivateUsers is enforcePrivateUsers: new users readable only
 	// by themselves.
 	EnforcePrivateUsers bool

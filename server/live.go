@@ -21,9 +21,15 @@ import (
 // the HTTP port, the publisher of the service's changes, and the Redis
 // connections when several instances share events.
 type liveQuery struct {
-	server    *live.Server
+	server *live.Server
+	// publisher receives the service's own changes when it commits them
+	// (service.Options.OnChange); nil when they go nowhere that way.
 	publisher *live.Publisher
-	pub, sub  *live.Redis // nil without Redis; the same when one URL serves both
+	// events, on an instance of a shared store, hands the in-process
+	// server every instance's changes in the store's commit order
+	// (service.FollowOptions.Events).
+	events   *live.Publisher
+	pub, sub *live.Redis // nil without Redis; the same when one URL serves both
 }
 
 // liveOptions derives the LiveQuery server's options: appId and
@@ -66,7 +72,12 @@ func firstOf(values ...string) string {
 // openLive starts the in-process LiveQuery server. Without Redis the
 // service's changes go straight to it; with liveQuery.redisURL they go to
 // Redis, and the server receives every instance's changes from there.
-func openLive(opts *config.Options, svc *service.Service, log *slog.Logger, triggers live.Triggers) (*liveQuery, error) {
+// On a shared store (several instances on PostgreSQL) the server hears of
+// every change from the store's ordered log instead (events), so that
+// every instance tells every change once and in commit order; Redis then
+// only carries this instance's own changes to standalone LiveQuery
+// servers.
+func openLive(opts *config.Options, svc *service.Service, log *slog.Logger, triggers live.Triggers, shared bool) (*liveQuery, error) {
 	lo := liveOptions(opts, live.ServiceAuthority(svc), log)
 	lo.Triggers = triggers
 	srv, err := live.New(lo)
@@ -84,6 +95,17 @@ func openLive(opts *config.Options, svc *service.Service, log *slog.Logger, trig
 		}
 		feed = l.pub
 	}
+	classes := opts.LiveQuery.ClassNames
+	if opts.LiveQuery.AllClasses {
+		classes = nil
+	}
+	if shared {
+		l.events = live.NewPublisher(svc, classes, srv)
+		if l.pub != nil {
+			l.publisher = live.NewPublisher(svc, classes, l.pub)
+		}
+		return l, nil
+	}
 	if subURL != "" {
 		prefix := firstOf(opts.LiveQueryServer.AppID, opts.AppID)
 		if subURL == pubURL && prefix == opts.AppID {
@@ -99,10 +121,6 @@ func openLive(opts *config.Options, svc *service.Service, log *slog.Logger, trig
 			l.close()
 			return nil, err
 		}
-	}
-	classes := opts.LiveQuery.ClassNames
-	if opts.LiveQuery.AllClasses {
-		classes = nil
 	}
 	l.publisher = live.NewPublisher(svc, classes, feed)
 	return l, nil

@@ -147,6 +147,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		MaxLimit:                 opts.MaxLimit,
 		BatchSize:                opts.BatchSize,
 		AllowClientClassCreation: opts.AllowClientClassCreation,
+		QueryReadAfterWrites:     opts.QueryReadAfterWrites,
 		MaxScan:                  opts.MaxScan,
 		PasswordHashCost:         opts.PasswordHashCost,
 		PrivateUsers:             opts.EnforcePrivateUsers,
@@ -207,11 +208,15 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	var lq *liveQuery
 	var upgrade fasthttp.RequestHandler
 	if len(opts.LiveQuery.ClassNames) > 0 || opts.LiveQuery.AllClasses {
-		if lq, err = openLive(opts, svc, log, newLiveTriggers(reg, svc)); err != nil {
+		_, sharedStore := adapter.(store.OwnFollower)
+		if lq, err = openLive(opts, svc, log, newLiveTriggers(reg, svc), sharedStore); err != nil {
 			return nil, fmt.Errorf("liveQuery: %w", err)
 		}
 		undo = append(undo, lq.close)
-		publish, upgrade = lq.publisher.OnChange, lq.server.Handler
+		upgrade = lq.server.Handler
+		if lq.publisher != nil {
+			publish = lq.publisher.OnChange
+		}
 		observeLive(m, lq.server, lq.pub)
 		if err := shared.forgetInto(lq.server); err != nil {
 			return nil, err
@@ -274,8 +279,13 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		l.SetLogf(func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
 	}
 	// A shared store (PostgreSQL): follow the other instances' commits.
-	// LiveQuery hears of them here, unless Redis already carries them.
-	if _, err := svc.Follow(service.FollowOptions{Announce: opts.LiveQuery.RedisURL == ""}); err != nil {
+	// LiveQuery hears of every change, this instance's own included, from
+	// the store's log in its order (live.go).
+	follow := service.FollowOptions{Announce: opts.LiveQuery.RedisURL == ""}
+	if lq != nil && lq.events != nil {
+		follow = service.FollowOptions{Events: lq.events.OnChange}
+	}
+	if _, err := svc.Follow(follow); err != nil {
 		return nil, err
 	}
 	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated, stopMemtune: stopMemtune,

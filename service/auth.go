@@ -18,7 +18,11 @@ func (s *Service) Authenticate(a Auth) (Auth, error) {
 	}
 	sess, ok := s.sessionByToken(a.SessionToken)
 	if !ok {
-		return a, schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
+		// Perhaps another instance just signed the user up or in.
+		s.catchUp() // current.go
+		if sess, ok = s.sessionByToken(a.SessionToken); !ok {
+			return a, schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
+		}
 	}
 	if exp, ok := sess["expiresAt"].(map[string]any); ok {
 		if iso, _ := exp["iso"].(string); iso != "" && iso < schema.FormatTime(s.opts.Now()) {

@@ -76,7 +76,7 @@ func (s *Service) catchUp(err error) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), catchUpTimeout)
 	defer cancel()
-	return g.CatchUp(ctx, stale.Through)
+	return g.WaitApplied(ctx, stale.Through)
 }
 
 // writeDecided is writeLocked, decided again (after catching up) while
@@ -142,7 +142,7 @@ func (s *Service) catchUpToHead(applied int64) (behind bool, err error) {
 	if err != nil || head <= applied {
 		return false, err
 	}
-	return true, g.CatchUp(ctx, head)
+	return true, g.WaitApplied(ctx, head)
 }
 
 // isStale reports whether err refused a write decided on a stale copy.

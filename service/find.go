@@ -30,6 +30,11 @@ type FindParams struct {
 	// relation key of the named class (Parse's relation queries).
 	RedirectClassNameForKey string
 	Read                    ReadOptions
+	// ReadAfterWrites makes the query wait, on an instance following a
+	// shared store, until memory holds every commit that was durable when
+	// it arrived (the X-Quarry-Read-After-Writes header); reads by id
+	// always do.
+	ReadAfterWrites bool
 }
 
 // SortKey is one element of an order list.
@@ -137,6 +142,9 @@ func (s *Service) limits(p *FindParams) error {
 func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error) {
 	if !schema.ValidClassName(class) {
 		return FindResult{}, schema.ClassNameError(class)
+	}
+	if p.op != opGet && (p.ReadAfterWrites || s.opts.QueryReadAfterWrites) {
+		s.catchUp() // current.go
 	}
 	if err := s.beforeFind(auth, class, &p); err != nil { // cloud code (hooks.go)
 		return FindResult{}, err

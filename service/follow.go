@@ -17,12 +17,19 @@ type FollowOptions struct {
 	// Leave it off when another channel (Redis) already brings every
 	// instance's changes to LiveQuery.
 	Announce bool
+	// Events, when set, receives the changes of every commit on the shared
+	// store, this instance's own included, in the store's one commit
+	// order, from one goroutine (logorder.go): every instance hands the
+	// same changes in the same order. Options.OnChange keeps receiving
+	// this instance's own changes when it commits them.
+	Events func(Change)
 }
 
 // follow is the state of following a shared store.
 type follow struct {
-	mu   sync.Mutex
-	stop func()
+	mu      sync.Mutex
+	stop    func()
+	current catchingUp // current.go
 }
 
 // Follow keeps memory in step with the commits other instances make to a
@@ -33,13 +40,24 @@ func (s *Service) Follow(opts FollowOptions) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	stop, err := f.Follow(f.Position(), func(c store.ForeignCommit) { s.applyForeign(c, opts.Announce) })
+	follow := f.Follow
+	if opts.Events != nil {
+		of, ok := s.store.(store.OwnFollower)
+		if !ok {
+			return true, fmt.Errorf("service: the store cannot hand over its own commits in order (store.OwnFollower)")
+		}
+		follow = of.FollowWithOwn
+		s.logOrder.on.Store(true)
+	}
+	stop, err := follow(f.Position(), func(c store.ForeignCommit) { s.applyForeign(c, opts) })
 	if err != nil {
+		s.logOrder.on.Store(false)
 		return true, err
 	}
 	s.following.mu.Lock()
 	s.following.stop = stop
 	s.following.mu.Unlock()
+	s.following.current.on.Store(true)
 	return true, nil
 }
 
@@ -50,6 +68,8 @@ func (s *Service) StopFollowing() {
 	stop := s.following.stop
 	s.following.stop = nil
 	s.following.mu.Unlock()
+	s.logOrder.on.Store(false)
+	s.following.current.on.Store(false)
 	if stop != nil {
 		stop()
 	}
@@ -59,8 +79,17 @@ func (s *Service) StopFollowing() {
 // (under the schema lock), then objects and relations under their object
 // locks, as a local write would, then announces the object changes. A
 // record this instance wrote again since (Superseded, asked under the
-// object's lock) is left alone: memory holds the newer value.
-func (s *Service) applyForeign(c store.ForeignCommit, announce bool) {
+// object's lock) is left alone: memory holds the newer value. With
+// opts.Events, its change is still told there, and this instance's own
+// commits (Own) are told in their place in the log (logorder.go).
+func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions) {
+	if c.Own {
+		if opts.Events != nil {
+			s.followOwn(c, opts.Events) // logorder.go
+		}
+		return
+	}
+	announce := opts.Announce
 	records := c.Records
 	var keys []string
 	roles := false
@@ -77,8 +106,24 @@ func (s *Service) applyForeign(c store.ForeignCommit, announce bool) {
 	}
 	s.applyForeignSchemas(c)
 	unlock := s.lockObjects(keys)
-	var changes, hooks []Change
+	var changes, hooks, events []Change
 	for _, r := range records {
+		if r.Kind == store.KindObject && opts.Events != nil {
+			// From the log: the change is told even when memory keeps a
+			// newer own write of the object (logorder.go).
+			if ch, shadowed, ok := s.shadowedChange(r, false); shadowed {
+				if ok {
+					events = append(events, ch)
+				}
+				continue
+			}
+			if s.isSQLClass(r.Class) {
+				if ch, ok := s.foreignSQLObject(r); ok {
+					events = append(events, ch)
+				}
+				continue
+			}
+		}
 		if c.Superseded(r) {
 			continue
 		}
@@ -90,6 +135,9 @@ func (s *Service) applyForeign(c store.ForeignCommit, announce bool) {
 			}
 			if ok && announce && s.opts.OnChange != nil {
 				changes = append(changes, c)
+			}
+			if ok && opts.Events != nil {
+				events = append(events, c)
 			}
 		case store.KindJoin:
 			key, owning, ok1 := cutJoinClass(r.Class)
@@ -120,6 +168,9 @@ func (s *Service) applyForeign(c store.ForeignCommit, announce bool) {
 		s.followWebhook(c)
 	}
 	s.announce()
+	if len(events) > 0 {
+		(&changeQueue{}).deliverAll(events, opts.Events, s.opts.Warn)
+	}
 }
 
 // applyForeignSchemas stores the commit's schema records, building the

@@ -15,6 +15,7 @@ func (s *Service) Get(auth Auth, class, id string, opts ReadOptions) (schema.Obj
 	if !schema.ValidClassName(class) {
 		return nil, schema.ClassNameError(class)
 	}
+	s.catchUp() // current.go
 	res, err := s.Find(auth, class, FindParams{Where: map[string]any{"objectId": id}, Limit: 1, Read: opts, op: opGet})
 	if err != nil {
 		return nil, err

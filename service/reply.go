@@ -27,6 +27,7 @@ func (s *Service) GetResultInto(auth Auth, class, id string, opts ReadOptions, i
 	if !schema.ValidClassName(class) {
 		return schema.ClassNameError(class)
 	}
+	s.catchUp() // current.go
 	if done, err := s.getDirect(auth, class, id, opts, into); done {
 		if err != nil {
 			*into = FindResult{}

@@ -64,6 +64,10 @@ type Options struct {
 	PrivateUsers bool
 	// SessionLength is the lifetime of new sessions (one year by default).
 	SessionLength time.Duration
+	// QueryReadAfterWrites makes every query on an instance following a
+	// shared store wait until memory holds every commit that was durable
+	// when it arrived (queryReadAfterWrites; current.go).
+	QueryReadAfterWrites bool
 	// QueryTimeout bounds one query's scans (error 124 beyond it).
 	QueryTimeout time.Duration
 	// NearSphereMaxDistance (radians) limits a $nearSphere that gives no
@@ -178,6 +182,8 @@ type Service struct {
 
 	// following stops following a shared store (follow.go).
 	following follow
+	// logOrder derives changes from a shared store's log (logorder.go).
+	logOrder logOrder
 
 	// running are the _JobStatus ids of those jobs (functions.go).
 	running runningJobs

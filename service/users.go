@@ -354,6 +354,7 @@ func (s *Service) Me(a Auth) (schema.Object, error) {
 	if a.UserID == "" {
 		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "invalid session token")
 	}
+	s.catchUp() // current.go: the user as another instance last wrote it
 	user, ok := s.userByID(a.UserID)
 	if !ok {
 		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "invalid session token")

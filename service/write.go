@@ -153,6 +153,7 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 // with 1, a write decided on a stale copy fails with store.ErrStale for
 // the caller to decide again from its own inputs.
 func (s *Service) writeAttempts(auth Auth, ops []WriteOp, atomic bool, attempts int) ([]WriteResult, error) {
+	s.catchUpForIDs(auth, ops) // current.go
 	// bcrypt takes tens of milliseconds: never under a lock.
 	for i, op := range ops {
 		if p, ok := op.Body["password"].(string); ok && p != "" && op.Class == classUser && op.Method != MethodDelete {
@@ -533,12 +534,12 @@ func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
 		if s.isSQLClass(d.class) {
 			// Kept out of memory: the store's table is its only copy.
 		} else if coll := s.data.Collection(d.class, true); d.obj == nil {
-			if s.opts.OnChange != nil {
+			if s.opts.OnChange != nil || s.logOrder.on.Load() {
 				d.originalEnc = coll.KeptEncoding(d.original) // before it goes
 			}
 			coll.Delete(d.id)
 		} else {
-			if d.original != nil && s.opts.OnChange != nil {
+			if d.original != nil && (s.opts.OnChange != nil || s.logOrder.on.Load()) {
 				d.originalEnc = coll.KeptEncoding(d.original) // before it is replaced
 			}
 			ensureGeoIndexes(coll, d.fields) // geo queries need an S2 index on GeoPoint/Polygon fields (indexes.go)
@@ -556,6 +557,9 @@ func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
 			s.forgetRoles()
 			break
 		}
+	}
+	if s.logOrder.on.Load() {
+		s.logOrder.noteOwn(s, drafts) // logorder.go: the follower tells these changes in log order
 	}
 	if s.opts.OnChange != nil {
 		// Queued under the objects' locks, so the queue keeps commit order

@@ -95,9 +95,31 @@ type Follower interface {
 	Follow(from int64, fn func(ForeignCommit)) (stop func(), err error)
 }
 
+// CatchUpper is implemented by followers that can tell when this
+// instance holds every commit already durable (the PostgreSQL adapter):
+// reads by id use it so that a client moving between instances reads its
+// own writes.
+type CatchUpper interface {
+	// CatchUp returns once Follow has handed over every commit that was
+	// durable when CatchUp was called, whichever instance made it (at once
+	// when nothing follows).
+	CatchUp(ctx context.Context) error
+}
+
+// OwnFollower is a Follower that can also hand over the commits made
+// through this Adapter, in their place in the one commit order (Own set),
+// for consumers that must see every commit in that order: LiveQuery
+// events derived from the log on every instance.
+type OwnFollower interface {
+	// FollowWithOwn is Follow, handing over own commits too.
+	FollowWithOwn(from int64, fn func(ForeignCommit)) (stop func(), err error)
+}
+
 // ForeignCommit is one commit another instance made, as Follow hands it
-// over.
+// over (or one of this instance's, with Own set, from FollowWithOwn).
 type ForeignCommit struct {
+	// Own says this Adapter made the commit: memory already holds it.
+	Own     bool
 	Records []Record
 	// Superseded reports whether this Adapter committed r's record (same
 	// Kind, Class and Key) again after this commit: memory already holds
@@ -151,8 +173,9 @@ type Guarded interface {
 	Applied() int64
 	// Head is the newest change in the store.
 	Head(ctx context.Context) (int64, error)
-	// CatchUp waits until Applied reaches through, or ctx ends.
-	CatchUp(ctx context.Context, through int64) error
+	// WaitApplied waits until Applied reaches through, or ctx ends (at
+	// once when nothing follows the store).
+	WaitApplied(ctx context.Context, through int64) error
 }
 
 // ErrUnique is the error (wrapped, as a *UniqueError) of a commit a

@@ -107,6 +107,7 @@ func findObjects(s *Server, c *call) (any, error) {
 		return nil, err
 	}
 	p.ReplyOnly = true // only findBody reads the results (internal classes, _Audience, are always decoded)
+	p.ReadAfterWrites = c.readAfterWrites
 	res, err := s.svc.Find(c.auth, c.params.get("className"), p)
 	if err != nil {
 		return nil, err

@@ -33,6 +33,10 @@ var (
 	headerRequestID     = []byte("X-Request-Id")
 	headerAuthorization = []byte("Authorization")
 	headerUpgrade       = []byte("Upgrade")
+	// headerReadAfterWrites asks a query to wait until this instance has
+	// applied every commit made before the request arrived (service.
+	// FindParams.ReadAfterWrites); any value but "0" or "false" does.
+	headerReadAfterWrites = []byte("X-Quarry-Read-After-Writes")
 )
 
 // requestHeaders are the request headers the server reads on every
@@ -48,7 +52,8 @@ type requestHeaders struct {
 	requestID          []byte
 	authorization      []byte
 	upgrade            []byte
-	seenOther          uint8 // bits: origin, request id, authorization, upgrade
+	readAfterWrites    []byte
+	seenOther          uint8 // bits: origin, request id, authorization, upgrade, read after writes
 }
 
 // readRequestHeaders collects h's headers the server reads.
@@ -83,6 +88,7 @@ func (e *requestHeaders) add(k, v []byte) {
 		k, vals, seen = k[len(prefixSvc):], &e.svc, &e.seenSvc
 	default:
 		e.other(1, &e.requestID, k, headerRequestID, v)
+		e.other(4, &e.readAfterWrites, k, headerReadAfterWrites, v)
 		return
 	}
 	for i, name := range envelopeHeaderNames {
@@ -110,6 +116,13 @@ func (e *requestHeaders) get(i int) []byte {
 		return e.parse[i]
 	}
 	return e.svc[i]
+}
+
+// wantsReadAfterWrites reports whether X-Quarry-Read-After-Writes asks
+// for it.
+func (e *requestHeaders) wantsReadAfterWrites() bool {
+	v := e.readAfterWrites
+	return len(v) > 0 && !bytes.Equal(v, []byte("0")) && !bytes.EqualFold(v, []byte("false"))
 }
 
 // str is get as a string.

@@ -8,6 +8,20 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
+// TestWantsReadAfterWrites: any value of X-Quarry-Read-After-Writes but
+// "0" and "false" asks a query to wait.
+func TestWantsReadAfterWrites(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  bool
+	}{{"", false}, {"1", true}, {"true", true}, {"yes", true}, {"0", false}, {"false", false}, {"FALSE", false}} {
+		e := requestHeaders{readAfterWrites: []byte(tc.value)}
+		if got := e.wantsReadAfterWrites(); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.value, got, tc.want)
+		}
+	}
+}
+
 // TestReadRequestHeaders checks the one-pass reading against the lookups
 // it replaces (header: X-Parse- first when not empty, else X-Svc-, the
 // first header of a name counting; Peek for the others).
@@ -31,6 +45,7 @@ func TestReadRequestHeaders(t *testing.T) {
 			{"x-request-id", "r-1"}, {"X-Request-Id", "r-2"}, {"Authorization", "Basic x"}, {"authorization", "Basic y"}}},
 		{"near names", [][2]string{{"Originx", "o"}, {"X-Request-Idx", "r"}, {"Authorizations", "a"}, {"X-Requested-With", "w"}, {"Upgrades", "u"},
 			{"Accept", "*/*"}, {"X", "x"}}},
+		{"read after writes", [][2]string{{"x-quarry-read-after-writes", "1"}, {"X-Quarry-Read-After-Writes", "0"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,7 +67,8 @@ func TestReadRequestHeaders(t *testing.T) {
 			for _, other := range []struct {
 				name string
 				got  []byte
-			}{{"Origin", got.origin}, {"X-Request-Id", got.requestID}, {"Authorization", got.authorization}, {"Upgrade", got.upgrade}} {
+			}{{"Origin", got.origin}, {"X-Request-Id", got.requestID}, {"Authorization", got.authorization}, {"Upgrade", got.upgrade},
+				{"X-Quarry-Read-After-Writes", got.readAfterWrites}} {
 				if want := ctx.Request.Header.Peek(other.name); string(other.got) != string(want) {
 					t.Errorf("%s: got %q, want %q", other.name, other.got, want)
 				}

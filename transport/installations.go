@@ -70,6 +70,7 @@ func findInstallations(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.ReadAfterWrites = c.readAfterWrites
 	res, err := s.svc.FindInstallations(c.auth, p)
 	if err != nil {
 		return nil, err

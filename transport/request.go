@@ -28,6 +28,9 @@ type call struct {
 	// the order of JSON keys or URL parameters (aggregate stages, $sort);
 	// empty for batch items.
 	raw rawRequest
+	// readAfterWrites is the X-Quarry-Read-After-Writes header: a query
+	// waits until this instance holds every commit made before it.
+	readAfterWrites bool
 
 	status   int
 	location string
@@ -183,7 +186,7 @@ type clientKeys struct {
 // unwrap is envelope over the request's headers, already read.
 func (s *Server) unwrap(ctx *fasthttp.RequestCtx, hdr *requestHeaders) (*call, error) {
 	// query stays nil without URL parameters (it is only read then).
-	c := &call{status: fasthttp.StatusOK}
+	c := &call{status: fasthttp.StatusOK, readAfterWrites: hdr.wantsReadAfterWrites()}
 	if len(ctx.PostBody()) > s.opts.MaxBodyBytes {
 		return nil, errTooLarge
 	}

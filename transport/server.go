@@ -451,7 +451,7 @@ func corsAllowHeaders(extra []string) string {
 		"X-Parse-Request-Id, X-Parse-Installation-Id, X-Parse-Client-Key, X-Parse-Cloud-Context, " +
 		"X-Svc-Master-Key, X-Svc-REST-API-Key, X-Svc-Javascript-Key, X-Svc-Application-Id, X-Svc-Client-Version, " +
 		"X-Svc-Session-Token, X-Svc-Revocable-Session, X-Svc-Request-Id, X-Svc-Installation-Id, X-Svc-Client-Key, " +
-		"Content-Type, Pragma, Cache-Control, Authorization"
+		"X-Quarry-Read-After-Writes, Content-Type, Pragma, Cache-Control, Authorization"
 	for _, e := range extra {
 		allow += ", " + e
 	}

@@ -194,9 +194,16 @@ func run(c *client, instances []*instance, ids []string, workers int, d time.Dur
 	return res
 }
 
+// getsOnly makes every operation a get by id (-gets).
+var getsOnly bool
+
 // operation makes one request of the mix; write says whether it wrote.
 func operation(c *client, in *instance, ids []string, r *rand.Rand) (write bool, err error) {
-	switch p := r.IntN(10); {
+	p := r.IntN(10)
+	if getsOnly {
+		p = 0
+	}
+	switch {
 	case p < 7:
 		return false, c.do("GET", in.url+"/classes/Item/"+ids[r.IntN(len(ids))], nil, 200, nil)
 	case p == 7:

@@ -48,8 +48,10 @@ func main() {
 		rate     = flag.Int("rate", 0, "with 2 instances or more: also a paced load of this many creates per second, measuring the follow lag")
 		parse    = flag.String("parse", "", "a Parse Server npm project (node_modules installed): measure it too, on the same PostgreSQL server")
 		onlyPS   = flag.Bool("parse-only", false, "with -parse: measure Parse Server alone")
+		gets     = flag.Bool("gets", false, "only gets by id (the cost of a read by id catching up with the others' commits)")
 	)
 	flag.Parse()
+	getsOnly = *gets
 	var names []string
 	if *loads != "mix" {
 		for _, w := range strings.Split(*loads, ",") {

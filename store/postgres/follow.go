@@ -27,12 +27,25 @@ const (
 // last id handed over, so a lost notification or connection delays a
 // change but never loses it.
 func (a *Adapter) Follow(from int64, fn func(store.ForeignCommit)) (func(), error) {
+	return a.follow(&follower{a: a, pos: from, fn: fn})
+}
+
+// FollowWithOwn implements store.OwnFollower: Follow, handing over this
+// Adapter's commits too (Own set), after the merged schemas of a commit
+// whose schema was merged (merge.go).
+func (a *Adapter) FollowWithOwn(from int64, fn func(store.ForeignCommit)) (func(), error) {
+	return a.follow(&follower{a: a, pos: from, fn: fn, withOwn: true})
+}
+
+func (a *Adapter) follow(f *follower) (func(), error) {
+	from := f.pos
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &follower{a: a, pos: from, fn: fn}
+	a.startFollowing(from)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer a.stopFollowing()
 		f.run(ctx)
 	}()
 	var once sync.Once
@@ -57,6 +70,7 @@ type follower struct {
 	a       *Adapter
 	pos     int64 // the last change handed over or skipped
 	fn      func(store.ForeignCommit)
+	withOwn bool // hand over own commits too (FollowWithOwn)
 	failing bool // a failure was logged and no session listened since
 }
 
@@ -130,7 +144,7 @@ func (f *follower) checkPruned(ctx context.Context, conn *pgx.Conn) error {
 	if upTo > f.pos {
 		f.a.logf("%v (position %d, pruned up to %d)", ErrChangesPruned, f.pos, upTo)
 		f.pos = upTo
-		f.a.setApplied(upTo)
+		f.a.advance(upTo)
 	}
 	return nil
 }
@@ -177,6 +191,9 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 					// the database's is the merge (merge.go).
 					f.fn(store.ForeignCommit{Records: merged, Superseded: superseded})
 				}
+				if f.withOwn {
+					f.fn(store.ForeignCommit{Own: true, Records: records, Superseded: superseded})
+				}
 			} else {
 				f.fn(store.ForeignCommit{Records: records, Superseded: superseded})
 				for _, rec := range records {
@@ -186,7 +203,7 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 				}
 			}
 			f.pos = r.id
-			f.a.setApplied(r.id)
+			f.a.advance(r.id)
 		}
 		if len(batch) < followBatch {
 			return nil

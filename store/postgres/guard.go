@@ -32,59 +32,16 @@ func (a *Adapter) CommitGuarded(records []store.Record, guards []store.Guard) er
 	return a.commit(records, guards)
 }
 
-// Applied implements store.Guarded.
+// Applied implements store.Guarded: how far the follower has handed
+// commits over (applied.go), which is how far memory holds them.
 func (a *Adapter) Applied() int64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.applied
+	a.applied.mu.Lock()
+	defer a.applied.mu.Unlock()
+	return a.applied.pos
 }
 
-// setApplied notes that memory holds every change through id (the
-// follower handed them over) and wakes CatchUp's waiters.
-func (a *Adapter) setApplied(id int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if id <= a.applied {
-		return
-	}
-	a.applied = id
-	if a.caughtUp != nil {
-		close(a.caughtUp)
-		a.caughtUp = nil
-	}
-}
-
-// Head implements store.Guarded.
-func (a *Adapter) Head(ctx context.Context) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
-	defer cancel()
-	var head int64
-	err := a.pool.QueryRow(ctx, `SELECT coalesce(max("id"), 0) FROM `+quote(tableChanges)).Scan(&head)
-	return head, err
-}
-
-// CatchUp implements store.Guarded. The follower reads every change a
-// NOTIFY announces, so waiting is enough: a change already committed has
-// woken it.
-func (a *Adapter) CatchUp(ctx context.Context, through int64) error {
-	for {
-		a.mu.Lock()
-		if a.applied >= through {
-			a.mu.Unlock()
-			return nil
-		}
-		if a.caughtUp == nil {
-			a.caughtUp = make(chan struct{})
-		}
-		wait := a.caughtUp
-		a.mu.Unlock()
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return fmt.Errorf("postgres: catching up through change %d: %w", through, ctx.Err())
-		}
-	}
-}
+// Head (store.Guarded) and WaitApplied (store.Guarded) are applied.go's:
+// one coalesced read of the head of _changes, and a wait for the follower.
 
 // version is a guard key's row of _versions.
 type version struct {

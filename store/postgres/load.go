@@ -33,8 +33,8 @@ func (a *Adapter) Load(fn func(store.Record) error) error {
 		}
 		a.mu.Lock()
 		a.position = pos
-		a.applied = pos
 		a.mu.Unlock()
+		a.advance(pos)
 		return nil
 	})
 	if err != nil {

@@ -99,13 +99,12 @@ type Adapter struct {
 	mergedOwn map[int64][]store.Record
 	closed    bool
 	stops     []func()
+	heads     heads   // coalesced reads of the head of _changes (applied.go)
+	applied   applied // how far the follower stands (applied.go)
+
 	// keepOut are the classes kept out of memory (query.go).
 	keepOut map[string]bool
 
-	// applied is the change through which memory holds every commit
-	// (guard.go); caughtUp is closed and replaced whenever it grows.
-	applied  int64
-	caughtUp chan struct{}
 	// warnings are what Open found wrong in the data (guard.go).
 	warnings []string
 }
