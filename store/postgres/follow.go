@@ -70,6 +70,9 @@ func (f *follower) run(ctx context.Context) {
 		if progressed {
 			wait = followRetryMin
 		}
+		if unreachable(err) {
+			f.a.unavailable(err)
+		}
 		if !f.failing {
 			f.a.logf("postgres: following changes failed, retrying from change %d: %v", f.pos, err)
 			f.failing = true
@@ -185,6 +188,7 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 				}
 			}
 			f.pos = r.id
+			f.a.noteSeen(r.id)
 		}
 		if len(batch) < followBatch {
 			return nil
