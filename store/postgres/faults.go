@@ -63,6 +63,17 @@ func unreachable(err error) bool {
 		errors.Is(err, context.DeadlineExceeded)
 }
 
+// readFault is err of a read (a query on a class kept out of memory),
+// wrapping store.ErrUnavailable when the database could not be reached.
+// A read that ran out of time is not an outage: the query was slow.
+func (a *Adapter) readFault(err error) error {
+	if !unreachable(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	a.unavailable(err)
+	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+}
+
 // inDoubtError is a commit whose connection failed after its COMMIT was
 // sent: it may have committed.
 type inDoubtError struct{ err error }
