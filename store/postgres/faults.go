@@ -185,6 +185,7 @@ func (a *Adapter) resolve(p *pending) (id int64, err error) {
 			// Not a fault of the connection: asking again changes nothing.
 			return 0, err
 		}
+		a.unavailable(err)
 		if !a.sleep(wait) {
 			return 0, err
 		}

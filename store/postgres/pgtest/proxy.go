@@ -2,7 +2,6 @@ package pgtest
 
 import (
 	"bytes"
-	"io"
 	"net"
 	"net/url"
 	"sync"
@@ -21,6 +20,8 @@ type Proxy struct {
 	cut      bool
 	conns    map[net.Conn]bool
 	atCommit chan struct{} // armed by CutAtCommit; closed when it fired
+	// beforeCommit is armed by CutBeforeCommit; closed when it fired.
+	beforeCommit chan struct{}
 }
 
 // NewProxy forwards a new loopback port to the server of uri; it stops
@@ -87,6 +88,18 @@ func (p *Proxy) CutAtCommit() <-chan struct{} {
 	return p.atCommit
 }
 
+// CutBeforeCommit arms a cut at the next COMMIT statement a client sends
+// as text (its first on a connection: pgx prepares it then): that message
+// is not forwarded and the proxy cuts as Cut does, so the transaction
+// never commits though the client cannot know it. The channel is closed
+// once that happened.
+func (p *Proxy) CutBeforeCommit() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.beforeCommit = make(chan struct{})
+	return p.beforeCommit
+}
+
 func (p *Proxy) accept() {
 	for {
 		client, err := p.ln.Accept()
@@ -114,17 +127,44 @@ func (p *Proxy) accept() {
 		}
 		p.conns[client], p.conns[server] = true, true
 		p.mu.Unlock()
-		go func() {
-			io.Copy(server, client)
-			server.Close()
-			client.Close()
-		}()
+		go p.requests(client, server)
 		go p.replies(client, server)
 	}
 }
 
 // commandCompleteCommit is the CommandComplete message ('C') of COMMIT.
 var commandCompleteCommit = append([]byte{'C', 0, 0, 0, 11}, "COMMIT\x00"...)
+
+// commitStatement is the text of a COMMIT statement in a Query or Parse
+// message.
+var commitStatement = []byte("COMMIT\x00")
+
+// requests forwards the client's messages, watching for an armed cut.
+func (p *Proxy) requests(client, server net.Conn) {
+	defer client.Close()
+	defer server.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := client.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			if p.beforeCommit != nil && bytes.Contains(buf[:n], commitStatement) {
+				close(p.beforeCommit)
+				p.beforeCommit = nil
+				p.cutLocked()
+				p.mu.Unlock()
+				return
+			}
+			p.mu.Unlock()
+			if _, err := server.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
 
 // replies forwards the server's replies, watching for an armed cut.
 func (p *Proxy) replies(client, server net.Conn) {
