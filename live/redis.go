@@ -409,7 +409,8 @@ func encodeRedis(m redisOut) (string, []byte, error) {
 // message to sink (a local LiveQuery server) until Close (stream.go). It
 // returns once Redis has answered.
 func (r *Redis) Subscribe(ctx context.Context, sink Feed) error {
-	reader := redis.NewClient(r.clientOpts)
+	opts := *r.clientOpts // go-redis keeps (and fills in) the options it is given
+	reader := redis.NewClient(&opts)
 	last, err := r.streamEnd(ctx, reader)
 	if err != nil {
 		reader.Close()
