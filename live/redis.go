@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"net/url"
 	"slices"
 	"sync"
@@ -36,11 +35,10 @@ import (
 // subscribers tell the clients of those classes (all when classes is
 // empty) to reconnect and fetch again.
 const (
-	ChannelAfterSave    = "afterSave"
-	ChannelAfterDelete  = "afterDelete"
-	ChannelClearCache   = "clearCache"
-	ChannelChangesLost  = "quarryChangesLost"
-	redisChannelsWanted = 4
+	ChannelAfterSave   = "afterSave"
+	ChannelAfterDelete = "afterDelete"
+	ChannelClearCache  = "clearCache"
+	ChannelChangesLost = "quarryChangesLost"
 )
 
 // Redis limits.
@@ -59,9 +57,10 @@ const (
 	// RedisCloseDeadline bounds how long Close keeps trying to publish
 	// what is still queued.
 	RedisCloseDeadline = 5 * time.Second
-	// redisReceiveIdle is how long a subscription may stay silent before a
-	// ping checks that its connection is alive.
-	redisReceiveIdle = 30 * time.Second
+	// redisReadBlock is how long one stream read waits for an entry; a
+	// connection that died unnoticed fails within it (plus go-redis's
+	// read timeout).
+	redisReadBlock = 5 * time.Second
 )
 
 // RedisOptions configure a Redis feed.
@@ -73,6 +72,10 @@ type RedisOptions struct {
 	// PublishQueue is the number of changes that may wait for Redis
 	// (RedisPublishQueue when 0).
 	PublishQueue int
+	// StreamMaxLen is the number of entries the stream keeps
+	// (RedisStreamMaxLen when 0): a subscriber cut off from Redis for
+	// longer than that many changes take is told that it lost some.
+	StreamMaxLen int64
 }
 
 // LossNotifier is implemented by a Feed that can tell its clients that
@@ -84,7 +87,10 @@ type LossNotifier interface {
 
 // Redis carries changes between Quarry instances. As a Feed it publishes
 // (REST side); Subscribe delivers what every instance publishes to a
-// local LiveQuery server (LiveQuery side).
+// local LiveQuery server (LiveQuery side). Every message goes to the
+// stream <prefix>quarryStream, which Quarry's subscribers read (it keeps
+// what it was given through their outages), and to the channel above,
+// which Parse Server's LiveQuery servers listen to.
 type Redis struct {
 	client    *redis.Client
 	prefix    string
@@ -99,9 +105,16 @@ type Redis struct {
 	// retryWait waits before the next attempt to publish a batch and
 	// reports whether to try again; tests replace it.
 	retryWait func(attempt int) bool
+	// readRetryWait waits before a subscriber reads the stream again after
+	// a failure and reports whether to; tests replace it.
+	readRetryWait func(attempt int) bool
 
-	mu   sync.Mutex
-	subs []*redis.PubSub
+	clientOpts *redis.Options
+	streamMax  int64  // the stream's retention, in entries
+	publisher  string // this publisher's id in the stream's entries
+
+	mu      sync.Mutex
+	readers []*redis.Client // one per Subscribe
 	// What was dropped since it was last reported: the classes of dropped
 	// changes, whether a dropped clearCache message means every session
 	// cache must be forgotten, and how many.
@@ -110,12 +123,14 @@ type Redis struct {
 	lostCount   int
 
 	// Owned by the publish loop.
+	seq       uint64 // the last sequence number given to a message
 	down      bool
 	downSince time.Time
 	gaveUp    bool // Close's deadline passed with changes unpublished
 }
 
 type redisOut struct {
+	seq    uint64 // in the stream, per publisher: 1, 2, 3… (0: not yet given)
 	change *Change
 	forget *string
 	lost   *lostMessage
@@ -151,9 +166,13 @@ func OpenRedis(opts RedisOptions) (*Redis, error) {
 	if opts.PublishQueue <= 0 {
 		opts.PublishQueue = RedisPublishQueue
 	}
-	r := &Redis{client: redis.NewClient(ro), prefix: opts.Prefix, log: opts.Logger,
+	if opts.StreamMaxLen <= 0 {
+		opts.StreamMaxLen = RedisStreamMaxLen
+	}
+	r := &Redis{client: redis.NewClient(ro), clientOpts: ro, prefix: opts.Prefix, log: opts.Logger,
+		streamMax: opts.StreamMaxLen, publisher: newPublisherID(),
 		out: make(chan redisOut, opts.PublishQueue), done: make(chan struct{}), lostClasses: map[string]bool{}}
-	r.retryWait = r.backoff
+	r.retryWait, r.readRetryWait = r.backoff, r.readBackoff
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := r.client.Ping(ctx).Err(); err != nil {
@@ -264,6 +283,7 @@ func (r *Redis) publishLoop() {
 // only dropped when Close's deadline passes. The first failure of an
 // outage and the recovery are logged once each.
 func (r *Redis) send(batch []redisOut) {
+	r.number(batch)
 	for attempt := 0; ; attempt++ {
 		err := r.flush(batch)
 		if err == nil {
@@ -313,6 +333,7 @@ func (r *Redis) published() {
 		all := ""
 		notice = append(notice, redisOut{forget: &all})
 	}
+	r.number(notice)
 	if err := r.flush(notice); err != nil {
 		r.log.Error("livequery: cannot tell subscribers that changes were dropped", "err", err)
 	}
@@ -349,6 +370,8 @@ func (r *Redis) flush(batch []redisOut) error {
 			r.log.Error("livequery: cannot encode change", "err", err)
 			continue
 		}
+		r.addToStream(ctx, pipe, m.seq, channel, payload)
+		// Parse Server's LiveQuery servers listen to the channels.
 		pipe.Publish(ctx, r.prefix+channel, payload)
 	}
 	_, err := pipe.Exec(ctx)
@@ -382,78 +405,26 @@ func encodeRedis(m redisOut) (string, []byte, error) {
 	return ChannelAfterSave, b, err
 }
 
-// Subscribe listens to the channels and hands every message to sink (a
-// local LiveQuery server) until Close. It returns once Redis has confirmed
-// the subscription. When the connection drops it is made again with a
-// growing wait; once restored, a sink that is a LossNotifier is told that
-// changes of any class may have been missed meanwhile.
+// Subscribe reads the stream from its newest entry on and hands every
+// message to sink (a local LiveQuery server) until Close (stream.go). It
+// returns once Redis has answered.
 func (r *Redis) Subscribe(ctx context.Context, sink Feed) error {
-	ps := r.client.Subscribe(ctx, r.Channel(ChannelAfterSave), r.Channel(ChannelAfterDelete),
-		r.Channel(ChannelClearCache), r.Channel(ChannelChangesLost))
-	for confirmed := 0; confirmed < redisChannelsWanted; {
-		msg, err := ps.Receive(ctx)
-		if err != nil {
-			ps.Close()
-			return fmt.Errorf("redis subscribe: %w", err)
-		}
-		if _, ok := msg.(*redis.Subscription); ok {
-			confirmed++
-		}
+	opts := *r.clientOpts // go-redis keeps (and fills in) the options it is given
+	reader := redis.NewClient(&opts)
+	last, err := r.streamEnd(ctx, reader)
+	if err != nil {
+		reader.Close()
+		return fmt.Errorf("redis subscribe: %w", err)
 	}
 	r.mu.Lock()
-	r.subs = append(r.subs, ps)
+	r.readers = append(r.readers, reader)
 	r.mu.Unlock()
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		r.receiveLoop(ps, sink)
+		r.readLoop(reader, last, sink)
 	}()
 	return nil
-}
-
-func (r *Redis) receiveLoop(ps *redis.PubSub, sink Feed) {
-	ctx := context.Background()
-	down, confirmed, attempt := false, 0, 0
-	var downSince time.Time
-	for {
-		msg, err := ps.ReceiveTimeout(ctx, redisReceiveIdle)
-		if r.closing() {
-			return
-		}
-		var netErr net.Error
-		if errors.As(err, &netErr) && netErr.Timeout() {
-			// Silent for a while: a ping's reply (or its failure) tells
-			// whether the connection still works.
-			err = ps.Ping(ctx)
-		}
-		if err != nil {
-			if !down {
-				down, downSince = true, time.Now()
-				r.log.Error("livequery: redis subscription lost; changes published meanwhile are missed", "err", err)
-			}
-			confirmed = 0
-			if !r.sleep(min(redisRetryMin<<min(attempt, 10), redisRetryMax)) {
-				return
-			}
-			attempt++
-			continue
-		}
-		attempt = 0
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if down && m.Kind == "subscribe" {
-				if confirmed++; confirmed == redisChannelsWanted {
-					down = false
-					r.log.Warn("livequery: redis subscription restored; clients are asked to refetch", "outage", time.Since(downSince).Round(time.Millisecond))
-					if n, ok := sink.(LossNotifier); ok {
-						n.ChangesLost(nil)
-					}
-				}
-			}
-		case *redis.Message:
-			r.receive(m.Channel, []byte(m.Payload), sink)
-		}
-	}
 }
 
 func (r *Redis) closing() bool {
@@ -575,8 +546,8 @@ func (r *Redis) Close() error {
 		r.closeBy = time.Now().Add(RedisCloseDeadline)
 		close(r.done)
 		r.mu.Lock()
-		for _, ps := range r.subs {
-			ps.Close()
+		for _, c := range r.readers {
+			c.Close() // ends a blocked read
 		}
 		r.mu.Unlock()
 		r.wg.Wait()

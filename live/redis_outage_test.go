@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/server/servertest"
@@ -117,23 +119,25 @@ func waitUntil(t *testing.T, what string, wake <-chan struct{}, cond func() bool
 }
 
 // outage runs a publisher and a subscriber through a Redis that is killed
-// and started again while changes are published. The publisher's retries
-// wait until the test opens its gate, after the subscriber is back, so
-// what the subscriber receives does not depend on timing.
+// and started again while changes are published. The subscriber's reads
+// wait until the test opens its gate, after the publisher has flushed what
+// it queued meanwhile: with pub/sub every such change was lost; the stream
+// keeps them for the subscriber to read on.
 type outage struct {
 	redis *privateRedis
 	pub   *live.Redis
 	sub   *live.Redis
 	rec   *lossRecorder
 	logs  *syncBuffer
-	gate  chan struct{} // closed: the publisher may retry
-	// failing is closed when the publisher has failed to publish.
-	failing chan struct{}
+	gate  chan struct{} // closed: the subscriber may read again
+	// pubFailing and subFailing are closed when the publisher failed to
+	// publish and the subscriber failed to read.
+	pubFailing, subFailing chan struct{}
 }
 
 func newOutage(t *testing.T, queue int) *outage {
 	o := &outage{redis: startPrivateRedis(t), rec: &lossRecorder{}, logs: &syncBuffer{},
-		gate: make(chan struct{}), failing: make(chan struct{})}
+		gate: make(chan struct{}), pubFailing: make(chan struct{}), subFailing: make(chan struct{})}
 	app := testAppID()
 	var err error
 	o.pub, err = live.OpenRedis(live.RedisOptions{URL: o.redis.url(), Prefix: app, PublishQueue: queue,
@@ -142,20 +146,25 @@ func newOutage(t *testing.T, queue int) *outage {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.pub.Close() })
-	var failed sync.Once
+	var pubFailed, subFailed sync.Once
 	live.SetRetryWait(o.pub, func(int) bool {
-		failed.Do(func() { close(o.failing) })
-		<-o.gate
-		// redis-server has just restarted: a pooled connection may still
-		// fail; a short pause keeps such retries from spinning.
+		pubFailed.Do(func() { close(o.pubFailing) })
+		// A killed redis-server: a short pause keeps retries from spinning.
 		time.Sleep(10 * time.Millisecond)
 		return true
 	})
-	o.sub, err = live.OpenRedis(live.RedisOptions{URL: o.redis.url(), Prefix: app})
+	o.sub, err = live.OpenRedis(live.RedisOptions{URL: o.redis.url(), Prefix: app,
+		Logger: slog.New(slog.NewTextHandler(o.logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.sub.Close() })
+	live.SetReadRetryWait(o.sub, func(int) bool {
+		subFailed.Do(func() { close(o.subFailing) })
+		<-o.gate
+		time.Sleep(10 * time.Millisecond)
+		return true
+	})
 	if err := o.sub.Subscribe(context.Background(), o.rec); err != nil {
 		t.Fatal(err)
 	}
@@ -168,30 +177,53 @@ func (o *outage) publish(from, to int) {
 	}
 }
 
-// cut kills Redis, publishes [from, to) meanwhile, waits until the
-// publisher has failed, starts Redis again, waits until the subscriber has subscribed again (it reports a loss of
-// every class then), then lets the publisher retry.
-func (o *outage) cut(t *testing.T, from, to int) {
+// cut kills Redis, publishes [from, to) meanwhile, waits until both sides
+// have failed, starts Redis again, waits until the publisher has flushed
+// (flushed reports it from the stream's newest entry), then lets the
+// subscriber read again.
+func (o *outage) cut(t *testing.T, from, to int, flushed func(newest map[string]any) bool) {
 	o.redis.kill()
 	o.publish(from, to)
-	select {
-	case <-o.failing:
-	case <-time.After(waitFor):
-		t.Fatal("the publisher never noticed that Redis is down")
+	for _, ch := range []chan struct{}{o.pubFailing, o.subFailing} {
+		select {
+		case <-ch:
+		case <-time.After(waitFor):
+			t.Fatal("the publisher or the subscriber never noticed that Redis is down")
+		}
 	}
 	o.redis.start()
-	waitUntil(t, "the subscriber to subscribe again", o.rec.wake(), func() bool { return o.rec.lossCount() > 0 })
+	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", o.redis.port)})
+	defer raw.Close()
+	deadline := time.Now().Add(waitFor)
+	for {
+		newest, err := raw.XRevRangeN(context.Background(), o.pub.Stream(), "+", "-", 1).Result()
+		if err == nil && len(newest) == 1 && flushed(newest[0].Values) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the publisher never flushed: %v %v\n%s", newest, err, o.logs.String())
+		}
+		// Nothing tells the test when the publisher's retry succeeds.
+		time.Sleep(10 * time.Millisecond)
+	}
 	close(o.gate)
 }
 
-// TestRedisOutageLosesNothingQueued: changes published while Redis is down
-// wait in the queue and reach the subscriber, in order, once it is back;
-// the outage is logged once, with its end.
-func TestRedisOutageLosesNothingQueued(t *testing.T) {
+// seqIs is a flushed condition: the newest entry has sequence number n.
+func seqIs(n int) func(map[string]any) bool {
+	return func(v map[string]any) bool { return v["s"] == fmt.Sprint(n) }
+}
+
+// TestRedisOutageLosesNothing: changes published while Redis is down wait
+// in the publisher's queue; the subscriber, back only after the publisher
+// flushed them, reads them from the stream after the last change it
+// delivered: all of them, in order, and no loss notice. The outage is
+// logged once, with its end.
+func TestRedisOutageLosesNothing(t *testing.T) {
 	o := newOutage(t, 0)
 	o.publish(0, 50)
 	waitUntil(t, "the first 50 changes", o.rec.wake(), func() bool { return o.rec.count() == 50 })
-	o.cut(t, 50, 150)
+	o.cut(t, 50, 150, seqIs(150))
 	waitUntil(t, "all 150 changes", o.rec.wake(), func() bool { return o.rec.count() == 150 }, o.logs.String)
 	o.rec.mu.Lock()
 	for i, c := range o.rec.changes {
@@ -203,10 +235,10 @@ func TestRedisOutageLosesNothingQueued(t *testing.T) {
 	if d := o.pub.Dropped(); d != 0 {
 		t.Errorf("%d changes dropped", d)
 	}
-	if l := o.rec.losses[0]; len(l) != 0 {
-		t.Errorf("the subscriber's own outage reported classes %v, want every class", l)
+	if n := o.rec.lossCount(); n != 0 {
+		t.Errorf("%d loss notices for an outage that lost nothing", n)
 	}
-	waitUntil(t, "the recovery log line", o.logs.wake(), func() bool { return strings.Contains(o.logs.String(), "reachable again") }, o.logs.String)
+	waitUntil(t, "the recovery log line", o.logs.wake(), func() bool { return strings.Contains(o.logs.String(), "redis reachable again") }, o.logs.String)
 	logs := o.logs.String()
 	if n := strings.Count(logs, "redis unreachable"); n != 1 {
 		t.Errorf("the outage was logged %d times, want once:\n%s", n, logs)
@@ -219,16 +251,15 @@ func TestRedisOutageLosesNothingQueued(t *testing.T) {
 func TestRedisOverflowTellsSubscribers(t *testing.T) {
 	const queue = 10
 	o := newOutage(t, queue)
-	o.cut(t, 0, 100)
-	// The batch being retried plus a full queue survive; the rest is lost.
-	waitUntil(t, "the lost-changes notice", o.rec.wake(), func() bool { return o.rec.lossCount() == 2 })
+	o.cut(t, 0, 100, func(v map[string]any) bool { return v["c"] == live.ChannelChangesLost })
+	waitUntil(t, "the lost-changes notice", o.rec.wake(), func() bool { return o.rec.lossCount() == 1 })
 	dropped := o.pub.Dropped()
 	if dropped == 0 || dropped > 100-queue {
 		t.Fatalf("dropped %d of 100 with a queue of %d", dropped, queue)
 	}
 	waitUntil(t, "the kept changes", o.rec.wake(), func() bool { return o.rec.count() == 100-int(dropped) })
 	o.rec.lossMu.Lock()
-	if l := o.rec.losses[1]; len(l) != 1 || l[0] != "A" {
+	if l := o.rec.losses[0]; len(l) != 1 || l[0] != "A" {
 		t.Errorf("lost classes %v, want [A]", l)
 	}
 	o.rec.lossMu.Unlock()
@@ -238,10 +269,94 @@ func TestRedisOverflowTellsSubscribers(t *testing.T) {
 	}
 }
 
-// TestRedisOutageAsksClientsToRefetch: a WebSocket client of an instance
-// whose Redis subscription was cut gets an error frame asking it to
-// reconnect, then its connection is closed (the SDK re-subscribes).
-func TestRedisOutageAsksClientsToRefetch(t *testing.T) {
+// heldSink is a lossRecorder whose first delivery waits until release is
+// closed: its reader stops reading meanwhile, as a slow or stuck
+// LiveQuery server would.
+type heldSink struct {
+	lossRecorder
+	held    chan struct{} // closed when the first delivery arrived
+	release chan struct{}
+	once    sync.Once
+	// changesAtLoss is how many changes had been delivered at each notice.
+	changesAtLoss []int
+}
+
+func (h *heldSink) Publish(c live.Change) {
+	h.once.Do(func() {
+		close(h.held)
+		<-h.release
+	})
+	h.lossRecorder.Publish(c)
+}
+
+func (h *heldSink) ChangesLost(classes []string) {
+	h.mu.Lock()
+	h.changesAtLoss = append(h.changesAtLoss, len(h.changes))
+	h.mu.Unlock()
+	h.lossRecorder.ChangesLost(classes)
+}
+
+// TestRedisStreamTrimTellsSubscriber: a subscriber that fell behind by
+// more than the stream keeps is told at once, before the changes after
+// the gap, and then gets those in order.
+func TestRedisStreamTrimTellsSubscriber(t *testing.T) {
+	r := startPrivateRedis(t)
+	app := testAppID()
+	pub, err := live.OpenRedis(live.RedisOptions{URL: r.url(), Prefix: app, StreamMaxLen: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pub.Close() })
+	sub, err := live.OpenRedis(live.RedisOptions{URL: r.url(), Prefix: app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sub.Close() })
+	sink := &heldSink{held: make(chan struct{}), release: make(chan struct{})}
+	if err := sub.Subscribe(context.Background(), sink); err != nil {
+		t.Fatal(err)
+	}
+	o := &outage{pub: pub}
+	o.publish(0, 1)
+	select {
+	case <-sink.held:
+	case <-time.After(waitFor):
+		t.Fatal("the first change never arrived")
+	}
+	o.publish(1, 100)
+	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", r.port)})
+	defer raw.Close()
+	deadline := time.Now().Add(waitFor)
+	for {
+		newest, err := raw.XRevRangeN(context.Background(), pub.Stream(), "+", "-", 1).Result()
+		if err == nil && len(newest) == 1 && newest[0].Values["s"] == "100" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the publisher never published 100 changes")
+		}
+		time.Sleep(10 * time.Millisecond) // nothing tells when a pipeline is sent
+	}
+	close(sink.release)
+	waitUntil(t, "the changes kept", sink.wake(), func() bool { return sink.count() == 11 })
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	got := []string{}
+	for _, c := range sink.changes {
+		got = append(got, fmt.Sprint(c.Object["objectId"]))
+	}
+	if want := []string{"0", "90", "91", "92", "93", "94", "95", "96", "97", "98", "99"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("received %v, want %v", got, want)
+	}
+	if len(sink.changesAtLoss) == 0 || sink.changesAtLoss[0] != 1 {
+		t.Errorf("loss notices after %v changes, want one right after the first (before those after the gap)", sink.changesAtLoss)
+	}
+}
+
+// TestRedisOutageKeepsClientsEvents: a WebSocket client of an instance
+// whose Redis went away and came back stays connected and gets the events
+// of writes made after (no reconnect asked: the stream lost nothing).
+func TestRedisOutageKeepsClientsEvents(t *testing.T) {
 	r := startPrivateRedis(t)
 	app := testAppID()
 	srv := servertest.Start(t, func(o *config.Options) {
@@ -255,9 +370,13 @@ func TestRedisOutageAsksClientsToRefetch(t *testing.T) {
 	c.subscribe(1, "Message", map[string]any{}, nil)
 	r.kill()
 	r.start()
-	m := c.expectError(live.CodeChangesLost, "reconnect")
-	if m["reconnect"] != true {
-		t.Errorf("error frame %v does not ask for a reconnect", m)
+	res := srv.Do(t, "POST", "/classes/Message", map[string]any{"text": "after the outage"},
+		map[string]string{"X-Parse-Application-Id": app, "X-Parse-Master-Key": servertest.MasterKey})
+	if res.Status != 201 {
+		t.Fatalf("create: %d %s", res.Status, res.Body)
 	}
-	c.closed()
+	m := c.expect("create")
+	if obj, _ := m["object"].(map[string]any); obj["text"] != "after the outage" {
+		t.Errorf("event %v", m)
+	}
 }

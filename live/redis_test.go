@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/live/redistest"
@@ -37,7 +39,35 @@ func requireRedis(t *testing.T) {
 	redistest.Require(t, "the multi-instance LiveQuery tests")
 }
 
-func testAppID() string { return fmt.Sprintf("quarry-test-%d", rand.Uint64()) }
+func testAppID() string {
+	id := fmt.Sprintf("quarry-test-%d", rand.Uint64())
+	testApps.Lock()
+	testApps.ids = append(testApps.ids, id)
+	testApps.Unlock()
+	return id
+}
+
+// testApps are the application ids the tests used: TestMain deletes
+// their LiveQuery streams from the shared Redis (only theirs: other
+// processes may be testing against it at the same time).
+var testApps struct {
+	sync.Mutex
+	ids []string
+}
+
+func dropTestStreams() {
+	opts, err := redis.ParseURL(redisURL)
+	if err != nil {
+		return
+	}
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	testApps.Lock()
+	defer testApps.Unlock()
+	for _, id := range testApps.ids {
+		rdb.Del(context.Background(), id+live.StreamSuffix)
+	}
+}
 
 // appHeaders are the headers of an application id other than servertest's.
 func appHeaders(appID, masterKey string) map[string]string {
@@ -241,6 +271,7 @@ func quarryBinary(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	dropTestStreams()
 	if buildOnce.dir != "" {
 		os.RemoveAll(buildOnce.dir)
 	}

@@ -271,6 +271,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		PlaygroundPath:   opts.PlaygroundPath,
 		RateLimit:        limiter,
 		GraphQLWebSocket: gqlSocket,
+		Unavailable:      unavailableOf(adapter),
 	})
 	if err != nil {
 		return nil, err
@@ -555,4 +556,13 @@ func redactURI(uri string) string {
 		u.User = neturl.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
+}
+
+// unavailableOf is the readiness check of a store whose database can
+// become unreachable (PostgreSQL), nil for the embedded one.
+func unavailableOf(adapter store.Adapter) func() error {
+	if c, ok := adapter.(store.Checker); ok {
+		return c.Unavailable
+	}
+	return nil
 }

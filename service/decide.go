@@ -66,9 +66,9 @@ func (s *Service) baseFor(ops []WriteOp) (decideBase, error) {
 	return b, nil
 }
 
-// catchUp waits until memory holds every change through the one a stale
+// catchUpAfterStale waits until memory holds every change through the one a stale
 // write lost to.
-func (s *Service) catchUp(err error) error {
+func (s *Service) catchUpAfterStale(err error) error {
 	var stale *store.StaleError
 	g, ok := s.guarded()
 	if !errors.As(err, &stale) || !ok {
@@ -106,7 +106,7 @@ func (s *Service) writeDecided(auth Auth, ops []WriteOp, atomic bool, attempts i
 		}
 		// The objects' locks are released: the follower applies changes
 		// under them.
-		if err := s.catchUp(err); err != nil {
+		if err := s.catchUpAfterStale(err); err != nil {
 			return nil, nil, nil, err
 		}
 	}

@@ -172,7 +172,7 @@ func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (I
 		if attempt == maxDecideAttempts {
 			return InstallationResult{}, errKeptChanging
 		}
-		if err := s.catchUp(err); err != nil {
+		if err := s.catchUpAfterStale(err); err != nil {
 			return InstallationResult{}, err
 		}
 	}

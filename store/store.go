@@ -79,6 +79,20 @@ type Stats struct {
 // ErrClosed is returned by Commit after Close.
 var ErrClosed = errors.New("store: closed")
 
+// ErrUnavailable is wrapped by the errors of an adapter whose database
+// cannot be reached (a shared PostgreSQL that stopped or a lost network):
+// the request did not change anything and may be tried again later.
+// Clients see 503 with Retry-After.
+var ErrUnavailable = errors.New("store: the database is unavailable")
+
+// Checker is implemented by adapters whose database can become
+// unreachable while the process runs (PostgreSQL). Unavailable reports
+// why writes cannot commit now (wrapping ErrUnavailable), or nil: the
+// server's readiness probe answers 503 while it is not nil.
+type Checker interface {
+	Unavailable() error
+}
+
 // Follower is implemented by adapters that several instances share (the
 // PostgreSQL adapter): each instance loads once, then follows the commits
 // the others make, so its memory stays in step without reloading.

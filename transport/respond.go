@@ -10,6 +10,7 @@ import (
 
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/store"
 )
 
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
@@ -92,6 +93,13 @@ func (s *Server) errorBody(err error) (int, map[string]any) {
 		return fasthttp.StatusServiceUnavailable, map[string]any{"code": schema.CodeInternalServerError,
 			"error": "The server's disk is full: the write was not saved. Try again later."}
 	}
+	if errors.Is(err, store.ErrUnavailable) {
+		// Nothing was changed (a commit whose outcome was unknown is
+		// answered only once it is known). Not logged per request: the
+		// store reports the outage once when it starts and once when it
+		// ends.
+		return fasthttp.StatusServiceUnavailable, map[string]any{"code": schema.CodeInternalServerError, "error": msgUnavailable}
+	}
 	s.log.Error("internal error", "err", err)
 	return fasthttp.StatusInternalServerError, map[string]any{"code": schema.CodeInternalServerError, "message": "Internal server error."}
 }
@@ -102,7 +110,11 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 		ctx.SetUserValue(codeKey, code)
 	}
 	if status == fasthttp.StatusServiceUnavailable {
-		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+		retry := retryAfterSeconds
+		if errors.Is(err, store.ErrUnavailable) {
+			retry = retryAfterUnavailable
+		}
+		ctx.Response.Header.Set("Retry-After", retry)
 	}
 	writeJSON(ctx, status, body)
 }
@@ -110,3 +122,11 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, err error) {
 // retryAfterSeconds is the Retry-After of a 503: long enough for an
 // operator's alert to fire, short enough for a client to be back soon.
 const retryAfterSeconds = "30"
+
+// retryAfterUnavailable is the Retry-After while the shared database
+// cannot be reached: a restart or a fail-over takes seconds.
+const retryAfterUnavailable = "5"
+
+// msgUnavailable is the error of a request refused because the database
+// cannot be reached.
+const msgUnavailable = "The database is unavailable: nothing was saved. Try again later."

@@ -90,6 +90,10 @@ type Options struct {
 	// RateLimit refuses requests over the rateLimit rules with 429; nil
 	// limits nothing.
 	RateLimit *ratelimit.Limiter
+	// Unavailable reports why writes cannot commit now (a shared
+	// database that cannot be reached), or nil: /health, the readiness
+	// probe, answers 503 meanwhile. nil: always ready once serving.
+	Unavailable func() error
 	// GraphQLWebSocket, when set, receives WebSocket upgrades on
 	// GraphQLPath (GraphQL subscriptions); other upgrades go to WebSocket.
 	GraphQLWebSocket fasthttp.RequestHandler
@@ -284,6 +288,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if path == "/health" || path == s.mount.health {
+		if s.opts.Unavailable != nil && s.opts.Unavailable() != nil {
+			// Not ready: the balancer sends the writes elsewhere.
+			ctx.Response.Header.Set("Retry-After", retryAfterUnavailable)
+			writeJSON(ctx, fasthttp.StatusServiceUnavailable, map[string]any{"status": "error", "error": msgUnavailable})
+			return
+		}
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
 		return
 	}

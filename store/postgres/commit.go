@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -46,13 +47,32 @@ func (a *Adapter) commit(records []store.Record, guards []store.Guard) error {
 	}
 	p := &pending{records: records, guards: guards, payload: payload, own: a.beginOwn(records), done: make(chan struct{})}
 	a.group(p)
+	var doubt *inDoubtError
+	if errors.As(p.err, &doubt) {
+		// Answered only once known (faults.go).
+		switch id, err := a.resolve(p); {
+		case err != nil:
+			p.err = fmt.Errorf("%w (and whether it committed is unknown: %v)", doubt.err, err)
+		case id > 0:
+			p.id, p.err = id, nil
+			a.settled(p)
+		default:
+			p.err = doubt.err
+		}
+	}
 	a.endOwn(p.own, records, p.id)
 	if p.err != nil {
+		if unreachable(p.err) {
+			a.unavailable(p.err)
+			return fmt.Errorf("postgres: commit: %w: %w", store.ErrUnavailable, p.err)
+		}
 		return fmt.Errorf("postgres: commit: %w", asUnique(p.err))
 	}
 	if p.stale != nil {
+		a.reachable()
 		return fmt.Errorf("postgres: commit: %w", p.stale)
 	}
+	a.reachable()
 	return nil
 }
 
@@ -68,7 +88,9 @@ type pending struct {
 	schemas []store.Record // its schema records as stored (merged or not)
 	merged  []store.Record // those merged with another instance's change
 	own     *ownWrite
-	id      int64 // its change id, once committed
+	sent    []byte // the _changes row its transaction wrote
+	after   int64  // a change id its row must follow (faults.go)
+	id      int64  // its change id, once committed
 	err     error
 	done    chan struct{}
 }
@@ -117,8 +139,12 @@ func (a *Adapter) runGroups() {
 			}
 		}
 		if err != nil {
-			if len(batch) == 1 {
-				batch[0].err = err
+			if len(batch) == 1 || unreachable(err) || errors.As(err, new(*inDoubtError)) {
+				// Retrying one by one would not reach the database
+				// either, and a group in doubt may have committed.
+				for _, q := range batch {
+					q.err = err
+				}
 			} else {
 				for _, q := range batch {
 					if q.err = a.commitGroup([]*pending{q}); q.err == nil {
@@ -154,25 +180,35 @@ func (a *Adapter) commitGroup(batch []*pending) error {
 	defer conn.Release()
 	c := &committer{a: a, ctx: ctx, conn: conn, tables: map[string]*tableState{}, joins: map[string]string{}}
 	ids := make([]int64, len(batch))
+	after := a.faults.seen.Load()
+	for _, p := range batch {
+		p.after = after
+	}
 	if err := c.run(batch, ids); err != nil {
 		c.rollback()
 		return err
 	}
 	for i, p := range batch {
 		p.id = ids[i]
-		for _, r := range p.schemas {
-			a.noteKnown(r.Class, r.Value)
-		}
-		if len(p.merged) > 0 {
-			a.mu.Lock()
-			if a.mergedOwn == nil {
-				a.mergedOwn = map[int64][]store.Record{}
-			}
-			a.mergedOwn[p.id] = p.merged
-			a.mu.Unlock()
-		}
+		a.settled(p)
 	}
 	return nil
+}
+
+// settled notes what p's commit, now known to have committed, changed.
+func (a *Adapter) settled(p *pending) {
+	a.noteSeen(p.id)
+	for _, r := range p.schemas {
+		a.noteKnown(r.Class, r.Value)
+	}
+	if len(p.merged) > 0 {
+		a.mu.Lock()
+		if a.mergedOwn == nil {
+			a.mergedOwn = map[int64][]store.Record{}
+		}
+		a.mergedOwn[p.id] = p.merged
+		a.mu.Unlock()
+	}
 }
 
 // run is the transaction of commitGroup, up to and including its COMMIT.
@@ -208,6 +244,7 @@ func (c *committer) run(batch []*pending, ids []int64) error {
 				return err
 			}
 		}
+		p.sent = payload
 		id := &ids[i]
 		c.queued.Queue("INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
 			c.a.origin, payload).QueryRow(func(row pgx.Row) error { return row.Scan(id) })
@@ -216,7 +253,7 @@ func (c *committer) run(batch []*pending, ids []int64) error {
 	// A wake-up only: followers read _changes from their own position.
 	c.queued.Queue("SELECT pg_notify($1, '')", channel)
 	c.queued.Queue("COMMIT")
-	return c.flush()
+	return mayHaveCommitted(c.flush())
 }
 
 // begin opens the transaction, takes the commit lock and reads the state

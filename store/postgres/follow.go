@@ -84,6 +84,9 @@ func (f *follower) run(ctx context.Context) {
 		if progressed {
 			wait = followRetryMin
 		}
+		if unreachable(err) {
+			f.a.unavailable(err)
+		}
 		if !f.failing {
 			f.a.logf("postgres: following changes failed, retrying from change %d: %v", f.pos, err)
 			f.failing = true
@@ -204,6 +207,7 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 			}
 			f.pos = r.id
 			f.a.advance(r.id)
+			f.a.noteSeen(r.id)
 		}
 		if len(batch) < followBatch {
 			return nil

@@ -83,6 +83,7 @@ type Adapter struct {
 	groupsDone chan struct{} // closed when runGroups returned
 
 	commits, groups atomic.Uint64
+	faults          faultState // faults.go
 	observe         atomic.Pointer[func(took time.Duration, commits int)]
 
 	pruneCtx  context.Context
@@ -304,4 +305,5 @@ var (
 	_ store.Adapter      = (*Adapter)(nil)
 	_ store.Follower     = (*Adapter)(nil)
 	_ store.Instrumented = (*Adapter)(nil)
+	_ store.Checker      = (*Adapter)(nil)
 )

@@ -95,7 +95,8 @@ func noTable(err error) bool {
 }
 
 // Select implements store.Querier.
-func (a *Adapter) Select(ctx context.Context, class string, q store.Select, fn func(id string, object []byte) error) error {
+func (a *Adapter) Select(ctx context.Context, class string, q store.Select, fn func(id string, object []byte) error) (err error) {
+	defer func() { err = a.readFault(err) }()
 	l, ok := a.tableOf(class)
 	if !ok {
 		return nil
@@ -180,7 +181,8 @@ func scanRows(class string, l *layout, rows pgx.Rows, fn func(id string, object 
 }
 
 // Count implements store.Querier.
-func (a *Adapter) Count(ctx context.Context, class string, q store.Select) (int, error) {
+func (a *Adapter) Count(ctx context.Context, class string, q store.Select) (_ int, err error) {
+	defer func() { err = a.readFault(err) }()
 	l, ok := a.tableOf(class)
 	if !ok {
 		return 0, nil
