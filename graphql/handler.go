@@ -16,6 +16,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/validator"
 
+	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -61,6 +62,11 @@ type Options struct {
 	// its connection_init payload, named as HTTP headers, exactly as an
 	// HTTP request's would be checked. Without it, sockets are refused.
 	Authenticate func(headers map[string]string, remote net.Addr) (service.Auth, error)
+	// RateLimit counts each root field as the REST operation it performs
+	// (logIn as POST /login, createX as POST /classes/X), by the
+	// client's address, so a rule cannot be bypassed through GraphQL;
+	// nil limits nothing.
+	RateLimit *ratelimit.Limiter
 }
 
 // Handler serves GraphQL requests over a service.
@@ -261,7 +267,7 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 		writeResponse(ctx, fasthttp.StatusBadRequest, requestError(schema.CodeInvalidQuery, "Must provide a query string."))
 		return
 	}
-	resp := h.execute(auth, req.Query, req.OperationName, req.Variables, ctx.IsGet())
+	resp := h.execute(auth, ctx.RemoteIP().String(), req.Query, req.OperationName, req.Variables, ctx.IsGet())
 	writeResponse(ctx, fasthttp.StatusOK, resp)
 }
 
@@ -334,18 +340,19 @@ func plainNumbers(v any) any {
 }
 
 // Execute runs a GraphQL request in process for auth and returns the JSON
-// response body, exactly as Serve would send it.
+// response body, exactly as Serve would send it. Rate limits count it as
+// an internal request.
 func (h *Handler) Execute(auth service.Auth, query, operationName string, vars map[string]any) []byte {
-	b, err := h.execute(auth, query, operationName, vars, false).encode()
+	b, err := h.execute(auth, internalIP, query, operationName, vars, false).encode()
 	if err != nil {
 		return []byte(`{"errors":[{"message":"Internal server error.","extensions":{"code":1}}]}`)
 	}
 	return b
 }
 
-// execute runs a query document for auth. readOnly refuses mutations (a
-// GET request).
-func (h *Handler) execute(auth service.Auth, query, operationName string, vars map[string]any, readOnly bool) response {
+// execute runs a query document for auth, a client at ip (internalIP: in
+// process). readOnly refuses mutations (a GET request).
+func (h *Handler) execute(auth service.Auth, ip, query, operationName string, vars map[string]any, readOnly bool) response {
 	m, err := h.model()
 	if err != nil {
 		h.log.Error("graphql: schema generation failed", "err", err)
@@ -372,7 +379,7 @@ func (h *Handler) execute(auth service.Auth, query, operationName string, vars m
 	if verr != nil {
 		return response{Errors: fromGQLErrors(gqlerror.List{asGQLError(verr)}, schema.CodeInvalidQuery)}
 	}
-	e := &executor{h: h, m: m, auth: auth, vars: coerced}
+	e := &executor{h: h, m: m, auth: auth, vars: coerced, ip: ip}
 	var root *ast.Definition
 	switch op.Operation {
 	case ast.Mutation:

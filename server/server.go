@@ -237,7 +237,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	gql, err := mountGraphQL(opts, svc, reg.FunctionNames, log, graphQLEvents(lq, opts),
 		func(headers map[string]string, remote net.Addr) (service.Auth, error) {
 			return rest.AuthenticateHeaders(headers, remote)
-		})
+		}, limiter)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +292,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 // is on, nil otherwise. The custom schema (graphQLCustomTypeDefs and the
 // graphQLSchema file) is checked now, so a mistake stops the start.
 func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func() []string, log *slog.Logger,
-	events graphql.Events, authenticate func(map[string]string, net.Addr) (service.Auth, error)) (*graphql.Handler, error) {
+	events graphql.Events, authenticate func(map[string]string, net.Addr) (service.Auth, error), limiter *ratelimit.Limiter) (*graphql.Handler, error) {
 	if !opts.MountGraphQL {
 		return nil, nil
 	}
@@ -315,6 +315,7 @@ func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func
 		Logger:              log,
 		Events:              events,
 		Authenticate:        authenticate,
+		RateLimit:           limiter,
 	})
 	if _, err := h.SDL(); err != nil {
 		return nil, fmt.Errorf("graphQLCustomTypeDefs: %w", err)
