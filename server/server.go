@@ -27,6 +27,7 @@ import (
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
 	"github.com/quarrydata/quarry/push"
+	"github.com/quarrydata/quarry/outbound"
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
@@ -134,6 +135,11 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		reg = cloud.New(log, time.Duration(opts.CloudCodeTimeout)*time.Millisecond)
 	}
 	reg.SetWebhookKey(opts.WebhookKey)
+	allow, err := outbound.ParseAllow(opts.OutboundAllowList)
+	if err != nil {
+		return nil, err
+	}
+	reg.SetOutboundPolicy(outbound.Policy{AllowPrivate: opts.OutboundAllowPrivate, Allow: allow})
 	var hooks service.Hooks = reg
 	observeCloud(m, reg)
 	shared, err := openCache(opts, opts.AppID, log)
