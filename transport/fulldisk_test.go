@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,3 +83,30 @@ func TestFullDiskAnswers503(t *testing.T) {
 		}
 	}
 }
+
+// TestFullDiskLogsOnce: writes refused on a full disk do not give one log
+// line each: the condition is logged once, then counted per interval.
+func TestFullDiskLogsOnce(t *testing.T) {
+	disk := smallDisk(t, "1m")
+	var logs syncBuffer
+	srv := servertest.StartLogged(t, slog.New(slog.NewTextHandler(&logs, nil)), func(o *config.Options) {
+		o.DatabaseURI = filepath.Join(disk, "quarry.db")
+	})
+	if err := os.WriteFile(filepath.Join(disk, "filler"), make([]byte, 256<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.Repeat("x", 16<<10)
+	refused := 0
+	for i := 0; i < 400 && refused < 40; i++ {
+		if res := srv.Do(t, "POST", "/classes/Blob", map[string]any{"n": i, "blob": blob}, servertest.Master()); res.Status == 503 {
+			refused++
+		}
+	}
+	if refused < 40 {
+		t.Fatalf("%d writes refused, want 40", refused)
+	}
+	if n := strings.Count(logs.String(), "disk is full"); n < 1 || n > refused/4 {
+		t.Fatalf("%d log lines for %d refused writes, want one and a count per interval:\n%s", n, refused, logs.String())
+	}
+}
+

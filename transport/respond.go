@@ -88,7 +88,7 @@ func (s *Server) errorBody(err error) (int, map[string]any) {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		// Nothing was stored and nothing is lost: the client may try again
 		// (the SDKs retry a 503), and reads go on meanwhile.
-		s.log.Error("write refused: the data file's disk is full", "err", err)
+		s.diskFull.Log("err", err)
 		return fasthttp.StatusServiceUnavailable, map[string]any{"code": schema.CodeInternalServerError,
 			"error": "The server's disk is full: the write was not saved. Try again later."}
 	}

@@ -112,6 +112,9 @@ type Server struct {
 	// lastBase is the last base URL made from a Host header (baseURL).
 	lastBase atomic.Pointer[baseURLEntry]
 	reqLog   requestLog
+	// diskFull logs writes refused on a full disk: once, then a count per
+	// refusedWriteLogEvery (thousands a second would flood the log).
+	diskFull *logring.Throttled
 	// allowHeaders is the CORS Access-Control-Allow-Headers value.
 	allowHeaders []byte
 	// allowOrigin is AllowOrigin as fasthttp takes header values.
@@ -121,6 +124,10 @@ type Server struct {
 	mount struct{ slash, files, apps, health, healthLive string }
 	idem  *idempotency // nil when idempotencyOptions.paths is empty
 }
+
+// refusedWriteLogEvery is the interval of the count line of writes refused
+// for the same cause.
+const refusedWriteLogEvery = 10 * time.Second
 
 // Default request limits.
 const (
@@ -154,6 +161,7 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	s := &Server{opts: opts, svc: svc, log: opts.Logger,
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
 		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
+	s.diskFull = logring.NewThrottled(s.log, slog.LevelError, "write refused: the data file's disk is full", refusedWriteLogEvery)
 	s.mount.slash, s.mount.files, s.mount.apps = opts.MountPath+"/", opts.MountPath+"/files", opts.MountPath+"/apps/"
 	s.mount.health, s.mount.healthLive = opts.MountPath+"/health", opts.MountPath+"/health/live"
 	for _, o := range opts.AllowOrigin {
@@ -247,7 +255,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 			s.opts.WebSocket(ctx)
 			return
 		}
-		s.log.Warn("livequery: WebSocket upgrade refused: LiveQuery is off", "remote", ctx.RemoteAddr().String(), "path", string(ctx.Path()))
+		s.log.Warn("livequery: WebSocket upgrade refused: LiveQuery is off", "remote", ctx.RemoteAddr().String(), "path", logPath(string(ctx.Path())))
 		s.cors(ctx)
 		writeJSON(ctx, fasthttp.StatusNotFound, map[string]any{"code": schema.CodeCommandUnavailable,
 			"error": "LiveQuery is not enabled on this server: start it with --liveQuery.classNames Class1,Class2 " +
@@ -390,7 +398,7 @@ func (s *Server) recoverPanic(ctx *fasthttp.RequestCtx) {
 	}
 	s.panics.Add(1)
 	s.opts.Metrics.Panic()
-	s.log.Error("panic while serving a request", "method", string(ctx.Method()), "path", string(ctx.Path()),
+	s.log.Error("panic while serving a request", "method", logMethod(string(ctx.Method())), "path", logPath(string(ctx.Path())),
 		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	ctx.Response.Reset()
 	s.cors(ctx)
