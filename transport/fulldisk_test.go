@@ -109,4 +109,3 @@ func TestFullDiskLogsOnce(t *testing.T) {
 		t.Fatalf("%d log lines for %d refused writes, want one and a count per interval:\n%s", n, refused, logs.String())
 	}
 }
-
