@@ -259,6 +259,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		ServerURL: opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
 		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
 		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, MetricsElsewhere: opts.MetricsPort != 0, ScriptLog: ring,
+		Ready:            storeReady(adapter),
 		RequestLogSample: float64(opts.RequestLogPercent) / 100,
 		IdempotencyPaths: opts.Idempotency.Paths,
 		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
@@ -536,4 +537,13 @@ func redactURI(uri string) string {
 		u.User = neturl.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
+}
+
+// storeReady is the readiness check of /health: whether the store can
+// still make writes durable (nil for stores that cannot tell).
+func storeReady(adapter store.Adapter) func() error {
+	if h, ok := adapter.(store.Health); ok {
+		return h.Writable
+	}
+	return nil
 }

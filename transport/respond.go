@@ -10,6 +10,7 @@ import (
 
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/store"
 )
 
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
@@ -91,6 +92,14 @@ func (s *Server) errorBody(err error) (int, map[string]any) {
 		s.diskFull.Log("err", err)
 		return fasthttp.StatusServiceUnavailable, map[string]any{"code": schema.CodeInternalServerError,
 			"error": "The server's disk is full: the write was not saved. Try again later."}
+	}
+	if errors.Is(err, store.ErrUnwritable) {
+		// The data file is gone or an fsync failed: nothing more can be
+		// made durable until an operator restarts on a sound file, and
+		// /health says so meanwhile.
+		s.unwritable.Log("err", err)
+		return fasthttp.StatusServiceUnavailable, map[string]any{"code": schema.CodeInternalServerError,
+			"error": "The server cannot write its data: the write was not saved. Try again later."}
 	}
 	s.log.Error("internal error", "err", err)
 	return fasthttp.StatusInternalServerError, map[string]any{"code": schema.CodeInternalServerError, "message": "Internal server error."}

@@ -54,6 +54,10 @@ type Options struct {
 	// MetricsElsewhere keeps /metrics off this server's port: another
 	// listener serves MetricsHandler.
 	MetricsElsewhere bool
+	// Ready is the readiness check of /health (nil: always ready): an
+	// error makes it answer 503, so a load balancer sends the traffic
+	// elsewhere. It runs on every /health request: it must be cheap.
+	Ready func() error
 	// RequestLogSample is the share of successful requests given a log
 	// line (errors always get one): 1 logs every request, 0 none.
 	RequestLogSample float64
@@ -115,6 +119,8 @@ type Server struct {
 	// diskFull logs writes refused on a full disk: once, then a count per
 	// refusedWriteLogEvery (thousands a second would flood the log).
 	diskFull *logring.Throttled
+	// unwritable logs writes refused because the store cannot write.
+	unwritable *logring.Throttled
 	// allowHeaders is the CORS Access-Control-Allow-Headers value.
 	allowHeaders []byte
 	// allowOrigin is AllowOrigin as fasthttp takes header values.
@@ -162,6 +168,9 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
 		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
 	s.diskFull = logring.NewThrottled(s.log, slog.LevelError, "write refused: the data file's disk is full", refusedWriteLogEvery)
+	s.unwritable = logring.NewThrottled(s.log, slog.LevelError,
+		"the data file cannot be written (deleted, moved or a failed fsync): writes are refused and /health is unready; restart on a sound file",
+		refusedWriteLogEvery)
 	s.mount.slash, s.mount.files, s.mount.apps = opts.MountPath+"/", opts.MountPath+"/files", opts.MountPath+"/apps/"
 	s.mount.health, s.mount.healthLive = opts.MountPath+"/health", opts.MountPath+"/health/live"
 	for _, o := range opts.AllowOrigin {
@@ -292,7 +301,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if path == "/health" || path == s.mount.health {
-		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
+		s.serveHealth(ctx)
 		return
 	}
 	if s.limitFiles(ctx, path) || s.serveFiles(ctx, path) {
@@ -386,6 +395,22 @@ func (s *Server) AuthenticateHeaders(headers map[string]string, remote net.Addr)
 		return service.Auth{}, err
 	}
 	return s.svc.Authenticate(c.auth)
+}
+
+// serveHealth answers the readiness probe: 200 {"status":"ok"}, or 503
+// with Retry-After when Ready reports that the server cannot serve writes
+// (the cause goes to the log, not to the prober).
+func (s *Server) serveHealth(ctx *fasthttp.RequestCtx) {
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(); err != nil {
+			s.unwritable.Log("err", err)
+			ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+			writeJSON(ctx, fasthttp.StatusServiceUnavailable, map[string]any{"status": "unavailable",
+				"error": "The server cannot write its data."})
+			return
+		}
+	}
+	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
 }
 
 // recoverPanic keeps a bug in one request from taking the server down: the
