@@ -50,6 +50,9 @@ func (q Request) forms(buf []operation) []operation {
 
 // classAlias is path under a built-in class's other REST prefix.
 func classAlias(path string) (string, bool) {
+	if rest, ok := strings.CutPrefix(path, "/classes/"); ok && (rest == "" || rest[0] != '_') {
+		return "", false // the usual case, decided at once: not a built-in class
+	}
 	for _, a := range classAliases {
 		for i, from := range a {
 			rest, ok := strings.CutPrefix(path, from)
