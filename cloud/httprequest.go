@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/quarrydata/quarry/outbound"
 )
 
 // MaxHTTPResponseBytes bounds the body Parse.Cloud.httpRequest reads.
@@ -88,11 +91,16 @@ func (s *Scripts) doHTTP(o httpOptions) (map[string]any, error) {
 	for k, v := range o.Headers {
 		req.Header.Set(k, v)
 	}
-	client := &http.Client{}
+	client := &http.Client{Transport: s.reg.outboundTransport()}
 	if !o.FollowRedirects {
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
 	resp, err := client.Do(req)
+	if errors.Is(err, outbound.ErrRefused) {
+		// Which internal address, and why, is the operator's to know.
+		s.log.Warn("cloud code: httpRequest refused by the outbound policy (outboundAllowPrivate, outboundAllowList)", "err", err)
+		return nil, errString("httpRequest: the address is not allowed by the outbound policy")
+	}
 	if err != nil {
 		s.log.Warn("cloud code: httpRequest failed", "err", err)
 		return nil, errString("httpRequest: no answer from the server")

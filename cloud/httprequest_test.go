@@ -39,7 +39,7 @@ func TestHTTPRequest(t *testing.T) {
 			"body": string(body), "bodyType": r.Header.Get("Content-Type")})
 	}))
 	defer backend.Close()
-	srv := startScript(t, httpRequestJS)
+	srv := startScriptWith(t, httpRequestJS, allowPrivateOutbound)
 	run(t, srv, []scenario{
 		{name: "get", method: "POST", path: "/functions/fetch", body: map[string]any{"url": backend.URL + "/x"}, status: 200,
 			has: []string{`"status":200`, `"method":"GET"`, `"q":"a b"`, `"header":"yes"`, `"type":"application/json"`}},
@@ -78,7 +78,7 @@ Parse.Cloud.define('ping', () => 'pong');
 		t.Fatal(err)
 	}
 	t.Cleanup(scripts.Close)
-	srv := servertest.StartCloud(t, quiet, reg, nil)
+	srv := servertest.StartCloud(t, quiet, reg, allowPrivateOutbound)
 	url := map[string]any{"url": backend.URL}
 	run(t, srv, []scenario{
 		{name: "await a request", method: "POST", path: "/functions/fetch", body: url, status: 200, has: []string{`"ok":true`}},

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -207,10 +206,8 @@ func (s *Scripts) sdkRun(name, params, opts string) (any, error) {
 	if err := json.Unmarshal([]byte(params), &p); err != nil {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid params")
 	}
-	if s.reg.limiter != nil {
-		if err := s.reg.limiter.Check(ratelimit.Request{Method: "POST", Path: "/functions/" + name, IP: "internal", Internal: true}); err != nil {
-			return nil, err
-		}
+	if err := s.reg.limitOperation("POST", "/functions/"+name); err != nil {
+		return nil, err
 	}
 	return s.reg.svc.RunFunction(auth, name, p)
 }
@@ -224,6 +221,9 @@ func (s *Scripts) sdkSignUp(body, opts string) (any, error) {
 	var b map[string]any
 	if err := json.Unmarshal([]byte(body), &b); err != nil {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "invalid user")
+	}
+	if err := s.reg.limitOperation("POST", "/users"); err != nil {
+		return nil, err
 	}
 	res, token, err := s.reg.svc.SignUp(auth, b)
 	if err != nil {
@@ -240,6 +240,9 @@ func (s *Scripts) sdkSignUp(body, opts string) (any, error) {
 func (s *Scripts) sdkLogIn(username, password, opts string) (any, error) {
 	auth, err := s.auth(opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.reg.limitOperation("POST", "/login"); err != nil {
 		return nil, err
 	}
 	return s.reg.svc.LogIn(auth, username, nil, password, false)

@@ -32,11 +32,22 @@ Parse.Cloud.define('checkedAsync', () => 'ok', async (req) => {
 
 func startScript(t *testing.T, js string) *servertest.Server {
 	t.Helper()
+	return startScriptWith(t, js, nil)
+}
+
+// startScriptWith is startScript with more options set by edit.
+func startScriptWith(t *testing.T, js string, edit func(*config.Options)) *servertest.Server {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.js"), []byte(js), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return servertest.StartLogged(t, quiet, func(o *config.Options) { o.Cloud = filepath.Join(dir, "main.js") })
+	return servertest.StartLogged(t, quiet, func(o *config.Options) {
+		o.Cloud = filepath.Join(dir, "main.js")
+		if edit != nil {
+			edit(o)
+		}
+	})
 }
 
 func TestLoginTriggersAndValidatorFunctions(t *testing.T) {

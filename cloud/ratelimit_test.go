@@ -78,3 +78,30 @@ func TestRateLimitInternalRequests(t *testing.T) {
 			has: []string{`{"result":[0,0,0]}`}},
 	})
 }
+
+// TestRateLimitCloudLogIn: Parse.User.logIn in cloud code is the POST
+// /login operation: a /login rule with includeInternalRequests counts it.
+func TestRateLimitCloudLogIn(t *testing.T) {
+	dir := t.TempDir()
+	js := `Parse.Cloud.define('logInTwice', async () => {
+  const codes = [];
+  for (let i = 0; i < 2; i++) {
+    try { await Parse.User.logIn('u', 'p'); codes.push(0); } catch (e) { codes.push(e.code + ' ' + e.message); }
+  }
+  return codes;
+});`
+	if err := os.WriteFile(filepath.Join(dir, "main.js"), []byte(js), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := servertest.StartLogged(t, quiet, func(o *config.Options) {
+		o.Cloud = filepath.Join(dir, "main.js")
+		o.RateLimit = []config.RateLimitOptions{{RequestPath: "/login", RequestMethods: []string{"POST"}, RequestTimeWindow: 60_000,
+			RequestCount: 1, IncludeInternalRequests: true, ErrorResponseMessage: "enough"}}
+	})
+	run(t, srv, []scenario{
+		{name: "sign-up", method: "POST", path: "/users", body: map[string]any{"username": "u", "password": "p"},
+			headers: servertest.Master(), status: 201},
+		{name: "the second log-in is refused", method: "POST", path: "/functions/logInTwice", status: 200,
+			has: []string{`{"result":[0,"100 enough"]}`}},
+	})
+}

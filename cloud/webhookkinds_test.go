@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/quarrydata/quarry/cloud"
+	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 	"github.com/quarrydata/quarry/service"
 )
@@ -68,7 +69,7 @@ func defineTrigger(t *testing.T, srv *servertest.Server, class, trigger, url str
 // answer a new one (planned like any other) or refuse; an afterFind
 // webhook gets the objects and answers the list the client sees.
 func TestWebhookFindTriggers(t *testing.T) {
-	srv := servertest.Start(t, nil)
+	srv := servertest.Start(t, allowPrivateOutbound)
 	site := newHookSite(t, map[string]func(map[string]any) any{
 		"beforeFind": func(body map[string]any) any {
 			q, _ := body["query"].(map[string]any)
@@ -126,7 +127,7 @@ func TestWebhookFindTriggers(t *testing.T) {
 // afterLogin and afterLogout (of _Session) are called with the user and
 // the session.
 func TestWebhookLoginTriggers(t *testing.T) {
-	srv := servertest.Start(t, nil)
+	srv := servertest.Start(t, allowPrivateOutbound)
 	site := newHookSite(t, map[string]func(map[string]any) any{
 		"beforeLogin": func(body map[string]any) any {
 			if u, _ := body["object"].(map[string]any); u["username"] == "blocked" {
@@ -167,7 +168,7 @@ func TestWebhookLoginTriggers(t *testing.T) {
 // triggers of class "@File": beforeSave may rename or refuse, afterSave
 // hears of the stored file, beforeDelete may refuse.
 func TestWebhookFileTriggers(t *testing.T) {
-	srv := servertest.Start(t, nil)
+	srv := servertest.Start(t, allowPrivateOutbound)
 	site := newHookSite(t, map[string]func(map[string]any) any{
 		"beforeSave": func(body map[string]any) any {
 			f, _ := body["file"].(map[string]any)
@@ -215,7 +216,7 @@ func TestWebhookFileTriggers(t *testing.T) {
 // query, keep an event from a subscriber.
 func TestWebhookLiveQueryTriggers(t *testing.T) {
 	reg := cloud.New(quiet, 0)
-	srv := servertest.StartCloud(t, quiet, reg, nil)
+	srv := servertest.StartCloud(t, quiet, reg, allowPrivateOutbound)
 	site := newHookSite(t, map[string]func(map[string]any) any{
 		"beforeConnect": func(body map[string]any) any {
 			if body["clients"] == float64(99) {
@@ -274,7 +275,7 @@ func TestWebhookLiveQueryTriggers(t *testing.T) {
 // TestWebhookTriggerDeclarations: the class each kind may have, as Parse
 // checks it; a refused one is 143.
 func TestWebhookTriggerDeclarations(t *testing.T) {
-	srv := servertest.Start(t, nil)
+	srv := servertest.Start(t, allowPrivateOutbound)
 	cases := []struct {
 		class, trigger string
 		ok             bool
@@ -320,3 +321,7 @@ func TestWebhookTriggerDeclarations(t *testing.T) {
 		t.Errorf("a second afterEvent under its other name: %d %s", res.Status, res.Body)
 	}
 }
+
+// allowPrivateOutbound lets the test's webhooks and httpRequest targets,
+// served on 127.0.0.1, be called (outboundAllowPrivate).
+func allowPrivateOutbound(o *config.Options) { o.OutboundAllowPrivate = true }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/quarrydata/quarry/outbound"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -23,14 +24,18 @@ const WebhookKeyHeader = "X-Parse-Webhook-Key"
 // function name, and by trigger kind and class. In-process definitions of
 // the same name win over them.
 type webhooks struct {
-	key       string
-	client    *http.Client
+	key    string
+	client *http.Client // obeys the outbound policy, as httpRequest does
+	// outbound is the transport of every outgoing request (webhooks and
+	// httpRequest): its dialer enforces the outbound policy.
+	outbound  *http.Transport
 	functions map[string]string
 	triggers  [service.NumTriggerKinds]map[string]string
 }
 
 func newWebhooks() webhooks {
-	w := webhooks{client: &http.Client{}, functions: map[string]string{}}
+	t := outbound.Policy{}.Transport()
+	w := webhooks{client: &http.Client{Transport: t}, outbound: t, functions: map[string]string{}}
 	for i := range w.triggers {
 		w.triggers[i] = map[string]string{}
 	}
@@ -38,6 +43,26 @@ func newWebhooks() webhooks {
 }
 
 var _ service.WebhookHost = (*Registry)(nil)
+
+// SetOutboundPolicy sets which addresses webhooks and
+// Parse.Cloud.httpRequest may reach (outboundAllowPrivate,
+// outboundAllowList); by default no internal address. Call it before
+// serving.
+func (r *Registry) SetOutboundPolicy(p outbound.Policy) {
+	t := p.Transport()
+	r.mu.Lock()
+	old := r.hooks.outbound
+	r.hooks.outbound, r.hooks.client = t, &http.Client{Transport: t}
+	r.mu.Unlock()
+	old.CloseIdleConnections()
+}
+
+// outboundTransport is the transport outgoing requests use.
+func (r *Registry) outboundTransport() *http.Transport {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.hooks.outbound
+}
 
 // SetWebhookKey sets the value of X-Parse-Webhook-Key on webhook calls
 // (the webhookKey option); empty sends no such header.
@@ -338,6 +363,10 @@ func (r *Registry) callWebhook(ctx context.Context, url string, payload map[stri
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, schema.Errorf(schema.CodeScriptFailed, "The webhook timed out.")
+		}
+		if errors.Is(err, outbound.ErrRefused) {
+			r.log.Warn("webhook refused by the outbound policy (outboundAllowPrivate, outboundAllowList)", "url", url, "err", err)
+			return nil, schema.Errorf(schema.CodeScriptFailed, "The webhook's address is not allowed by the outbound policy.")
 		}
 		r.log.Warn("webhook call failed", "url", url, "err", err)
 		return nil, schema.Errorf(schema.CodeScriptFailed, "The webhook could not be reached.")

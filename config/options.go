@@ -232,6 +232,13 @@ type Options struct {
 	// WebhookKey is webhookKey: sent as X-Parse-Webhook-Key with every
 	// webhook call so that the receiver can tell the call is Quarry's.
 	WebhookKey string
+	// OutboundAllowPrivate is outboundAllowPrivate: let webhooks and
+	// Parse.Cloud.httpRequest reach loopback, private, link-local and
+	// other internal addresses (refused by default).
+	OutboundAllowPrivate bool
+	// OutboundAllowList is outboundAllowList: internal addresses and CIDR
+	// networks webhooks and httpRequest may reach all the same.
+	OutboundAllowList []string
 	// Silent is silent: no log output at all.
 	Silent bool
 	// JSONLogs is jsonLogs: log lines as JSON objects instead of key=value text.

@@ -130,6 +130,8 @@ func TestEnvNames(t *testing.T) {
 		"cloudCodeMaxMemory":                            "QUARRY_CLOUD_CODE_MAX_MEMORY",
 		"gcHeadroomPercent":                             "QUARRY_GC_HEADROOM_PERCENT",
 		"webhookKey":                                    "QUARRY_WEBHOOK_KEY PARSE_SERVER_WEBHOOK_KEY",
+		"outboundAllowPrivate":                          "QUARRY_OUTBOUND_ALLOW_PRIVATE",
+		"outboundAllowList":                             "QUARRY_OUTBOUND_ALLOW_LIST",
 		"silent":                                        "QUARRY_SILENT SILENT",
 		"jsonLogs":                                      "QUARRY_JSON_LOGS JSON_LOGS",
 		"requestLogPercent":                             "QUARRY_REQUEST_LOG_PERCENT",

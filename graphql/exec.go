@@ -126,6 +126,7 @@ type executor struct {
 	h      *Handler
 	m      *model
 	auth   service.Auth
+	ip     string // the client's address: rate limits count by it
 	vars   map[string]any
 	errors []gqlError
 	// collected caches the grouped fields of a selection on a type: every

@@ -16,6 +16,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/validator"
 
+	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -61,6 +62,11 @@ type Options struct {
 	// its connection_init payload, named as HTTP headers, exactly as an
 	// HTTP request's would be checked. Without it, sockets are refused.
 	Authenticate func(headers map[string]string, remote net.Addr) (service.Auth, error)
+	// RateLimit counts each root field as the REST operation it performs
+	// (logIn as POST /login, createX as POST /classes/X), by the
+	// client's address, so a rule cannot be bypassed through GraphQL;
+	// nil limits nothing.
+	RateLimit *ratelimit.Limiter
 }
 
 // Handler serves GraphQL requests over a service.
@@ -264,7 +270,7 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 		writeResponse(ctx, fasthttp.StatusBadRequest, requestError(codeBadRequest, "Must provide a query string."))
 		return
 	}
-	resp, status := h.execute(auth, req.Query, req.OperationName, req.Variables, ctx.IsGet())
+	resp, status := h.execute(auth, ctx.RemoteIP().String(), req.Query, req.OperationName, req.Variables, ctx.IsGet())
 	if status == fasthttp.StatusMethodNotAllowed {
 		ctx.Response.Header.Set("Allow", "POST")
 	}
@@ -340,9 +346,10 @@ func plainNumbers(v any) any {
 }
 
 // Execute runs a GraphQL request in process for auth and returns the JSON
-// response body, exactly as Serve would send it.
+// response body, exactly as Serve would send it. Rate limits count it as
+// an internal request.
 func (h *Handler) Execute(auth service.Auth, query, operationName string, vars map[string]any) []byte {
-	resp, _ := h.execute(auth, query, operationName, vars, false)
+	resp, _ := h.execute(auth, internalIP, query, operationName, vars, false)
 	b, err := resp.encode()
 	if err != nil {
 		return []byte(`{"errors":[{"message":"Internal server error.","extensions":{"code":1}}]}`)
@@ -350,14 +357,15 @@ func (h *Handler) Execute(auth service.Auth, query, operationName string, vars m
 	return b
 }
 
-// execute runs a query document for auth and says which HTTP status
-// answers it. readOnly refuses mutations (a GET request). A request that
-// cannot run at all (it does not parse or validate, names no operation,
-// has variables of the wrong type, asks for introspection without the
-// right) is answered as Apollo Server answers it under Parse Server: a 4xx
-// status and Apollo's code in extensions.code; errors of a running
-// operation keep Parse's codes and status 200.
-func (h *Handler) execute(auth service.Auth, query, operationName string, vars map[string]any, readOnly bool) (response, int) {
+// execute runs a query document for auth, a client at ip (internalIP: in
+// process), and says which HTTP status answers it. readOnly refuses
+// mutations (a GET request). A request that cannot run at all (it does not
+// parse or validate, names no operation, has variables of the wrong type,
+// asks for introspection without the right) is answered as Apollo Server
+// answers it under Parse Server: a 4xx status and Apollo's code in
+// extensions.code; errors of a running operation keep Parse's codes and
+// status 200.
+func (h *Handler) execute(auth service.Auth, ip, query, operationName string, vars map[string]any, readOnly bool) (response, int) {
 	m, err := h.model()
 	if err != nil {
 		h.log.Error("graphql: schema generation failed", "err", err)
@@ -385,7 +393,7 @@ func (h *Handler) execute(auth service.Auth, query, operationName string, vars m
 	if verr != nil {
 		return response{Errors: fromGQLErrors(gqlerror.List{asGQLError(verr)}, codeBadUserInput)}, fasthttp.StatusBadRequest
 	}
-	e := &executor{h: h, m: m, auth: auth, vars: coerced}
+	e := &executor{h: h, m: m, auth: auth, vars: coerced, ip: ip}
 	var root *ast.Definition
 	switch op.Operation {
 	case ast.Mutation:

@@ -24,6 +24,9 @@ func (e *executor) resolve(typ *ast.Definition, src any, f *ast.Field, args map[
 		if v, ok, err := e.custom(f, args, nil); ok {
 			return v, err
 		}
+		if err := e.limitRoot(typ, f, args); err != nil {
+			return nil, err
+		}
 		if typ.Name == e.m.schema.Mutation.Name {
 			return e.mutate(f, args)
 		}
@@ -196,6 +199,9 @@ func (e *executor) custom(f *ast.Field, args map[string]any, parent *objectValue
 	params, _ := numbers(args).(map[string]any)
 	if params == nil {
 		params = map[string]any{}
+	}
+	if err := e.limit("POST", "/functions/"+name); err != nil {
+		return nil, true, err
 	}
 	if _, named := params["object"]; parent != nil && !named {
 		obj := maps.Clone(parent.obj)

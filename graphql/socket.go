@@ -333,7 +333,7 @@ func (s *socket) subscribe(msg wsMessage) bool {
 		s.writeErrors(msg.ID, errs)
 	case op.Operation != ast.Subscription:
 		// A query or mutation over the socket: one result, then complete.
-		resp, _ := s.h.execute(auth, p.Query, p.OperationName, vars, false)
+		resp, _ := s.h.execute(auth, remoteIP(s.remote), p.Query, p.OperationName, vars, false)
 		s.write(wsMessage{ID: msg.ID, Type: "next", Payload: encoded(resp)})
 		s.write(wsMessage{ID: msg.ID, Type: "complete"})
 	case n >= MaxSocketOperations:
@@ -565,4 +565,13 @@ func truncate(s string, n int) string {
 		return s[:n]
 	}
 	return s
+}
+
+// remoteIP is the address rate limits count a socket's operations by, as
+// they count an HTTP request's.
+func remoteIP(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.String()
+	}
+	return a.String()
 }

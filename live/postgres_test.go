@@ -241,6 +241,7 @@ func TestPostgresWebhookAcrossInstances(t *testing.T) {
 	start := func() *servertest.Server {
 		return servertest.Start(t, func(o *config.Options) {
 			o.AppID, o.MasterKey, o.DatabaseURI = app, master, uri
+			o.OutboundAllowPrivate = true // the webhook runs on 127.0.0.1
 		})
 	}
 	a, b := start(), start()

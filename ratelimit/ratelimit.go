@@ -56,9 +56,11 @@ type Rule struct {
 	RedisURL string
 }
 
-// Request is what a rule is matched against.
+// Request is what a rule is matched against: the REST operation a request
+// performs, whichever front end carries it (a GraphQL mutation or cloud
+// code's SDK call gives the method and path of its REST twin).
 type Request struct {
-	Method string
+	Method string // upper case, after any _method override
 	Path   string // below the mount path, starting with "/"
 	IP     string // the client's address: the counters' key
 	Master bool
@@ -212,18 +214,27 @@ func (l *Limiter) Empty() bool {
 	return len(l.rules) == 0
 }
 
-func (r *rule) matches(q Request) bool {
+// matches reports whether the rule covers q's operation under any of
+// the routes that perform it (see forms).
+func (r *rule) matches(q Request, forms []operation) bool {
 	if q.Master && !r.IncludeMaster || q.Internal && !r.IncludeInternal {
 		return false
 	}
-	if len(r.Methods) > 0 && !slices.Contains(r.Methods, q.Method) {
-		return false
+	for _, f := range forms {
+		if len(r.Methods) > 0 && !slices.Contains(r.Methods, f.method) {
+			continue
+		}
+		if r.re == nil || r.re.MatchString(f.path) {
+			return true
+		}
 	}
-	return r.re == nil || r.re.MatchString(q.Path)
+	return false
 }
 
-// Check counts q against every rule it matches and refuses it (*Error)
-// when one rule's count for q.IP is exceeded. A nil Limiter allows all.
+// Check counts q against every rule that covers its operation, whichever
+// route carries it (GET /login is the POST /login operation; /classes/_User
+// is /users), and refuses it (*Error) when one rule's count for q.IP is
+// exceeded. A nil Limiter allows all.
 // When Redis does not answer within StoreTimeout the request is allowed:
 // an outage of the counter store must not stop the API; it is logged once
 // per outage.
@@ -234,8 +245,10 @@ func (l *Limiter) Check(q Request) error {
 	l.mu.RLock()
 	rules := l.rules
 	l.mu.RUnlock()
+	var buf [maxForms]operation
+	forms := q.forms(buf[:0])
 	for _, r := range rules {
-		if !r.matches(q) {
+		if !r.matches(q, forms) {
 			continue
 		}
 		key := r.key + "|" + q.IP

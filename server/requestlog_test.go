@@ -97,3 +97,58 @@ func TestRequestLogHoldsNoSecret(t *testing.T) {
 		t.Errorf("the client's request id is not in the log:\n%s", out)
 	}
 }
+
+// TestRequestLogRedactsPaths: a session token a client put in a URL path
+// does not reach the request log (a segment shaped like a token is
+// replaced), and a garbage request line reaches it escaped and cut short.
+func TestRequestLogRedactsPaths(t *testing.T) {
+	addr, logs := startLogged(t)
+	base := "http://" + addr + "/parse"
+	req, _ := http.NewRequest("POST", base+"/users", strings.NewReader(`{"username":"bob","password":"pw"}`))
+	req.Header.Set("X-Parse-Application-Id", "app")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var signed struct {
+		SessionToken string `json:"sessionToken"`
+	}
+	_ = json.NewDecoder(res.Body).Decode(&signed)
+	res.Body.Close()
+	token := signed.SessionToken
+	if !strings.HasPrefix(token, "r:") {
+		t.Fatalf("sign-up gave the token %q", token)
+	}
+	bare := strings.TrimPrefix(token, "r:")
+	for _, path := range []string{"/classes/" + token, "/classes/_Session/" + token + "/x", "/users/" + bare, "/classes/Thing/abcDEF1234-ghijk_LMNOP56789"} {
+		get, _ := http.NewRequest("GET", base+path, nil)
+		get.Header.Set("X-Parse-Application-Id", "app")
+		if res, err := http.DefaultClient.Do(get); err == nil {
+			res.Body.Close()
+		}
+	}
+	long := strings.Repeat("A", 4000)
+	// Escapes a client sent percent-encoded reach the handler decoded.
+	sendRaw(t, addr, "GET /parse/classes/%1B[31mred%7F%FF/"+long+" HTTP/1.1\r\nHost: x\r\nX-Parse-Application-Id: app\r\nConnection: close\r\n\r\n")
+	sendRaw(t, addr, "G\x01T\x1b[2J /parse/classes/X HTTP/1.1\r\nHost: x\r\nX-Parse-Application-Id: app\r\nConnection: close\r\n\r\n")
+	out := logs.String()
+	for _, secret := range []string{token, bare, "abcDEF1234-ghijk_LMNOP56789", long[:300]} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the log holds %.40q...:\n%s", secret, out)
+		}
+	}
+	if n := strings.Count(out, "[redacted]"); n < 4 {
+		t.Errorf("%d redacted segments, want 4:\n%s", n, out)
+	}
+	if strings.Contains(out, "\\x1b") || strings.Contains(out, "\\x01") || strings.Contains(out, "\x1b") {
+		t.Errorf("a client's control characters reached the log:\n%s", out)
+	}
+	if !strings.Contains(out, "/parse/classes/%1B[31mred%7F%FF/AAAA") {
+		t.Errorf("the garbage path is not in the log escaped:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 1000 {
+			t.Errorf("a log line of %d bytes: %.200s...", len(line), line)
+		}
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
+	"github.com/quarrydata/quarry/outbound"
 	"github.com/quarrydata/quarry/push"
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/service"
@@ -134,6 +135,11 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		reg = cloud.New(log, time.Duration(opts.CloudCodeTimeout)*time.Millisecond)
 	}
 	reg.SetWebhookKey(opts.WebhookKey)
+	allow, err := outbound.ParseAllow(opts.OutboundAllowList)
+	if err != nil {
+		return nil, err
+	}
+	reg.SetOutboundPolicy(outbound.Policy{AllowPrivate: opts.OutboundAllowPrivate, Allow: allow})
 	var hooks service.Hooks = reg
 	observeCloud(m, reg)
 	shared, err := openCache(opts, opts.AppID, log)
@@ -242,7 +248,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	gql, err := mountGraphQL(opts, svc, reg.FunctionNames, log, graphQLEvents(lq, opts),
 		func(headers map[string]string, remote net.Addr) (service.Auth, error) {
 			return rest.AuthenticateHeaders(headers, remote)
-		})
+		}, limiter)
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +264,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		ServerURL: opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
 		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
 		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, MetricsElsewhere: opts.MetricsPort != 0, ScriptLog: ring,
+		Ready:            storeReady(adapter),
 		RequestLogSample: float64(opts.RequestLogPercent) / 100,
 		IdempotencyPaths: opts.Idempotency.Paths,
 		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
@@ -303,7 +310,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 // is on, nil otherwise. The custom schema (graphQLCustomTypeDefs and the
 // graphQLSchema file) is checked now, so a mistake stops the start.
 func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func() []string, log *slog.Logger,
-	events graphql.Events, authenticate func(map[string]string, net.Addr) (service.Auth, error)) (*graphql.Handler, error) {
+	events graphql.Events, authenticate func(map[string]string, net.Addr) (service.Auth, error), limiter *ratelimit.Limiter) (*graphql.Handler, error) {
 	if !opts.MountGraphQL {
 		return nil, nil
 	}
@@ -326,6 +333,7 @@ func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func
 		Logger:              log,
 		Events:              events,
 		Authenticate:        authenticate,
+		RateLimit:           limiter,
 	})
 	if _, err := h.SDL(); err != nil {
 		return nil, fmt.Errorf("graphQLCustomTypeDefs: %w", err)
@@ -563,6 +571,15 @@ func redactURI(uri string) string {
 func unavailableOf(adapter store.Adapter) func() error {
 	if c, ok := adapter.(store.Checker); ok {
 		return c.Unavailable
+	}
+	return nil
+}
+
+// storeReady is the readiness check of /health: whether the store can
+// still make writes durable (nil for stores that cannot tell).
+func storeReady(adapter store.Adapter) func() error {
+	if h, ok := adapter.(store.Health); ok {
+		return h.Writable
 	}
 	return nil
 }

@@ -90,8 +90,12 @@ type buntAdapter struct {
 
 	syncMu sync.Mutex // guards the three fields below
 	syncf  *os.File   // our own descriptor on the current database file
-	mode   os.FileMode
-	failed error // sticky: set by a failed fsync or journal deletion, then every Commit fails
+	// retired are former data files (swapped out by a rewrite) that another
+	// name — a hard link — still reaches: their flock is kept, so no second
+	// server starts on that stale copy while this one runs.
+	retired []*os.File
+	mode    os.FileMode
+	failed  error // sticky: set by a failed fsync or journal deletion, then every Commit fails
 
 	shrinkBase atomic.Int64 // file size after the last rewrite, or live data at Open
 	shrinking  atomic.Bool
@@ -287,6 +291,9 @@ func (a *buntAdapter) Close() error {
 	err := a.db.Close()
 	a.syncMu.Lock()
 	err = errors.Join(err, a.syncf.Close(), a.lock.Close())
+	for _, f := range a.retired {
+		err = errors.Join(err, f.Close())
+	}
 	a.syncMu.Unlock()
 	return err
 }
@@ -459,7 +466,7 @@ func (a *buntAdapter) writeGroup(group []*commitReq) error {
 			return err
 		})
 		if derr != nil {
-			a.setFailed(fmt.Errorf("store: clear journal: %w", derr))
+			a.setFailed(fmt.Errorf("%w: clear journal: %w", ErrUnwritable, derr))
 			return errors.Join(err, derr)
 		}
 		if cap(a.jbuf) > maxGroupBytes {
@@ -475,6 +482,19 @@ func (a *buntAdapter) setFailed(err error) {
 	if a.failed == nil {
 		a.failed = err
 	}
+}
+
+// Writable implements Health: the sticky failure, or the data file
+// gone from its directory (deleted or moved: what is written goes to a
+// file no restart would read, so the next commit fails).
+func (a *buntAdapter) Writable() error {
+	if err := a.syncErr(); err != nil {
+		return err
+	}
+	if _, err := os.Stat(a.path); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrUnwritable, a.path, err)
+	}
+	return nil
 }
 
 func (a *buntAdapter) syncErr() error {
@@ -499,7 +519,7 @@ func (a *buntAdapter) syncFile() (size int64, err error) {
 		var err error
 		size, err = a.syncLocked()
 		if err != nil {
-			a.failed = fmt.Errorf("store: fsync %s: %w", a.path, err)
+			a.failed = fmt.Errorf("%w: fsync %s: %w", ErrUnwritable, a.path, err)
 		}
 		return a.failed
 	})
@@ -538,9 +558,24 @@ func (a *buntAdapter) syncLocked() (int64, error) {
 		_ = f.Close()
 		return 0, err
 	}
-	_ = a.syncf.Close()
+	a.retire(a.syncf)
 	a.syncf = f
 	return cur.Size(), nil
+}
+
+// retire lets go of a swapped-out data file unless a hard link still
+// names it (then its lock is kept), and of earlier ones whose last other
+// name is gone. Called with syncMu held.
+func (a *buntAdapter) retire(old *os.File) {
+	keep := a.retired[:0]
+	for _, f := range append(a.retired, old) {
+		if fi, err := f.Stat(); err == nil && linkCount(fi) > 0 {
+			keep = append(keep, f)
+			continue
+		}
+		_ = f.Close()
+	}
+	a.retired = keep
 }
 
 // maybeShrink starts a background rewrite of the file when it has outgrown

@@ -396,6 +396,65 @@ func TestLockedUnderAnyName(t *testing.T) {
 	}
 }
 
+// TestLockedHardLinkAcrossRewrite: a hard link made to the data file
+// before a rewrite names the old file afterwards (the rewrite renames a new
+// file over the data file's name); a second opener on that stale copy is
+// refused while the adapter runs. Once the
+// link is gone, the old file's descriptor is let go at the next rewrite.
+func TestLockedHardLinkAcrossRewrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "q.db")
+	a := testOpen(t, path, defaultBuntOptions())
+	if err := a.Commit([]Record{obj("A", "1", "{}")}); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.Link(path, link); err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func() {
+		t.Helper()
+		if err := a.db.Shrink(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.syncFile(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite()
+	if cur, old := mustStat(t, path), mustStat(t, link); os.SameFile(cur, old) {
+		t.Fatal("the rewrite did not swap the file")
+	}
+	if b, err := Open(link); !errors.Is(err, ErrLocked) {
+		if b != nil {
+			b.Close()
+		}
+		t.Fatalf("Open(stale hard link) = %v, want ErrLocked", err)
+	}
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	rewrite()
+	a.syncMu.Lock()
+	kept := len(a.retired)
+	a.syncMu.Unlock()
+	if kept != 0 {
+		t.Fatalf("%d former files kept open after their last link went", kept)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustStat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}
+
 // TestConcurrentCommits: 64 writers, each with several multi-record
 // Commits; everything is there after reopen.
 func TestConcurrentCommits(t *testing.T) {

@@ -44,3 +44,12 @@ func lockOpenFile(f *os.File, name string) error {
 	}
 	return nil
 }
+
+// linkCount is the number of names a file has (0 once its last name is
+// removed).
+func linkCount(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 0
+}

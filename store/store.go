@@ -59,6 +59,20 @@ type Adapter interface {
 	Close() error
 }
 
+// ErrUnwritable is returned (wrapped, with the cause) by every Commit once
+// an adapter can no longer make writes durable (its data file was deleted,
+// an fsync failed): the server answers writes 503 and reports itself
+// unready until it is restarted on a sound file.
+var ErrUnwritable = errors.New("store: the data file cannot be written")
+
+// Health is implemented by adapters that can tell whether they can still
+// write; readiness checks call it, so it must be cheap.
+type Health interface {
+	// Writable is nil while writes can be made durable, else an error
+	// wrapping ErrUnwritable.
+	Writable() error
+}
+
 // Instrumented is implemented by adapters that report their activity (the
 // on-disk buntdb adapter); operators see it as metrics.
 type Instrumented interface {

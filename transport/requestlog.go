@@ -78,7 +78,7 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time, sentID []byte
 	if !s.log.Enabled(ctx, level) {
 		return
 	}
-	line := &requestLine{method: method, family: family, status: status, took: took}
+	line := &requestLine{method: logMethod(method), family: family, status: status, took: took}
 	if fromClient {
 		line.sentID = string(idBytes)
 	} else {
@@ -90,6 +90,8 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time, sentID []byte
 	if line.path == "" {
 		line.path = string(ctx.Path())
 	}
+	// A client chose these bytes: a token it put in the URL, or garbage.
+	line.path = logPath(line.path)
 	line.code, line.hasCode = ctx.UserValue(codeKey).(int)
 	if c != nil && c.plan != "" {
 		line.plan, line.examined = c.plan, c.examined

@@ -89,7 +89,7 @@ func (s *Server) errorBody(err error) (int, map[string]any) {
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		// Nothing was stored and nothing is lost: the client may try again
 		// (the SDKs retry a 503), and reads go on meanwhile.
-		s.log.Error("write refused: the data file's disk is full", "err", err)
+		s.diskFull.Log("err", err)
 		return fasthttp.StatusServiceUnavailable, map[string]any{"code": schema.CodeInternalServerError,
 			"error": "The server's disk is full: the write was not saved. Try again later."}
 	}
@@ -99,6 +99,14 @@ func (s *Server) errorBody(err error) (int, map[string]any) {
 		// store reports the outage once when it starts and once when it
 		// ends.
 		return fasthttp.StatusServiceUnavailable, map[string]any{"code": schema.CodeInternalServerError, "error": msgUnavailable}
+	}
+	if errors.Is(err, store.ErrUnwritable) {
+		// The data file is gone or an fsync failed: nothing more can be
+		// made durable until an operator restarts on a sound file, and
+		// /health says so meanwhile.
+		s.unwritable.Log("err", err)
+		return fasthttp.StatusServiceUnavailable, map[string]any{"code": schema.CodeInternalServerError,
+			"error": "The server cannot write its data: the write was not saved. Try again later."}
 	}
 	s.log.Error("internal error", "err", err)
 	return fasthttp.StatusInternalServerError, map[string]any{"code": schema.CodeInternalServerError, "message": "Internal server error."}

@@ -46,7 +46,7 @@ func runHookSteps(t *testing.T, srv *servertest.Server, steps []hookStep) {
 // with the master key only, refused with 143 as Parse does, and survive a
 // restart (they live in _Hooks).
 func TestHookCRUD(t *testing.T) {
-	srv := servertest.Start(t, nil)
+	srv := servertest.Start(t, allowPrivateOutbound)
 	m, app := servertest.Master(), servertest.App()
 	fn := map[string]any{"functionName": "greet", "url": "http://127.0.0.1:1/greet"}
 	tr := map[string]any{"className": "Score", "triggerName": "beforeSave", "url": "http://127.0.0.1:1/score"}
@@ -107,7 +107,7 @@ func defineHook(t *testing.T, srv *servertest.Server, path string, body map[stri
 // TestHookFunctionWebhook: a function webhook is called through
 // /functions with the webhook key, the params and the function's name.
 func TestHookFunctionWebhook(t *testing.T) {
-	srv := servertest.Start(t, func(o *config.Options) { o.WebhookKey = "hook-secret" })
+	srv := servertest.Start(t, func(o *config.Options) { o.WebhookKey, o.OutboundAllowPrivate = "hook-secret", true })
 	hs, key := webhookServer(t, func(w http.ResponseWriter, body map[string]any) {
 		params, _ := body["params"].(map[string]any)
 		_ = json.NewEncoder(w).Encode(map[string]any{"success": map[string]any{
@@ -127,7 +127,7 @@ func TestHookFunctionWebhook(t *testing.T) {
 // TestHookBeforeSaveWebhook: a beforeSave webhook's answer changes the
 // object saved; its error refuses the save with 141.
 func TestHookBeforeSaveWebhook(t *testing.T) {
-	srv := servertest.Start(t, nil)
+	srv := servertest.Start(t, allowPrivateOutbound)
 	hs, _ := webhookServer(t, func(w http.ResponseWriter, body map[string]any) {
 		obj, _ := body["object"].(map[string]any)
 		if obj["className"] != "Score" || body["triggerName"] != "beforeSave" {
@@ -159,7 +159,7 @@ func TestHookBeforeSaveWebhook(t *testing.T) {
 // TestHookWebhookFailures: an error reply, a non-2xx status, a reply that
 // is not JSON and a webhook slower than cloudCodeTimeout all fail with 141.
 func TestHookWebhookFailures(t *testing.T) {
-	srv := servertest.Start(t, func(o *config.Options) { o.CloudCodeTimeout = 200 })
+	srv := servertest.Start(t, func(o *config.Options) { o.CloudCodeTimeout, o.OutboundAllowPrivate = 200, true })
 	replies := map[string]func(w http.ResponseWriter, r *http.Request){
 		"error": func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"error":"out of greetings"}`) },
 		"coded": func(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +209,7 @@ func TestHookWebhookFailures(t *testing.T) {
 func TestHookInProcessWins(t *testing.T) {
 	reg := cloud.New(nil, 0)
 	reg.Define("greet", func(ctx context.Context, req *cloud.FunctionRequest) (any, error) { return "in process", nil })
-	srv := servertest.StartCloud(t, nil, reg, nil)
+	srv := servertest.StartCloud(t, nil, reg, allowPrivateOutbound)
 	runHookSteps(t, srv, []hookStep{
 		{name: "refused", method: "POST", path: "/hooks/functions", body: map[string]any{"functionName": "greet", "url": "http://127.0.0.1:1/"},
 			headers: servertest.Master(), status: 400, code: 143, says: "function name: greet already exists"},
@@ -220,7 +220,7 @@ func TestHookInProcessWins(t *testing.T) {
 // TestHookAfterTriggerWebhooks: afterSave and afterDelete webhooks are
 // called once the write is done, with the object and the trigger's name.
 func TestHookAfterTriggerWebhooks(t *testing.T) {
-	srv := servertest.Start(t, nil)
+	srv := servertest.Start(t, allowPrivateOutbound)
 	var calls []string
 	hs, _ := webhookServer(t, func(w http.ResponseWriter, body map[string]any) {
 		obj, _ := body["object"].(map[string]any)
@@ -239,3 +239,7 @@ func TestHookAfterTriggerWebhooks(t *testing.T) {
 		t.Errorf("webhook calls %q, want %q", calls, want)
 	}
 }
+
+// allowPrivateOutbound lets the test's webhooks, served on 127.0.0.1,
+// be called (outboundAllowPrivate).
+func allowPrivateOutbound(o *config.Options) { o.OutboundAllowPrivate = true }

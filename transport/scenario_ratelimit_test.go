@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,4 +115,92 @@ func TestRateLimitSharedThroughRedis(t *testing.T) {
 	if ttl := rdb.PTTL(context.Background(), keys[0]).Val(); ttl <= 0 || ttl > time.Minute {
 		t.Fatalf("counter expiry %v, want within the window", ttl)
 	}
+}
+
+// TestRateLimitPerOperation: a rule limits an operation, whichever route
+// or front end carries it. A rule on POST /login allows one log-in per
+// client; after one, each other way of logging in is refused too: GET
+// /login, a POST carrying _method GET, GraphQL's logIn (and the other way
+// round) — and a rule written for /users covers /classes/_User.
+func TestRateLimitPerOperation(t *testing.T) {
+	const gqlLogIn = `{"query":"mutation { logIn(input: {username: \"u\", password: \"p\"}) { viewer { sessionToken } } }"}`
+	login := map[string]any{"username": "u", "password": "p"}
+	cases := []struct {
+		name string
+		rule config.RateLimitOptions
+		// first is counted; then second must be refused.
+		first, second func(t *testing.T, srv *servertest.Server) servertest.Response
+	}{
+		{name: "GET /login after POST /login",
+			rule: config.RateLimitOptions{RequestPath: "/login", RequestMethods: []string{"POST"}},
+			first: func(t *testing.T, srv *servertest.Server) servertest.Response {
+				return srv.Do(t, "POST", "/login", login, servertest.App())
+			},
+			second: func(t *testing.T, srv *servertest.Server) servertest.Response {
+				return srv.Do(t, "GET", "/login?username=u&password=p", nil, servertest.App())
+			}},
+		{name: "POST /login with _method GET",
+			rule: config.RateLimitOptions{RequestPath: "/login", RequestMethods: []string{"POST"}},
+			first: func(t *testing.T, srv *servertest.Server) servertest.Response {
+				return srv.Do(t, "POST", "/login", login, servertest.App())
+			},
+			second: func(t *testing.T, srv *servertest.Server) servertest.Response {
+				return srv.Do(t, "POST", "/login", map[string]any{"_method": "GET", "username": "u", "password": "p"}, servertest.App())
+			}},
+		{name: "GraphQL logIn",
+			rule: config.RateLimitOptions{RequestPath: "/login", RequestMethods: []string{"POST"}},
+			first: func(t *testing.T, srv *servertest.Server) servertest.Response {
+				return srv.Do(t, "POST", "/login", login, servertest.App())
+			},
+			second: func(t *testing.T, srv *servertest.Server) servertest.Response {
+				return doRoot(t, srv, "POST", "/graphql", gqlLogIn, servertest.App())
+			}},
+		{name: "GraphQL logIn counted, then REST refused",
+			rule: config.RateLimitOptions{RequestPath: "/login"},
+			first: func(t *testing.T, srv *servertest.Server) servertest.Response {
+				return doRoot(t, srv, "POST", "/graphql", gqlLogIn, servertest.App())
+			},
+			second: func(t *testing.T, srv *servertest.Server) servertest.Response {
+				return srv.Do(t, "POST", "/login", login, servertest.App())
+			}},
+		{name: "a /users rule covers /classes/_User",
+			rule: config.RateLimitOptions{RequestPath: "/users", RequestMethods: []string{"POST"}},
+			first: func(t *testing.T, srv *servertest.Server) servertest.Response {
+				return srv.Do(t, "POST", "/users", map[string]any{"username": "v", "password": "p"}, servertest.App())
+			},
+			second: func(t *testing.T, srv *servertest.Server) servertest.Response {
+				return srv.Do(t, "POST", "/classes/_User", map[string]any{"username": "w", "password": "p"}, servertest.App())
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rule := c.rule
+			rule.RequestTimeWindow, rule.RequestCount, rule.ErrorResponseMessage = 60_000, 1, "slow down"
+			srv := servertest.Start(t, func(o *config.Options) {
+				o.MountGraphQL = true
+				o.RateLimit = []config.RateLimitOptions{rule}
+			})
+			// The master key is exempt: this sign-up is not counted.
+			if res := srv.Do(t, "POST", "/users", map[string]any{"username": "u", "password": "p"}, servertest.Master()); res.Status != 201 {
+				t.Fatalf("sign-up: %d %s", res.Status, res.Body)
+			}
+			if res := c.first(t, srv); res.Status == 429 || strings.Contains(string(res.Body), "slow down") {
+				t.Fatalf("first: %d %s, want it allowed", res.Status, res.Body)
+			}
+			res := c.second(t, srv)
+			if !strings.Contains(string(res.Body), `"code":100`) || !strings.Contains(string(res.Body), "slow down") {
+				t.Fatalf("second: %d %s, want it refused by the rule", res.Status, res.Body)
+			}
+		})
+	}
+}
+
+// doRoot sends a request to a path outside the mount path (/graphql).
+func doRoot(t *testing.T, srv *servertest.Server, method, path, body string, headers map[string]string) servertest.Response {
+	t.Helper()
+	h := withType(headers, "application/json")
+	saved := srv.URL
+	srv.URL = strings.TrimSuffix(srv.URL, srv.Opts.MountPath)
+	defer func() { srv.URL = saved }()
+	return srv.Do(t, method, path, body, h)
 }

@@ -54,6 +54,10 @@ type Options struct {
 	// MetricsElsewhere keeps /metrics off this server's port: another
 	// listener serves MetricsHandler.
 	MetricsElsewhere bool
+	// Ready is the readiness check of /health (nil: always ready): an
+	// error makes it answer 503, so a load balancer sends the traffic
+	// elsewhere. It runs on every /health request: it must be cheap.
+	Ready func() error
 	// RequestLogSample is the share of successful requests given a log
 	// line (errors always get one): 1 logs every request, 0 none.
 	RequestLogSample float64
@@ -116,6 +120,11 @@ type Server struct {
 	// lastBase is the last base URL made from a Host header (baseURL).
 	lastBase atomic.Pointer[baseURLEntry]
 	reqLog   requestLog
+	// diskFull logs writes refused on a full disk: once, then a count per
+	// refusedWriteLogEvery (thousands a second would flood the log).
+	diskFull *logring.Throttled
+	// unwritable logs writes refused because the store cannot write.
+	unwritable *logring.Throttled
 	// allowHeaders is the CORS Access-Control-Allow-Headers value.
 	allowHeaders []byte
 	// allowOrigin is AllowOrigin as fasthttp takes header values.
@@ -125,6 +134,10 @@ type Server struct {
 	mount struct{ slash, files, apps, health, healthLive string }
 	idem  *idempotency // nil when idempotencyOptions.paths is empty
 }
+
+// refusedWriteLogEvery is the interval of the count line of writes refused
+// for the same cause.
+const refusedWriteLogEvery = 10 * time.Second
 
 // Default request limits.
 const (
@@ -158,6 +171,10 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	s := &Server{opts: opts, svc: svc, log: opts.Logger,
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
 		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
+	s.diskFull = logring.NewThrottled(s.log, slog.LevelError, "write refused: the data file's disk is full", refusedWriteLogEvery)
+	s.unwritable = logring.NewThrottled(s.log, slog.LevelError,
+		"the data file cannot be written (deleted, moved or a failed fsync): writes are refused and /health is unready; restart on a sound file",
+		refusedWriteLogEvery)
 	s.mount.slash, s.mount.files, s.mount.apps = opts.MountPath+"/", opts.MountPath+"/files", opts.MountPath+"/apps/"
 	s.mount.health, s.mount.healthLive = opts.MountPath+"/health", opts.MountPath+"/health/live"
 	for _, o := range opts.AllowOrigin {
@@ -251,7 +268,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 			s.opts.WebSocket(ctx)
 			return
 		}
-		s.log.Warn("livequery: WebSocket upgrade refused: LiveQuery is off", "remote", ctx.RemoteAddr().String(), "path", string(ctx.Path()))
+		s.log.Warn("livequery: WebSocket upgrade refused: LiveQuery is off", "remote", ctx.RemoteAddr().String(), "path", logPath(string(ctx.Path())))
 		s.cors(ctx)
 		writeJSON(ctx, fasthttp.StatusNotFound, map[string]any{"code": schema.CodeCommandUnavailable,
 			"error": "LiveQuery is not enabled on this server: start it with --liveQuery.classNames Class1,Class2 " +
@@ -288,13 +305,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if path == "/health" || path == s.mount.health {
-		if s.opts.Unavailable != nil && s.opts.Unavailable() != nil {
-			// Not ready: the balancer sends the writes elsewhere.
-			ctx.Response.Header.Set("Retry-After", retryAfterUnavailable)
-			writeJSON(ctx, fasthttp.StatusServiceUnavailable, map[string]any{"status": "error", "error": msgUnavailable})
-			return
-		}
-		writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
+		s.serveHealth(ctx)
 		return
 	}
 	if s.limitFiles(ctx, path) || s.serveFiles(ctx, path) {
@@ -390,6 +401,29 @@ func (s *Server) AuthenticateHeaders(headers map[string]string, remote net.Addr)
 	return s.svc.Authenticate(c.auth)
 }
 
+// serveHealth answers the readiness probe: 200 {"status":"ok"}, or 503
+// with Retry-After when Ready reports that the server cannot serve writes
+// (the cause goes to the log, not to the prober).
+func (s *Server) serveHealth(ctx *fasthttp.RequestCtx) {
+	if s.opts.Unavailable != nil && s.opts.Unavailable() != nil {
+		// The shared database cannot be reached: the balancer sends the
+		// writes elsewhere.
+		ctx.Response.Header.Set("Retry-After", retryAfterUnavailable)
+		writeJSON(ctx, fasthttp.StatusServiceUnavailable, map[string]any{"status": "error", "error": msgUnavailable})
+		return
+	}
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(); err != nil {
+			s.unwritable.Log("err", err)
+			ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+			writeJSON(ctx, fasthttp.StatusServiceUnavailable, map[string]any{"status": "unavailable",
+				"error": "The server cannot write its data."})
+			return
+		}
+	}
+	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "ok"})
+}
+
 // recoverPanic keeps a bug in one request from taking the server down: the
 // request is answered 500 in Parse's shape, the stack goes to the log, and
 // Panics counts it.
@@ -400,7 +434,7 @@ func (s *Server) recoverPanic(ctx *fasthttp.RequestCtx) {
 	}
 	s.panics.Add(1)
 	s.opts.Metrics.Panic()
-	s.log.Error("panic while serving a request", "method", string(ctx.Method()), "path", string(ctx.Path()),
+	s.log.Error("panic while serving a request", "method", logMethod(string(ctx.Method())), "path", logPath(string(ctx.Path())),
 		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	ctx.Response.Reset()
 	s.cors(ctx)
