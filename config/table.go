@@ -190,7 +190,7 @@ var options = []*option{
 		usage: "also keep out of memory custom classes of more rows at start-up (PostgreSQL); 0 = none",
 		field: func(o *Options) any { return &o.SQLClassesOver }},
 	{name: "queryReadAfterWrites", group: groupQuery,
-		usage: "several instances on PostgreSQL: every query first waits until this instance has every commit made before it (one round trip); per request: X-Quarry-Read-After-Writes: 1",
+		usage: "queries wait for all earlier commits (PostgreSQL; per request: X-Quarry-Read-After-Writes)",
 		field: func(o *Options) any { return &o.QueryReadAfterWrites }},
 	{name: "maxJSONDepth", group: groupQuery,
 		usage: "deepest nesting of objects and arrays accepted in a JSON body",
