@@ -443,7 +443,7 @@ func (s *Service) CreateRestrictedSession(a Auth, body map[string]any) (schema.O
 	extra := map[string]any{}
 	for k, v := range body {
 		switch k {
-		case "objectId", "user", "sessionToken", "createdWith", "expiresAt", "ACL":
+		case "objectId", "user", "sessionToken", "createdWith", "expiresAt", "restricted", "ACL":
 			continue
 		}
 		if !schema.ValidKeyName(k) {
