@@ -20,12 +20,10 @@ import (
 // browser's own viewer, apart from the origin).
 var inlineTypes = map[string]bool{
 	"image/png": true, "image/apng": true, "image/jpeg": true, "image/pjpeg": true, "image/gif": true,
-	"image/webp": true, "image/avif": true, "image/bmp": true, "image/x-icon": true,
-	"image/vnd.microsoft.icon": true,
-	"audio/mpeg":               true, "audio/mp4": true, "audio/aac": true, "audio/ogg": true, "audio/wav": true,
-	"audio/x-wav": true, "audio/webm": true, "audio/flac": true,
-	"video/mp4": true, "video/webm": true, "video/ogg": true, "video/quicktime": true,
-	"text/plain": true, "application/json": true, "application/pdf": true,
+	"image/webp": true, "image/avif": true, "image/bmp": true, "image/x-icon": true, "image/vnd.microsoft.icon": true,
+	"audio/mpeg": true, "audio/mp4": true, "audio/aac": true, "audio/ogg": true, "audio/wav": true,
+	"audio/x-wav": true, "audio/webm": true, "audio/flac": true, "video/mp4": true, "video/webm": true,
+	"video/ogg": true, "video/quicktime": true, "text/plain": true, "application/json": true, "application/pdf": true,
 }
 
 // octetStream is sent for a stored type no browser would make sense of.
