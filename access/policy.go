@@ -33,6 +33,11 @@ type FieldTypes func(field string) (schema.Type, bool)
 // pointer permissions name; nil means they are unknown (a LiveQuery server
 // running apart from the data).
 func Compile(class string, clp map[string]any, types FieldTypes) *Policy {
+	if schema.MasterOnlyClass(class) {
+		// The server's own bookkeeping (webhooks, jobs, push records):
+		// whatever CLP was stored for it, by an import or the schemas API.
+		clp = schema.MasterOnlyCLP()
+	}
 	p := &Policy{class: class, protected: compileProtected(class, clp)}
 	p.readers.master = Reader{p: p, c: Caller{Master: true}}
 	p.readers.public = Reader{p: p}
@@ -41,8 +46,16 @@ func Compile(class string, clp map[string]any, types FieldTypes) *Policy {
 	}
 	p.ops = map[Op]*opRule{}
 	for _, op := range []Op{OpGet, OpFind, OpCount, OpCreate, OpUpdate, OpDelete, OpAddField} {
-		entry, ok := clp[string(op)].(map[string]any)
+		raw, present := clp[string(op)]
+		if !present {
+			continue // Parse reads an operation a CLP leaves out as public
+		}
+		entry, ok := raw.(map[string]any)
 		if !ok {
+			// A malformed entry ("find": "notobj") grants nothing: it must
+			// never read as public. Stored CLPs are validated
+			// (schema.NormalizeCLP); this guards whatever slipped past.
+			p.ops[op] = &opRule{grants: map[string]bool{}}
 			continue
 		}
 		r := &opRule{grants: map[string]bool{}, requiresAuth: entry["requiresAuthentication"] == true}

@@ -14,20 +14,6 @@ const ClassAudience = "_Audience"
 // ClassPushStatus holds one object per push sent through /push.
 const ClassPushStatus = "_PushStatus"
 
-// masterOnlyClasses are the built-in classes whose objects only the master
-// key reads or writes: they come into being with a CLP that grants nothing.
-var masterOnlyClasses = map[string]bool{ClassAudience: true, ClassIdempotency: true, ClassJobStatus: true, ClassJobSchedule: true, ClassPushStatus: true, ClassHooks: true}
-
-// masterOnlyCLP grants no operation to anyone but the master key.
-func masterOnlyCLP() map[string]any {
-	out := make(map[string]any, len(clpOperations)+1)
-	for _, op := range clpOperations {
-		out[op] = map[string]any{}
-	}
-	out["protectedFields"] = map[string]any{}
-	return out
-}
-
 // graphQLConfigMeta names the GraphQL configuration in the server settings.
 const graphQLConfigMeta = "graphQLConfig"
 

@@ -43,8 +43,8 @@ func (s *Service) newClass(name string) *schema.Class {
 	for k, f := range schema.BuiltinFields(name) {
 		c.Fields[k] = f
 	}
-	if masterOnlyClasses[name] {
-		c.CLP = masterOnlyCLP()
+	if schema.MasterOnlyClass(name) {
+		c.CLP = schema.MasterOnlyCLP()
 	}
 	if paths := s.configIndexes[name]; len(paths) > 0 {
 		c.Indexes = make(map[string]any, len(paths))

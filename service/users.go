@@ -48,9 +48,10 @@ func (s *Service) classRules(a Auth, d *draft, body map[string]any) error {
 			return schema.Errorf(schema.CodeInvalidKeyName, "Cannot set ACL on a Session.")
 		}
 		if d.original != nil {
-			for _, k := range []string{"user", "installationId", "sessionToken"} {
-				if _, ok := body[k]; ok && !(a.Master && k == "user") {
-					return schema.Errorf(schema.CodeInvalidKeyName, "Cannot change %s of a session.", k)
+			for k := range body {
+				root, _, _ := strings.Cut(k, ".")
+				if sessionOwned[root] == ownedAlways || sessionOwned[root] == ownedUnlessMaster && !a.Master {
+					return schema.Errorf(schema.CodeInvalidKeyName, "Cannot change %s of a session.", root)
 				}
 			}
 		} else if !a.Master {
@@ -60,7 +61,30 @@ func (s *Service) classRules(a Auth, d *draft, body map[string]any) error {
 	return nil
 }
 
+// Who may change which server-owned field of an existing session. The
+// expiry is the server's (sessionLength): a client that could move it
+// would keep a stolen or old token alive for ever.
+const (
+	ownedUnlessMaster = 1 // the master key may change it
+	ownedAlways       = 2 // nobody may
+)
+
+var sessionOwned = map[string]int{
+	"sessionToken": ownedAlways, "installationId": ownedAlways,
+	"user": ownedUnlessMaster, "expiresAt": ownedUnlessMaster, "createdWith": ownedUnlessMaster,
+	"restricted": ownedUnlessMaster,
+}
+
 func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
+	if !a.internal {
+		for k := range body {
+			// A user's sessionToken is the reply's, never a stored field: a
+			// stored one would be public and shadow the real token.
+			if root, _, _ := strings.Cut(k, "."); root == "sessionToken" {
+				return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", root)
+			}
+		}
+	}
 	if _, ok := body["emailVerified"]; ok && !a.Master && !a.internal {
 		return schema.Errorf(schema.CodeOperationForbidden, "Clients aren't allowed to manually update email verification.")
 	}
@@ -420,7 +444,7 @@ func (s *Service) CreateRestrictedSession(a Auth, body map[string]any) (schema.O
 	extra := map[string]any{}
 	for k, v := range body {
 		switch k {
-		case "objectId", "user", "sessionToken", "createdWith", "expiresAt", "ACL":
+		case "objectId", "user", "sessionToken", "createdWith", "expiresAt", "restricted", "ACL":
 			continue
 		}
 		if !schema.ValidKeyName(k) {

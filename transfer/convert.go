@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"encoding/json"
+	"errors"
 	"runtime"
 	"strings"
 	"sync"
@@ -13,20 +14,25 @@ import (
 // prepared is one source document as a worker left it: everything that
 // needs no shared state done (decoding, conversion, encoding).
 type prepared struct {
-	skip  string        // why the document is not imported; "" when it is
-	class *schema.Class // a _SCHEMA document's class
-	join  store.Record  // a relation member
-	conv  converted     // an object
-	id    string
-	value []byte // conv.obj as stored
+	skip  string // why the document is not imported; "" when it is
+	fatal error  // why the import cannot go on (a malformed CLP)
+	// replacedCLP: the dump's CLP of a master-only class was replaced.
+	replacedCLP bool
+	class       *schema.Class // a _SCHEMA document's class
+	join        store.Record  // a relation member
+	conv        converted     // an object
+	id          string
+	badID       string // why id cannot be an objectId: the document is rejected
+	value       []byte // conv.obj as stored
 }
 
 // addAll converts raws on one goroutine per processor, then merges the
 // results into b in source order: summary counts, inferred schema fields
 // and records change only here, on the calling goroutine.
-func (im *importer) addAll(b *batch, c Collection, r documents, raws [][]byte) {
+// first is the number of raws[0] in the collection (from 1), for reports.
+func (im *importer) addAll(b *batch, c Collection, r documents, raws [][]byte, first int64) error {
 	if len(raws) == 0 {
-		return
+		return nil
 	}
 	var cls *schema.Class
 	_, isJoin := c.joinOf()
@@ -50,8 +56,11 @@ func (im *importer) addAll(b *batch, c Collection, r documents, raws [][]byte) {
 	}
 	wg.Wait()
 	for i := range out {
-		im.merge(b, c, cls, &out[i])
+		if err := im.merge(b, c, cls, &out[i], first+int64(i)); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 func validClass(name string) bool {
@@ -70,6 +79,9 @@ func prepare(c Collection, r documents, cls *schema.Class, raw []byte) prepared 
 			parse = classFromPostgres
 		}
 		class, err := parse(doc)
+		if errors.Is(err, ErrBadCLP) {
+			return prepared{fatal: err}
+		}
 		if err != nil {
 			return prepared{skip: err.Error()}
 		}
@@ -80,13 +92,20 @@ func prepare(c Collection, r documents, cls *schema.Class, raw []byte) prepared 
 				class.Fields[k] = f
 			}
 		}
-		return prepared{class: class}
+		replaced, err := fixCLP(class)
+		if err != nil {
+			return prepared{fatal: err}
+		}
+		return prepared{class: class, replacedCLP: replaced}
 	}
 	if join, ok := c.joinOf(); ok {
 		owning, _ := doc["owningId"].(string)
 		related, _ := doc["relatedId"].(string)
 		if owning == "" || related == "" {
 			return prepared{skip: "a relation document needs owningId and relatedId"}
+		}
+		if checkObjectID(owning) != "" || checkObjectID(related) != "" {
+			return prepared{skip: "owningId or relatedId is not an objectId"}
 		}
 		return prepared{join: store.Record{Kind: store.KindJoin, Class: join, Key: owning + ":" + related, Value: []byte{}}}
 	}
@@ -110,24 +129,39 @@ func prepare(c Collection, r documents, cls *schema.Class, raw []byte) prepared 
 	if p.id == "" {
 		return prepared{skip: "no objectId"}
 	}
+	if why := checkObjectID(p.id); why != "" {
+		return prepared{id: p.id, badID: why}
+	}
 	if p.value, err = json.Marshal(conv.obj); err != nil {
 		return prepared{skip: err.Error()}
 	}
 	return p
 }
 
-// merge adds one prepared document to b.
-func (im *importer) merge(b *batch, c Collection, cls *schema.Class, p *prepared) {
+// merge adds one prepared document, number n of its collection, to b.
+func (im *importer) merge(b *batch, c Collection, cls *schema.Class, p *prepared, n int64) error {
 	sum := im.cp.Summary
 	switch {
+	case p.fatal != nil:
+		return p.fatal
 	case p.skip != "":
 		sum.Skipped[c.Name+": "+p.skip]++
+	case p.badID != "":
+		im.reject(c.Name, n, p.id, p.badID)
 	case p.class != nil:
 		im.cp.Schemas[p.class.Name] = p.class
 		b.classes[p.class.Name] = true
+		if p.replacedCLP {
+			sum.Dropped[p.class.Name+".CLP: a master-only built-in class keeps its own permissions"]++
+		}
 	case p.join.Class != "":
 		b.put(p.join)
 		sum.Relations++
+	case im.seen.repeats(p.id, p.value):
+		// A MongoDB collection cannot hold two documents with one _id:
+		// the dump was edited or concatenated. Which copy is right is
+		// unknowable: the first is kept, each other one reported.
+		im.reject(c.Name, n, p.id, "objectId repeats an earlier document's (the first is kept)")
 	default:
 		for _, d := range p.conv.dropped {
 			sum.Dropped[c.Name+"."+d]++
@@ -146,6 +180,7 @@ func (im *importer) merge(b *batch, c Collection, cls *schema.Class, p *prepared
 			im.addSession(b, p.conv)
 		}
 	}
+	return nil
 }
 
 // addSession stores the _Session made from a legacy _User._session_token.

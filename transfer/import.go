@@ -76,8 +76,17 @@ type Summary struct {
 	Files     int64            `json:"files"`     // files whose bytes were copied
 	Skipped   map[string]int64 `json:"skipped"`   // "Class: reason" -> documents not imported
 	Dropped   map[string]int64 `json:"dropped"`   // "Class.field: reason" -> values not imported
-	Elapsed   time.Duration    `json:"-"`
+	// Rejected counts documents refused for their objectId (not
+	// Parse-shaped, or repeating an earlier one); RejectedDocs describes
+	// the first maxRejectedShown. They are also counted in Skipped.
+	Rejected     int64         `json:"rejected"`
+	RejectedDocs []string      `json:"rejectedDocs,omitempty"`
+	Elapsed      time.Duration `json:"-"`
 }
+
+// maxRejectedShown bounds Summary.RejectedDocs: a dump with a million bad
+// ids reports the first ones and the count.
+const maxRejectedShown = 20
 
 func newSummary() *Summary {
 	return &Summary{Objects: map[string]int64{}, Skipped: map[string]int64{}, Dropped: map[string]int64{}}
@@ -128,6 +137,8 @@ type importer struct {
 	// The commit of the previous batch runs while the next is converted.
 	inflight chan error // nil when no commit runs
 	saved    []byte     // the checkpoint as of the last durable commit
+
+	seen idSet // the objectIds of the collection being imported
 }
 
 // Import reads every collection at opts.From into st, which no server may
@@ -280,6 +291,9 @@ func (im *importer) collection(c Collection) error {
 	}
 	defer r.Close()
 	skip := im.cp.Offsets[c.Name]
+	if err := im.seen.reset(im.st, c, skip > 0); err != nil {
+		return err
+	}
 	var n int64
 	var b batch
 	b.reset()
@@ -302,7 +316,9 @@ func (im *importer) collection(c Collection) error {
 			raws = append(raws, raw)
 			size += len(raw)
 		}
-		im.addAll(&b, c, r, raws)
+		if err := im.addAll(&b, c, r, raws, n-int64(len(raws))+1); err != nil {
+			return err
+		}
 		if err := im.commit(&b, c, n, r.Offset(), eof); err != nil {
 			return err
 		}
@@ -331,6 +347,9 @@ func (im *importer) class(name string) *schema.Class {
 	c := schema.NewClass(name)
 	for k, f := range schema.BuiltinFields(name) {
 		c.Fields[k] = f
+	}
+	if schema.MasterOnlyClass(name) {
+		c.CLP = schema.MasterOnlyCLP() // as the server makes it
 	}
 	im.cp.Schemas[name] = c
 	return c

@@ -213,9 +213,12 @@ func classFromMongo(doc map[string]any) (*schema.Class, error) {
 		}
 		c.Fields[k] = f
 	}
-	if clp, ok := meta["class_permissions"].(map[string]any); ok {
-		c.CLP = clp
+	raw, present := meta["class_permissions"]
+	clp, err := clpOf(name, raw, present)
+	if err != nil {
+		return nil, err
 	}
+	c.CLP = clp
 	if idx, ok := meta["indexes"].(map[string]any); ok {
 		c.Indexes = indexesFromMongo(idx)
 	}

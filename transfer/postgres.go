@@ -174,9 +174,12 @@ func classFromPostgres(row map[string]any) (*schema.Class, error) {
 		f.DefaultValue = spec["defaultValue"]
 		c.Fields[k] = f
 	}
-	if clp, ok := def["classLevelPermissions"].(map[string]any); ok {
-		c.CLP = clp
+	raw, present := def["classLevelPermissions"]
+	clp, err := clpOf(name, raw, present)
+	if err != nil {
+		return nil, err
 	}
+	c.CLP = clp
 	if idx, ok := def["indexes"].(map[string]any); ok {
 		c.Indexes = indexesFromMongo(idx)
 	}

@@ -176,19 +176,21 @@ func (s *Server) fileMetadata(ctx *fasthttp.RequestCtx, appID, name string) {
 }
 
 // downloadFile streams a file with its content type and length, or one
-// byte range of it (206). Active content (HTML, SVG, scripts, XML) is
-// sent as an attachment so a browser never runs it on this origin.
+// byte range of it (206). Only types a browser shows without running
+// anything go inline (files.ServeAs); the rest is an attachment, so a
+// browser never runs an upload on this origin.
 func (s *Server) downloadFile(ctx *fasthttp.RequestCtx, appID, name string) {
 	r, info, ok := s.openPublicFile(ctx, appID, name)
 	if !ok {
 		return
 	}
 	h := &ctx.Response.Header
-	h.SetContentType(info.ContentType)
+	served := files.ServeAs(name, info.ContentType)
+	h.SetContentType(served.ContentType)
 	h.Set("Accept-Ranges", "bytes")
 	h.Set("X-Content-Type-Options", "nosniff")
-	if files.Active(name, info.ContentType) {
-		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": name}))
+	if !served.Inline {
+		h.Set("Content-Disposition", attachment(name))
 	}
 	start, n, status := int64(0), info.Size, fasthttp.StatusOK
 	if spec := string(ctx.Request.Header.Peek("Range")); spec != "" {
@@ -217,6 +219,14 @@ func (s *Server) downloadFile(ctx *fasthttp.RequestCtx, appID, name string) {
 		return
 	}
 	ctx.SetBodyStream(readCloser{io.LimitReader(r, n), r}, int(n))
+}
+
+// attachment is the Content-Disposition of a file sent as an attachment.
+func attachment(name string) string {
+	if d := mime.FormatMediaType("attachment", map[string]string{"filename": name}); d != "" {
+		return d
+	}
+	return "attachment" // a name the parameter cannot carry
 }
 
 // readCloser streams a part of a file and closes the file when done.

@@ -243,3 +243,57 @@ func TestFilesFieldURL(t *testing.T) {
 		})
 	}
 }
+
+// TestFilesServedInlineOnlyWhenSafe: a signed-in user's upload is shown
+// inline only when the one type a browser would read from its stored
+// Content-Type is on the inline-safe list; anything else, lists and
+// parameters included, is an attachment sent with a single clean type and
+// nosniff, so no upload runs as a page on the API's origin.
+func TestFilesServedInlineOnlyWhenSafe(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	user := sessionOf(t, srv, "uploader")
+	for _, tc := range []struct {
+		stored, served string
+		inline         bool
+	}{
+		{"text/plain,text/html", "text/html", false},
+		{"application/rdf+xml", "application/rdf+xml", false},
+		{"application/mathml+xml", "application/mathml+xml", false},
+		{"application/vnd.wap.xhtml+xml", "application/vnd.wap.xhtml+xml", false},
+		{"text/x-html", "text/x-html", false},
+		{"TEXT/HTML ; charset=utf-8", "text/html; charset=utf-8", false},
+		{"text/plain, */*, text/html;x=1", "text/html", false},
+		{`text/plain; x="a,b", text/xml`, "text/xml", false},
+		{"application/x-unknown", "application/x-unknown", false},
+		{"not a type", "application/octet-stream", false},
+		{"image/png", "image/png", true},
+		{" Image/JPEG ", "image/jpeg", true},
+		{"text/plain; charset=utf-8", "text/plain; charset=utf-8", true},
+		{"text/html,text/plain", "text/plain", true},
+		{"application/pdf", "application/pdf", true},
+		{"video/mp4", "video/mp4", true},
+	} {
+		t.Run(tc.stored, func(t *testing.T) {
+			res := srv.Do(t, "POST", "/files/evil.txt", "<script>alert(document.domain)</script>",
+				with(user, "Content-Type", tc.stored))
+			name, _ := res.Map()["name"].(string)
+			if res.Status != 201 || name == "" {
+				t.Fatalf("upload: %d %s", res.Status, res.Body)
+			}
+			got := srv.Do(t, "GET", "/files/"+servertest.AppID+"/"+name, nil, nil)
+			disposition := got.Header.Get("Content-Disposition")
+			if got.Status != 200 || got.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("GET: %d, nosniff %q", got.Status, got.Header.Get("X-Content-Type-Options"))
+			}
+			if ct := got.Header.Get("Content-Type"); ct != tc.served {
+				t.Errorf("Content-Type %q, want %q", ct, tc.served)
+			}
+			if inline := disposition == ""; inline != tc.inline {
+				t.Errorf("Content-Disposition %q, want inline %v", disposition, tc.inline)
+			}
+			if !tc.inline && !strings.HasPrefix(disposition, "attachment") {
+				t.Errorf("Content-Disposition %q", disposition)
+			}
+		})
+	}
+}

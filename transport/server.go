@@ -257,6 +257,14 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 }
 
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	if why := framingError(&ctx.Request.Header); why != "" {
+		s.refuseBadRequest(ctx, why) // framing.go
+		return
+	}
+	if hasDotSegment(ctx.Request.Header.RequestURI()) {
+		s.refuseBadRequest(ctx, "the path has a . or .. segment")
+		return
+	}
 	// One pass over the request's headers reads all the server looks at.
 	hdr := readRequestHeaders(&ctx.Request.Header)
 	if len(hdr.upgrade) > 0 && isWebSocketUpgrade(ctx) {

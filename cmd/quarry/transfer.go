@@ -53,6 +53,13 @@ hashes (users keep their passwords) and sessions are kept.
 --batch N    documents per commit (default 2000)
 --progress   auto: a bar on a terminal, plain lines otherwise (default)
 
+Built-in master-only classes (_Hooks, _JobSchedule, _JobStatus,
+_PushStatus, _Audience, _Idempotency) keep their master-only permissions
+whatever the dump says. A malformed class_permissions in _SCHEMA stops the
+import. A document whose objectId is not 1-64 letters, digits, - or _, or
+repeats an earlier document's, is not imported; it is listed and the exit
+status is 3.
+
 See docs/migration.md.
 `
 
@@ -249,9 +256,16 @@ func runImport(args, env []string, out, errOut io.Writer) int {
 		}
 		fmt.Fprintf(errOut, "quarry import: what was committed is kept; fix the cause and run the same command with --resume\n")
 		return 1
+	case sum != nil && sum.Rejected > 0:
+		fmt.Fprintf(errOut, "quarry import: %d documents were not imported: their objectId is not Parse-shaped or repeats an earlier document's (listed above); everything else is imported\n", sum.Rejected)
+		return exitRejected
 	}
 	return 0
 }
+
+// exitRejected is import's exit status when it finished but refused
+// documents for their objectIds: scripts must not take it for a clean run.
+const exitRejected = 3
 
 // printSummary writes what an import did: objects by class, then
 // everything skipped or dropped with its reason.
@@ -279,6 +293,15 @@ func printSummary(w io.Writer, s *transfer.Summary) {
 		fmt.Fprintf(w, "dropped fields:\n")
 		for _, r := range sortedKeys(s.Dropped) {
 			fmt.Fprintf(w, "  %6d  %s\n", s.Dropped[r], r)
+		}
+	}
+	if s.Rejected > 0 {
+		fmt.Fprintf(w, "rejected documents (objectId):\n")
+		for _, d := range s.RejectedDocs {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+		if more := s.Rejected - int64(len(s.RejectedDocs)); more > 0 {
+			fmt.Fprintf(w, "  ... and %d more\n", more)
 		}
 	}
 }
