@@ -35,7 +35,10 @@ var preludeFS embed.FS
 var preludeParts = []string{"core.js", "objects.js", "query.js", "cloud.js", "invoke.js"}
 
 // preludeProgram is compiled once and shared by every runtime.
-var preludeProgram = goja.MustCompile("quarry-prelude.js", joinPrelude(), true)
+var preludeProgram = goja.MustCompile(preludeName, joinPrelude(), true)
+
+// preludeName is the prelude's file name in stacks.
+const preludeName = "quarry-prelude.js"
 
 func joinPrelude() string {
 	var b strings.Builder

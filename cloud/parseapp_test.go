@@ -1,9 +1,18 @@
 package cloud_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 )
@@ -37,4 +46,95 @@ func TestValidatorsSkipMasterKey(t *testing.T) {
 		{name: "fields with validateMasterKey pass a valid object", method: "POST", path: "/classes/StrictOrder",
 			body: map[string]any{"qty": 2}, headers: servertest.Master(), status: 201},
 	})
+}
+
+// TestHandlerErrorsLoggedWithStack: a handler's error reaches the client
+// as Parse's code and message only, and the log (what /scriptlog and the
+// Dashboard's Logs page read) at error level with the JavaScript stack:
+// file:line of main.js and of the module that threw.
+func TestHandlerErrorsLoggedWithStack(t *testing.T) {
+	srv := startParseApp(t)
+	leaks := []string{".js", "testdata", "parseapp", " at ", "goja", "goroutine"}
+	run(t, srv, []scenario{
+		{name: "TypeError in a module", method: "POST", path: "/functions/total", body: map[string]any{"order": map[string]any{}},
+			status: 400, has: []string{`{"code":141,"error":"Cannot read property 'length' of undefined"}`}, hasNot: leaks},
+		{name: "Parse.Error", method: "POST", path: "/functions/refuse", status: 400,
+			has: []string{`{"code":102,"error":"refused on purpose"}`}, hasNot: leaks},
+		{name: "trigger", method: "POST", path: "/classes/Invoice", body: map[string]any{"order": map[string]any{"price": 2}},
+			status: 400, has: []string{`"code":141`, "Cannot read property 'length' of undefined"}, hasNot: leaks},
+	})
+	res := srv.Do(t, "GET", "/scriptlog?level=error&n=100", nil, servertest.Master())
+	var entries []map[string]any
+	if err := json.Unmarshal(res.Body, &entries); err != nil {
+		t.Fatalf("scriptlog: %d %s", res.Status, res.Body)
+	}
+	messages := map[string]string{}
+	for _, e := range entries {
+		if e["level"] != "error" {
+			t.Errorf("level=error answered %v", e)
+		}
+		msg, _ := e["message"].(string)
+		for _, what := range []string{"function total", "function refuse", "beforeSave Invoice"} {
+			if strings.Contains(msg, "Failed running cloud code "+what+" (code ") {
+				messages[what] = msg
+			}
+		}
+	}
+	for what, want := range map[string][]string{
+		"function total":     {"Cannot read property 'length' of undefined", "lib/orders.js:3:", "main.js:12:"},
+		"function refuse":    {"ParseError: refused on purpose", "main.js:14:"},
+		"beforeSave Invoice": {"lib/orders.js:3:", "main.js:17:"},
+	} {
+		msg, ok := messages[what]
+		if !ok {
+			t.Errorf("no error-level log entry for %s in %s", what, res.Body)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("log entry for %s lacks %q:\n%s", what, w, msg)
+			}
+		}
+		if strings.Contains(msg, "testdata/") || strings.Contains(msg, "quarry-prelude") || gojaPC.MatchString(msg) {
+			t.Errorf("log entry for %s shows the install path or goja's program counters:\n%s", what, msg)
+		}
+	}
+}
+
+var gojaPC = regexp.MustCompile(`:\d+:\d+\(\d+\)`)
+
+// TestGoPanicHidden: a panic in a Go function answers a generic 141; the
+// panic's text and Go stack go to the log only.
+func TestGoPanicHidden(t *testing.T) {
+	var logged bytes.Buffer
+	var mu sync.Mutex
+	reg := cloud.New(slog.New(slog.NewTextHandler(&lockedWriter{w: &logged, mu: &mu}, nil)), 0)
+	reg.Define("explode", func(context.Context, *cloud.FunctionRequest) (any, error) {
+		var counts map[string]int
+		counts["x"]++ // assignment to entry in nil map
+		return nil, nil
+	})
+	srv := servertest.StartCloud(t, quiet, reg, nil)
+	run(t, srv, []scenario{
+		{name: "panic", method: "POST", path: "/functions/explode", status: 400, has: []string{`"code":141`, "server log"},
+			hasNot: []string{"nil map", "runtime", "goroutine", ".go"}},
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, w := range []string{"level=ERROR", "function explode", "assignment to entry in nil map", "parseapp_test.go"} {
+		if !strings.Contains(logged.String(), w) {
+			t.Errorf("log lacks %q:\n%s", w, logged.String())
+		}
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -55,6 +55,8 @@
   function ParseError(code, message) {
     this.code = code;
     this.message = message;
+    // The stack is for the server log: where the handler failed.
+    this.stack = 'ParseError: ' + message + new Error().stack.replace(/^Error[^\n]*/, '');
   }
   ParseError.prototype = Object.create(Error.prototype);
   ParseError.prototype.constructor = ParseError;

@@ -6,3 +6,13 @@ Parse.Cloud.define('members', () => 'welcome', { requireUser: true });
 Parse.Cloud.define('strictMembers', () => 'welcome', { requireUser: true, validateMasterKey: true });
 Parse.Cloud.beforeSave('Order', () => {}, { fields: { qty: { type: Number, required: true } } });
 Parse.Cloud.beforeSave('StrictOrder', () => {}, { fields: { qty: { type: Number, required: true } }, validateMasterKey: true });
+
+// Errors: the client gets the code and message, the log the stack.
+const orders = require('./lib/orders.js');
+Parse.Cloud.define('total', (request) => orders.total(request.params.order));
+Parse.Cloud.define('refuse', () => {
+  throw new Parse.Error(Parse.Error.INVALID_QUERY, 'refused on purpose');
+});
+Parse.Cloud.beforeSave('Invoice', (request) => {
+  request.object.set('total', orders.total(request.object.get('order')));
+});
