@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
 	"github.com/dop251/goja_nodejs/console"
@@ -237,6 +238,17 @@ func (s *Scripts) load(path string) ([]byte, error) {
 	}
 	return b, err
 }
+
+// regexpMatchBound bounds each match of a backtracking regular expression
+// (goja runs those on regexp2, in one call the watchdog cannot interrupt:
+// '^(a+)+\\1$' on 28 a's and a '!' never returns). A match past it ends
+// as no match; a call past cloudCodeTimeout meanwhile is then stopped by
+// the watchdog (124). regexp2 reads the bound from a package variable when
+// a pattern is compiled, so it is one for the process, set before any
+// runtime exists; no sane match needs a second.
+const regexpMatchBound = time.Second
+
+func init() { regexp2.DefaultMatchTimeout = regexpMatchBound }
 
 // Close stops every idle runtime; a nil Scripts does nothing.
 func (s *Scripts) Close() {

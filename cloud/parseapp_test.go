@@ -138,3 +138,30 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestLimitsStopBuiltins: a catastrophically backtracking regular
+// expression and a huge Array fill, each one long call into the engine,
+// are stopped by cloudCodeTimeout (or the memory bound), and the pool
+// then answers functions and writes to a class with a beforeSave.
+func TestLimitsStopBuiltins(t *testing.T) {
+	srv := startParseApp(t)
+	stopped := []string{`"code":124`, `"code":141`}
+	for i := 0; i < 3; i++ {
+		for _, fn := range []string{"backtrack", "hugeFill"} {
+			res := srv.Do(t, "POST", "/functions/"+fn, nil, servertest.App())
+			if res.Status != 400 || !(strings.Contains(string(res.Body), stopped[0]) || strings.Contains(string(res.Body), stopped[1])) {
+				t.Errorf("%s: %d %s, want 124 (timed out) or 141 (memory)", fn, res.Status, res.Body)
+			}
+		}
+	}
+	run(t, srv, []scenario{
+		{name: "function after", method: "POST", path: "/functions/ping", status: 200, has: []string{`{"result":"pong"}`}},
+		{name: "beforeSave after", method: "POST", path: "/classes/Stamp", body: map[string]any{"n": 1}, status: 201},
+		{name: "fill still fills", method: "POST", path: "/functions/fill", status: 200,
+			has: []string{`{"result":{"a":[null,0,0,null,null],"b":69990,"c":[1,2,9],"chained":true}}`}},
+	})
+	got := srv.Do(t, "GET", "/classes/Stamp", nil, servertest.App())
+	if !strings.Contains(string(got.Body), `"stamped":true`) {
+		t.Errorf("the beforeSave did not run after the stopped calls: %s", got.Body)
+	}
+}

@@ -11,6 +11,30 @@
   'use strict';
   var native = global.__quarry;
 
+  // Array.prototype.fill runs as one call into the engine, which the
+  // watchdog cannot interrupt: new Array(1e8).fill(x) ran for minutes past
+  // cloudCodeTimeout. A long fill goes in slices, between which it can.
+  var nativeFill = Array.prototype.fill;
+  var FILL_SLICE = 65536;
+  function fillIndex(v, len, dflt) {
+    if (v === undefined) { return dflt; }
+    var n = Math.trunc(Number(v)) || 0;
+    return n < 0 ? Math.max(len + n, 0) : Math.min(n, len);
+  }
+  Object.defineProperty(Array.prototype, 'fill', {
+    writable: true, configurable: true, enumerable: false,
+    value: function fill(value) {
+      var start = arguments[1], end = arguments[2];
+      var len = Math.min(Math.max(Math.trunc(Number(this.length)) || 0, 0), Number.MAX_SAFE_INTEGER);
+      if (len <= FILL_SLICE) { return nativeFill.call(this, value, start, end); }
+      var from = fillIndex(start, len, 0), to = fillIndex(end, len, len);
+      for (var i = from; i < to; i += FILL_SLICE) {
+        nativeFill.call(this, value, i, Math.min(i + FILL_SLICE, to));
+      }
+      return this;
+    }
+  });
+
   // Timers are counted (in Go, through native.timers) so that Go knows
   // whether a runtime still has work after its handler answered: the
   // runtime's loop turns only when asked.

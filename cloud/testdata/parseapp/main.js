@@ -16,3 +16,14 @@ Parse.Cloud.define('refuse', () => {
 Parse.Cloud.beforeSave('Invoice', (request) => {
   request.object.set('total', orders.total(request.object.get('order')));
 });
+
+// Limits: built-in calls that run long must still be stopped.
+Parse.Cloud.define('backtrack', () => new RegExp('^(a+)+\\1$').test('a'.repeat(28) + '!'));
+Parse.Cloud.define('hugeFill', () => new Array(1e8).fill(1.5).length);
+Parse.Cloud.define('fill', () => {
+  const a = new Array(5).fill(0, 1, 3);
+  const b = new Array(70000).fill('x', 10);
+  return { a: a, b: b.filter((x) => x === 'x').length, c: [1, 2, 3].fill(9, -1), chained: b.fill(1) === b };
+});
+Parse.Cloud.define('ping', () => 'pong');
+Parse.Cloud.beforeSave('Stamp', (request) => { request.object.set('stamped', true); });
