@@ -75,6 +75,9 @@ type JSOptions struct {
 type Scripts struct {
 	reg  *Registry
 	main string
+	// dir is main.js's folder, realDir the same with links resolved:
+	// require() reads nothing outside them and node_modules (inCloud).
+	dir, realDir string
 	req  *require.Registry
 	log  *slog.Logger
 
@@ -156,8 +159,9 @@ func LoadJS(reg *Registry, opts JSOptions) (*Scripts, error) {
 	if opts.MaxMemory == 0 {
 		opts.MaxMemory = DefaultMaxMemory
 	}
-	s := &Scripts{reg: reg, main: main, log: reg.log, idle: make(chan *jsRuntime, opts.MaxSize), max: opts.MaxSize,
+	s := &Scripts{reg: reg, main: main, dir: filepath.Dir(main), log: reg.log, idle: make(chan *jsRuntime, opts.MaxSize), max: opts.MaxSize,
 		size: opts.Size, maxMemory: opts.MaxMemory}
+	s.realDir, _ = filepath.EvalSymlinks(s.dir)
 	if opts.MaxMemory > 0 {
 		s.mem = &memoryGuard{allowance: uint64(opts.MaxMemory)}
 	}
@@ -211,6 +215,7 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 	vm.SetFieldNameMapper(goja.UncapFieldNameMapper())
 	vm.SetMaxCallStackSize(maxCallDepth)
 	vm.Set("console", require.Require(vm, console.ModuleName))
+	s.enableRequire(vm)
 	buffer.Enable(vm)
 	vm.Set("__quarry", s.natives(rt, vm, register))
 	if _, err := vm.RunProgram(preludeProgram); err != nil {
@@ -228,6 +233,9 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 
 // load reads the app's files for require(), remembering a missing one.
 func (s *Scripts) load(path string) ([]byte, error) {
+	if !s.inCloud(path) {
+		return nil, errOutsideCloud
+	}
 	b, err := require.DefaultSourceLoader(path)
 	if errors.Is(err, require.ModuleFileDoesNotExistError) {
 		s.mu.Lock()

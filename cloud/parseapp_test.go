@@ -165,3 +165,29 @@ func TestLimitsStopBuiltins(t *testing.T) {
 		t.Errorf("the beforeSave did not run after the stopped calls: %s", got.Body)
 	}
 }
+
+// TestRequireStaysInCloudFolder: require() reads nothing outside the
+// cloud folder (and node_modules), and its errors name the module asked
+// for, never a resolved path.
+func TestRequireStaysInCloudFolder(t *testing.T) {
+	srv := startParseApp(t)
+	secret, err := filepath.Abs(filepath.Join("testdata", "secret.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := filepath.Abs("testdata")
+	leaks := []string{"hunter2", dir, "parseapp/"}
+	call := func(name string) map[string]any { return map[string]any{"name": name} }
+	run(t, srv, []scenario{
+		{name: "parent folder", method: "POST", path: "/functions/requireModule", body: call("../secret.json"), status: 400,
+			has: []string{`"code":141`, "Cannot load module '../secret.json': modules must be inside the cloud folder"}, hasNot: leaks},
+		{name: "absolute path", method: "POST", path: "/functions/requireModule", body: call(secret), status: 400,
+			has: []string{`"code":141`, "modules must be inside the cloud folder"}, hasNot: leaks},
+		{name: "missing module", method: "POST", path: "/functions/requireModule", body: call("./lib/nope.js"), status: 400,
+			has: []string{`"code":141`, "Cannot find module './lib/nope.js'."}, hasNot: append(leaks, "nope.js.js", "nope.js.json")},
+		{name: "missing package", method: "POST", path: "/functions/requireModule", body: call("left-pad"), status: 400,
+			has: []string{`"code":141`, "Cannot find module 'left-pad'."}, hasNot: leaks},
+		{name: "inside", method: "POST", path: "/functions/requireModule", body: call("./lib/config.json"), status: 200,
+			has: []string{`{"result":{"currency":"EUR"}}`}},
+	})
+}

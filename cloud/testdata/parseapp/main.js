@@ -27,3 +27,6 @@ Parse.Cloud.define('fill', () => {
 });
 Parse.Cloud.define('ping', () => 'pong');
 Parse.Cloud.beforeSave('Stamp', (request) => { request.object.set('stamped', true); });
+
+// require stays inside the cloud folder.
+Parse.Cloud.define('requireModule', (request) => require(request.params.name));
