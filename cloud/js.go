@@ -78,8 +78,8 @@ type Scripts struct {
 	// dir is main.js's folder, realDir the same with links resolved:
 	// require() reads nothing outside them and node_modules (inCloud).
 	dir, realDir string
-	req  *require.Registry
-	log  *slog.Logger
+	req          *require.Registry
+	log          *slog.Logger
 
 	idle chan *jsRuntime
 	mu   sync.Mutex
