@@ -191,3 +191,19 @@ func TestRequireStaysInCloudFolder(t *testing.T) {
 			has: []string{`{"result":{"currency":"EUR"}}`}},
 	})
 }
+
+// TestSDKSurfaceAdditions: object.existed() (in an afterSave and after a
+// save), Parse.Query.or/and/nor, query.each and more Parse.Error codes.
+func TestSDKSurfaceAdditions(t *testing.T) {
+	srv := startParseApp(t)
+	created := srv.Do(t, "POST", "/classes/Visit", map[string]any{"n": 1}, servertest.App())
+	id, _ := created.Map()["objectId"].(string)
+	srv.Do(t, "PUT", "/classes/Visit/"+id, map[string]any{"n": 2}, servertest.App())
+	run(t, srv, []scenario{
+		{name: "existed in afterSave", method: "GET", path: `/classes/VisitLog?order=existed`, headers: servertest.Master(), status: 200,
+			has: []string{`"existed":false`, `"existed":true`}},
+		{name: "surface", method: "POST", path: "/functions/surface", status: 200,
+			has: []string{`"existed":[false,true]`, `"or":[0,1,6,101]`, `"and":[2,3]`, `"nor":[5,6]`, `"each":[0,1,2,3,4,5,6]`,
+				`"eachRefused":102`, `"codes":[162,159,130]`}},
+	})
+}

@@ -70,6 +70,7 @@
       var o = objectFrom(r.object, r.className);
       // The fields the client sent count as dirty. One shared mark: a
       // later set() replaces it, increment() only sets .set, which it is.
+      o._existed = !!r.original;
       var marked = r.original ? Object.keys(r.dirty || {}) : Object.keys(o._data);
       for (var i = 0; i < marked.length; i++) { o._ops[marked[i]] = SENT; }
       return o;

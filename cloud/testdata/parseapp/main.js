@@ -30,3 +30,33 @@ Parse.Cloud.beforeSave('Stamp', (request) => { request.object.set('stamped', tru
 
 // require stays inside the cloud folder.
 Parse.Cloud.define('requireModule', (request) => require(request.params.name));
+
+// Small parts of the SDK's surface (issue 32): existed, Query.or/and/nor,
+// query.each, the error codes.
+Parse.Cloud.afterSave('Visit', async (request) => {
+  const log = new Parse.Object('VisitLog');
+  await log.save({ visit: request.object.id, existed: request.object.existed() }, { useMasterKey: true });
+});
+Parse.Cloud.define('surface', async () => {
+  const Item = Parse.Object.extend('Item');
+  for (let n = 0; n < 7; n++) { await new Item().save({ n: n }); }
+  const fresh = new Item();
+  await fresh.save({ n: 100 });
+  const createdExisted = fresh.existed();
+  await fresh.save({ n: 101 });
+  const q = (op, v) => new Parse.Query('Item')[op]('n', v);
+  const ns = async (query) => (await query.ascending('n').find()).map((o) => o.get('n'));
+  const seen = [];
+  await new Parse.Query('Item').lessThan('n', 7).each((o) => { seen.push(o.get('n')); }, { batchSize: 3 });
+  let eachRefused = null;
+  await new Parse.Query('Item').limit(2).each(() => {}).catch((e) => { eachRefused = e.code; });
+  return {
+    existed: [createdExisted, fresh.existed()],
+    or: await ns(Parse.Query.or(q('lessThan', 2), q('greaterThan', 5))),
+    and: await ns(Parse.Query.and(q('greaterThan', 1), q('lessThan', 4))),
+    nor: await ns(Parse.Query.nor(q('lessThan', 5), q('greaterThan', 6))),
+    each: seen.sort((a, b) => a - b),
+    eachRefused: eachRefused,
+    codes: [Parse.Error.INVALID_VALUE, Parse.Error.DUPLICATE_REQUEST, Parse.Error.FILE_SAVE_ERROR],
+  };
+});
