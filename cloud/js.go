@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
 	"github.com/dop251/goja_nodejs/console"
@@ -35,7 +36,10 @@ var preludeFS embed.FS
 var preludeParts = []string{"core.js", "objects.js", "query.js", "cloud.js", "invoke.js"}
 
 // preludeProgram is compiled once and shared by every runtime.
-var preludeProgram = goja.MustCompile("quarry-prelude.js", joinPrelude(), true)
+var preludeProgram = goja.MustCompile(preludeName, joinPrelude(), true)
+
+// preludeName is the prelude's file name in stacks.
+const preludeName = "quarry-prelude.js"
 
 func joinPrelude() string {
 	var b strings.Builder
@@ -71,8 +75,11 @@ type JSOptions struct {
 type Scripts struct {
 	reg  *Registry
 	main string
-	req  *require.Registry
-	log  *slog.Logger
+	// dir is main.js's folder, realDir the same with links resolved:
+	// require() reads nothing outside them and node_modules (inCloud).
+	dir, realDir string
+	req          *require.Registry
+	log          *slog.Logger
 
 	idle chan *jsRuntime
 	mu   sync.Mutex
@@ -152,8 +159,9 @@ func LoadJS(reg *Registry, opts JSOptions) (*Scripts, error) {
 	if opts.MaxMemory == 0 {
 		opts.MaxMemory = DefaultMaxMemory
 	}
-	s := &Scripts{reg: reg, main: main, log: reg.log, idle: make(chan *jsRuntime, opts.MaxSize), max: opts.MaxSize,
+	s := &Scripts{reg: reg, main: main, dir: filepath.Dir(main), log: reg.log, idle: make(chan *jsRuntime, opts.MaxSize), max: opts.MaxSize,
 		size: opts.Size, maxMemory: opts.MaxMemory}
+	s.realDir, _ = filepath.EvalSymlinks(s.dir)
 	if opts.MaxMemory > 0 {
 		s.mem = &memoryGuard{allowance: uint64(opts.MaxMemory)}
 	}
@@ -207,6 +215,7 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 	vm.SetFieldNameMapper(goja.UncapFieldNameMapper())
 	vm.SetMaxCallStackSize(maxCallDepth)
 	vm.Set("console", require.Require(vm, console.ModuleName))
+	s.enableRequire(vm)
 	buffer.Enable(vm)
 	vm.Set("__quarry", s.natives(rt, vm, register))
 	if _, err := vm.RunProgram(preludeProgram); err != nil {
@@ -224,6 +233,9 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 
 // load reads the app's files for require(), remembering a missing one.
 func (s *Scripts) load(path string) ([]byte, error) {
+	if !s.inCloud(path) {
+		return nil, errOutsideCloud
+	}
 	b, err := require.DefaultSourceLoader(path)
 	if errors.Is(err, require.ModuleFileDoesNotExistError) {
 		s.mu.Lock()
@@ -234,6 +246,17 @@ func (s *Scripts) load(path string) ([]byte, error) {
 	}
 	return b, err
 }
+
+// regexpMatchBound bounds each match of a backtracking regular expression
+// (goja runs those on regexp2, in one call the watchdog cannot interrupt:
+// '^(a+)+\\1$' on 28 a's and a '!' never returns). A match past it ends
+// as no match; a call past cloudCodeTimeout meanwhile is then stopped by
+// the watchdog (124). regexp2 reads the bound from a package variable when
+// a pattern is compiled, so it is one for the process, set before any
+// runtime exists; no sane match needs a second.
+const regexpMatchBound = time.Second
+
+func init() { regexp2.DefaultMatchTimeout = regexpMatchBound }
 
 // Close stops every idle runtime; a nil Scripts does nothing.
 func (s *Scripts) Close() {

@@ -78,7 +78,8 @@ func (s *Scripts) invoke(ctx context.Context, kind, key string, payload map[stri
 	if e, ok := all["error"].(map[string]any); ok {
 		code, _ := e["code"].(float64)
 		msg, _ := e["message"].(string)
-		return nil, &schema.Error{Code: int(code), Message: msg}
+		stack, _ := e["stack"].(string)
+		return nil, &scriptFailure{err: &schema.Error{Code: int(code), Message: msg}, stack: s.shortStack(stack)}
 	}
 	return all, nil
 }

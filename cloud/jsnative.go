@@ -297,6 +297,7 @@ type validatorJSON struct {
 	RequireUser       bool `json:"requireUser"`
 	RequireMaster     bool `json:"requireMaster"`
 	SkipWithMasterKey bool `json:"skipWithMasterKey"`
+	ValidateMasterKey bool `json:"validateMasterKey"`
 	RateLimit         *struct {
 		RequestTimeWindow       float64 `json:"requestTimeWindow"`
 		RequestCount            float64 `json:"requestCount"`
@@ -318,7 +319,8 @@ func parseValidator(s string) *Validator {
 	if json.Unmarshal([]byte(s), &vj) != nil {
 		return nil
 	}
-	v := &Validator{RequireUser: vj.RequireUser, RequireMaster: vj.RequireMaster, SkipWithMasterKey: vj.SkipWithMasterKey}
+	v := &Validator{RequireUser: vj.RequireUser, RequireMaster: vj.RequireMaster, SkipWithMasterKey: vj.SkipWithMasterKey,
+		ValidateMasterKey: vj.ValidateMasterKey}
 	if rl := vj.RateLimit; rl != nil {
 		v.RateLimit = &RateLimit{Window: time.Duration(rl.RequestTimeWindow * float64(time.Millisecond)), Count: int(rl.RequestCount),
 			Message: rl.ErrorResponseMessage, IncludeMaster: rl.IncludeMasterKey, IncludeInternal: rl.IncludeInternalRequests, RedisURL: rl.RedisURL}

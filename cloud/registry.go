@@ -7,9 +7,7 @@ package cloud
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -263,8 +261,9 @@ func (r *Registry) guard(what string, fn func() error) (err error) {
 	r.stats.runs.Add(1)
 	defer func() {
 		if v := recover(); v != nil {
-			r.log.Error("cloud code panicked", "in", what, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			err = fmt.Errorf("%s failed: %v", what, v)
+			err = r.logPanic(what, v)
+		} else if err != nil {
+			err = r.logFailure(what, err)
 		}
 		if err != nil {
 			r.stats.failures.Add(1)

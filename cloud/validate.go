@@ -10,10 +10,18 @@ import (
 
 // Validator states what a function's params or a trigger's object must
 // hold, checked before the handler runs; a failure is error 142.
+//
+// As in Parse Server, master-key callers skip the checks unless
+// ValidateMasterKey is set: a master-key call to a function declared
+// with requireUser runs.
 type Validator struct {
 	RequireUser   bool
 	RequireMaster bool
-	// SkipWithMasterKey lets master-key callers past every check.
+	// ValidateMasterKey applies the checks to master-key callers too
+	// (validateMasterKey).
+	ValidateMasterKey bool
+	// SkipWithMasterKey lets master-key callers past every check even
+	// when ValidateMasterKey is set.
 	SkipWithMasterKey bool
 	Fields            map[string]Field
 	// RateLimit limits the requests that run the function or trigger,
@@ -50,7 +58,7 @@ func validationError(format string, args ...any) error {
 
 // check validates a caller and (functions) params; nil v passes.
 func (v *Validator) check(c *Caller, params map[string]any) error {
-	if v == nil || (v.SkipWithMasterKey && c.Master) {
+	if v.skips(c) {
 		return nil
 	}
 	if v.RequireMaster && !c.Master {
@@ -67,10 +75,16 @@ func (v *Validator) check(c *Caller, params map[string]any) error {
 
 // checkObject validates a beforeSave: defaults fill only new objects.
 func (v *Validator) checkObject(c *Caller, obj map[string]any, creating bool) error {
-	if err := v.check(c, nil); err != nil || v == nil || (v.SkipWithMasterKey && c.Master) {
+	if err := v.check(c, nil); err != nil || v.skips(c) {
 		return err
 	}
 	return v.checkFields(obj, creating)
+}
+
+// skips reports whether the caller passes without any check: no
+// validator, or a master-key caller the validator does not apply to.
+func (v *Validator) skips(c *Caller) bool {
+	return v == nil || (c.Master && (v.SkipWithMasterKey || !v.ValidateMasterKey))
 }
 
 func (v *Validator) checkFields(values map[string]any, fillDefaults bool) error {

@@ -63,7 +63,8 @@
   // validatorJSON turns a validator object (types given as constructors
   // such as String, or names) into JSON for the Go side.
   function validatorJSON(v) {
-    var out = { requireUser: !!v.requireUser, requireMaster: !!v.requireMaster, skipWithMasterKey: !!v.skipWithMasterKey, fields: {},
+    var out = { requireUser: !!v.requireUser, requireMaster: !!v.requireMaster, skipWithMasterKey: !!v.skipWithMasterKey,
+      validateMasterKey: !!v.validateMasterKey, fields: {},
       rateLimit: v.rateLimit || null };
     if (Array.isArray(v.fields)) {
       v.fields.forEach(function (k) { out.fields[k] = { required: true }; });

@@ -11,6 +11,30 @@
   'use strict';
   var native = global.__quarry;
 
+  // Array.prototype.fill runs as one call into the engine, which the
+  // watchdog cannot interrupt: new Array(1e8).fill(x) ran for minutes past
+  // cloudCodeTimeout. A long fill goes in slices, between which it can.
+  var nativeFill = Array.prototype.fill;
+  var FILL_SLICE = 65536;
+  function fillIndex(v, len, dflt) {
+    if (v === undefined) { return dflt; }
+    var n = Math.trunc(Number(v)) || 0;
+    return n < 0 ? Math.max(len + n, 0) : Math.min(n, len);
+  }
+  Object.defineProperty(Array.prototype, 'fill', {
+    writable: true, configurable: true, enumerable: false,
+    value: function fill(value) {
+      var start = arguments[1], end = arguments[2];
+      var len = Math.min(Math.max(Math.trunc(Number(this.length)) || 0, 0), Number.MAX_SAFE_INTEGER);
+      if (len <= FILL_SLICE) { return nativeFill.call(this, value, start, end); }
+      var from = fillIndex(start, len, 0), to = fillIndex(end, len, len);
+      for (var i = from; i < to; i += FILL_SLICE) {
+        nativeFill.call(this, value, i, Math.min(i + FILL_SLICE, to));
+      }
+      return this;
+    }
+  });
+
   // Timers are counted (in Go, through native.timers) so that Go knows
   // whether a runtime still has work after its handler answered: the
   // runtime's loop turns only when asked.
@@ -55,6 +79,8 @@
   function ParseError(code, message) {
     this.code = code;
     this.message = message;
+    // The stack is for the server log: where the handler failed.
+    this.stack = 'ParseError: ' + message + new Error().stack.replace(/^Error[^\n]*/, '');
   }
   ParseError.prototype = Object.create(Error.prototype);
   ParseError.prototype.constructor = ParseError;
@@ -72,7 +98,12 @@
     INVALID_ROLE_NAME: 139, EXCEEDED_QUOTA: 140, SCRIPT_FAILED: 141, VALIDATION_ERROR: 142,
     USERNAME_MISSING: 200, PASSWORD_MISSING: 201, USERNAME_TAKEN: 202, EMAIL_TAKEN: 203,
     EMAIL_MISSING: 204, EMAIL_NOT_FOUND: 205, SESSION_MISSING: 206, MUST_CREATE_USER_THROUGH_SIGNUP: 207,
-    ACCOUNT_ALREADY_LINKED: 208, INVALID_SESSION_TOKEN: 209
+    ACCOUNT_ALREADY_LINKED: 208, INVALID_SESSION_TOKEN: 209,
+    MISSING_CONTENT_TYPE: 126, MISSING_CONTENT_LENGTH: 127, INVALID_CONTENT_LENGTH: 128, FILE_TOO_LARGE: 129,
+    FILE_SAVE_ERROR: 130, INVALID_INSTALLATION_ID: 132, MISSING_REQUIRED_FIELD_ERROR: 135, INVALID_IMAGE_DATA: 143,
+    UNSAVED_FILE_ERROR: 151, INVALID_PUSH_TIME_ERROR: 152, FILE_DELETE_ERROR: 153, REQUEST_LIMIT_EXCEEDED: 155,
+    DUPLICATE_REQUEST: 159, INVALID_EVENT_NAME: 160, FILE_DELETE_UNNAMED_ERROR: 161, INVALID_VALUE: 162,
+    MFA_ERROR: 210, MFA_TOKEN_REQUIRED: 211, LINKED_ID_MISSING: 250
   };
   Object.keys(codes).forEach(function (k) { ParseError[k] = codes[k]; });
 

@@ -4,12 +4,15 @@
   // query, cloud, invoke) into the body of the one function core.js opens
   // and invoke.js closes, so they share its scope.
 
+  // errorJSON is what the client gets (code and message) and, for the
+  // server log only, the error's stack.
   function errorJSON(e) {
+    var stack = e && typeof e.stack === 'string' ? e.stack : undefined;
     if (e instanceof ParseError || (e && typeof e.code === 'number' && e.message !== undefined)) {
-      return { code: e.code, message: String(e.message) };
+      return { code: e.code, message: String(e.message), stack: stack };
     }
     if (e instanceof Error) {
-      return { code: 141, message: e.message };
+      return { code: 141, message: e.message, stack: stack };
     }
     if (typeof e === 'string') {
       return { code: 141, message: e };
@@ -67,6 +70,7 @@
       var o = objectFrom(r.object, r.className);
       // The fields the client sent count as dirty. One shared mark: a
       // later set() replaces it, increment() only sets .set, which it is.
+      o._existed = !!r.original;
       var marked = r.original ? Object.keys(r.dirty || {}) : Object.keys(o._data);
       for (var i = 0; i < marked.length; i++) { o._ops[marked[i]] = SENT; }
       return o;

@@ -118,6 +118,9 @@
     return this.set(k, arr);
   };
   P.isNew = function () { return !this.id; };
+  // existed: the object was in the database before its last save (an
+  // update, not a creation), as afterSave handlers check.
+  P.existed = function () { return !!this._existed; };
   P.dirty = function (k) {
     if (k === undefined) { return this.isNew() || Object.keys(this._ops).length > 0; }
     return !!this._ops[k];
@@ -155,8 +158,10 @@
     var self = this;
     if (attrs) { this.set(attrs); }
     return new Promise(function (resolve) {
+      var existed = !!self.id;
       var reply = call('save', [self.className, self.id || '', JSON.stringify(self._body()), opts(options)]);
       self._setServerData(reply);
+      self._existed = existed;
       resolve(self);
     });
   };

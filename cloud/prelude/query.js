@@ -96,6 +96,25 @@
     var self = this;
     return new Promise(function (resolve) { resolve(self._run({ limit: 0, count: 1 }, options).count); });
   };
+  // each calls back with every match, in batches ordered by objectId (as
+  // the SDK does), awaiting what the callback returns.
+  Q.each = function (callback, options) {
+    if (this._order.length || this._skip || this._limit >= 0) {
+      return Promise.reject(new ParseError(ParseError.INVALID_QUERY, 'Cannot iterate on a query with sort, skip, or limit.'));
+    }
+    var self = this, batch = (options && options.batchSize) || 100, last;
+    function next() {
+      var where = copy(self._where);
+      if (last !== undefined) { where = { $and: [where, { objectId: { $gt: last } }] }; }
+      var found = self._decodeAll(self._run({ where: where, order: 'objectId', limit: batch }, options).results);
+      if (!found.length) { return undefined; }
+      last = found[found.length - 1].id;
+      var chain = Promise.resolve();
+      found.forEach(function (o) { chain = chain.then(function () { return callback(o); }); });
+      return chain.then(function () { return found.length < batch ? undefined : next(); });
+    }
+    return new Promise(function (resolve) { resolve(next()); });
+  };
   Q._fromJSON = function (q) {
     this._where = q.where ? copy(q.where) : {};
     this._limit = q.limit === undefined ? -1 : q.limit;
@@ -105,6 +124,24 @@
     this._select = q.keys ? q.keys.split(',') : undefined;
     return this;
   };
+
+  // Parse.Query.or, and, nor: one query of the given queries' class
+  // matching what any, all or none of them match.
+  function compound(op) {
+    return function () {
+      var qs = [].concat.apply([], arguments);
+      var cls = qs.length ? qs[0].className : undefined;
+      qs.forEach(function (q) {
+        if (q.className !== cls) { throw new ParseError(ParseError.INVALID_QUERY, 'All queries must be for the same class.'); }
+      });
+      var out = new ParseQuery(cls);
+      out._where[op] = qs.map(function (q) { return q._where; });
+      return out;
+    };
+  }
+  ParseQuery.or = compound('$or');
+  ParseQuery.and = compound('$and');
+  ParseQuery.nor = compound('$nor');
 
   // The methods that change a query mark it touched: a beforeFind that
   // leaves its query alone answers nothing for Go to read back.
