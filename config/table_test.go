@@ -85,6 +85,7 @@ func TestEnvNames(t *testing.T) {
 		"sqlClasses":                       "QUARRY_SQL_CLASSES",
 		"sqlClassesOver":                   "QUARRY_SQL_CLASSES_OVER",
 		"compatibility":                    "QUARRY_COMPATIBILITY",
+		"extendSessionOnUse":               "QUARRY_EXTEND_SESSION_ON_USE PARSE_SERVER_EXTEND_SESSION_ON_USE",
 		"enforcePrivateUsers":              "QUARRY_ENFORCE_PRIVATE_USERS PARSE_SERVER_ENFORCE_PRIVATE_USERS",
 		"auth":                             "QUARRY_AUTH PARSE_SERVER_AUTH_PROVIDERS",
 		"enableAnonymousUsers":             "QUARRY_ENABLE_ANONYMOUS_USERS PARSE_SERVER_ENABLE_ANON_USERS",

@@ -64,6 +64,9 @@ type Options struct {
 	PrivateUsers bool
 	// SessionLength is the lifetime of new sessions (one year by default).
 	SessionLength time.Duration
+	// ExtendSessionOnUse moves a session's expiry to SessionLength from
+	// now when it is used past half its life (extendSessionOnUse).
+	ExtendSessionOnUse bool
 	// QueryTimeout bounds one query's scans (error 124 beyond it).
 	QueryTimeout time.Duration
 	// NearSphereMaxDistance (radians) limits a $nearSphere that gives no
@@ -127,6 +130,9 @@ type Auth struct {
 // Service is the shared core. It is safe for concurrent use.
 type Service struct {
 	opts  Options
+	// extending holds the ids of sessions whose expiry is being moved
+	// (extendSessionOnUse), so a burst of requests writes once.
+	extending sync.Map
 	store store.Adapter
 	data  *index.DB
 
