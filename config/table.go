@@ -463,7 +463,7 @@ var unsupported = []string{
 	"middleware", "nonMasterExplain", "objectIdSize", "pages",
 	"protectedFields",
 	"requestKeywordDenylist", "scheduledPush", "schema", "schemaCacheTTL", "security",
-	"sendUserEmailVerification", "serverCloseComplete", "serverStartComplete",
+	"serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "trustProxy", "userSensitiveFields",
 	"push.adapterOptions", "push.android.apiKey",
 	"liveQuery.pubSubAdapter", "liveQuery.redisOptions", "liveQuery.wssAdapter",

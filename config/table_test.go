@@ -13,6 +13,7 @@ func TestEnvNames(t *testing.T) {
 		// Email and account policies (accounts.go).
 		"appName":                                           "QUARRY_APP_NAME PARSE_SERVER_APP_NAME",
 		"verifyUserEmails":                                  "QUARRY_VERIFY_USER_EMAILS PARSE_SERVER_VERIFY_USER_EMAILS",
+		"sendUserEmailVerification":                         "QUARRY_SEND_USER_EMAIL_VERIFICATION PARSE_SERVER_SEND_USER_EMAIL_VERIFICATION",
 		"preventLoginWithUnverifiedEmail":                   "QUARRY_PREVENT_LOGIN_WITH_UNVERIFIED_EMAIL PARSE_SERVER_PREVENT_LOGIN_WITH_UNVERIFIED_EMAIL",
 		"preventSignupWithUnverifiedEmail":                  "QUARRY_PREVENT_SIGNUP_WITH_UNVERIFIED_EMAIL PARSE_SERVER_PREVENT_SIGNUP_WITH_UNVERIFIED_EMAIL",
 		"emailVerifyTokenValidityDuration":                  "QUARRY_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION PARSE_SERVER_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION",

@@ -129,12 +129,12 @@ type Auth struct {
 
 // Service is the shared core. It is safe for concurrent use.
 type Service struct {
-	opts  Options
+	opts Options
 	// extending holds the ids of sessions whose expiry is being moved
 	// (extendSessionOnUse), so a burst of requests writes once.
 	extending sync.Map
-	store store.Adapter
-	data  *index.DB
+	store     store.Adapter
+	data      *index.DB
 
 	schemaMu sync.Mutex // serializes schema changes, held across their commit
 	schemas  sync.Map   // class name -> *schema.Class (replaced, never mutated)
