@@ -457,24 +457,40 @@ input SchemaFieldInput {
   name: String!
 }
 
+input SchemaStringFieldInput { name: String! }
+input SchemaNumberFieldInput { name: String! }
+input SchemaBooleanFieldInput { name: String! }
+input SchemaArrayFieldInput { name: String! }
+input SchemaObjectFieldInput { name: String! }
+input SchemaDateFieldInput { name: String! }
+input SchemaFileFieldInput { name: String! }
+input SchemaGeoPointFieldInput { name: String! }
+input SchemaPolygonFieldInput { name: String! }
+input SchemaBytesFieldInput { name: String! }
+
 input PointerFieldInput {
   name: String!
   targetClassName: String!
 }
 
+input RelationFieldInput {
+  name: String!
+  targetClassName: String!
+}
+
 input SchemaFieldsInput {
-  addStrings: [SchemaFieldInput!]
-  addNumbers: [SchemaFieldInput!]
-  addBooleans: [SchemaFieldInput!]
-  addArrays: [SchemaFieldInput!]
-  addObjects: [SchemaFieldInput!]
-  addDates: [SchemaFieldInput!]
-  addFiles: [SchemaFieldInput!]
-  addGeoPoint: SchemaFieldInput
-  addPolygons: [SchemaFieldInput!]
-  addBytes: [SchemaFieldInput!]
+  addStrings: [SchemaStringFieldInput!]
+  addNumbers: [SchemaNumberFieldInput!]
+  addBooleans: [SchemaBooleanFieldInput!]
+  addArrays: [SchemaArrayFieldInput!]
+  addObjects: [SchemaObjectFieldInput!]
+  addDates: [SchemaDateFieldInput!]
+  addFiles: [SchemaFileFieldInput!]
+  addGeoPoint: SchemaGeoPointFieldInput
+  addPolygons: [SchemaPolygonFieldInput!]
+  addBytes: [SchemaBytesFieldInput!]
   addPointers: [PointerFieldInput!]
-  addRelations: [PointerFieldInput!]
+  addRelations: [RelationFieldInput!]
   remove: [SchemaFieldInput!]
 }
 

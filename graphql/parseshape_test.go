@@ -1,0 +1,61 @@
+package graphql_test
+
+import (
+	"testing"
+
+	"github.com/quarrydata/quarry/server/servertest"
+)
+
+// TestSchemaFieldInputNames sends createClass and updateClass with
+// variables typed by the input names Parse Server gives SchemaFieldsInput's
+// lists (SchemaStringFieldInput … SchemaBytesFieldInput, PointerFieldInput,
+// RelationFieldInput, SchemaFieldInput for remove): a client whose
+// documents name those types must validate and get the same class.
+func TestSchemaFieldInputNames(t *testing.T) {
+	srv := start(t, nil)
+	m := servertest.Master()
+	run(t, srv, []step{
+		{name: "createClass with typed variables", headers: m,
+			query: `mutation($s: [SchemaStringFieldInput!], $n: [SchemaNumberFieldInput!], $b: [SchemaBooleanFieldInput!],
+				$a: [SchemaArrayFieldInput!], $o: [SchemaObjectFieldInput!], $d: [SchemaDateFieldInput!], $f: [SchemaFileFieldInput!],
+				$g: SchemaGeoPointFieldInput, $p: [SchemaPolygonFieldInput!], $y: [SchemaBytesFieldInput!],
+				$ptr: [PointerFieldInput!], $rel: [RelationFieldInput!]) {
+				createClass(input: {name: "Shape", schemaFields: {addStrings: $s, addNumbers: $n, addBooleans: $b, addArrays: $a,
+					addObjects: $o, addDates: $d, addFiles: $f, addGeoPoint: $g, addPolygons: $p, addBytes: $y,
+					addPointers: $ptr, addRelations: $rel}}) { class { schemaFields { name __typename } } } }`,
+			vars: func(map[string]string) map[string]any {
+				one := func(n string) []any { return []any{map[string]any{"name": n}} }
+				return map[string]any{"s": one("s"), "n": one("n"), "b": one("b"), "a": one("a"), "o": one("o"),
+					"d": one("d"), "f": one("f"), "g": map[string]any{"name": "g"}, "p": one("p"), "y": one("y"),
+					"ptr": []any{map[string]any{"name": "owner", "targetClassName": "_User"}},
+					"rel": []any{map[string]any{"name": "fans", "targetClassName": "_User"}}}
+			},
+			want: map[string]string{
+				`data.createClass.class.schemaFields.#(name=="s").__typename`:     `"SchemaStringField"`,
+				`data.createClass.class.schemaFields.#(name=="n").__typename`:     `"SchemaNumberField"`,
+				`data.createClass.class.schemaFields.#(name=="b").__typename`:     `"SchemaBooleanField"`,
+				`data.createClass.class.schemaFields.#(name=="a").__typename`:     `"SchemaArrayField"`,
+				`data.createClass.class.schemaFields.#(name=="o").__typename`:     `"SchemaObjectField"`,
+				`data.createClass.class.schemaFields.#(name=="d").__typename`:     `"SchemaDateField"`,
+				`data.createClass.class.schemaFields.#(name=="f").__typename`:     `"SchemaFileField"`,
+				`data.createClass.class.schemaFields.#(name=="g").__typename`:     `"SchemaGeoPointField"`,
+				`data.createClass.class.schemaFields.#(name=="p").__typename`:     `"SchemaPolygonField"`,
+				`data.createClass.class.schemaFields.#(name=="y").__typename`:     `"SchemaBytesField"`,
+				`data.createClass.class.schemaFields.#(name=="owner").__typename`: `"SchemaPointerField"`,
+				`data.createClass.class.schemaFields.#(name=="fans").__typename`:  `"SchemaRelationField"`,
+			}},
+		{name: "updateClass removes with SchemaFieldInput", headers: m,
+			query: `mutation($r: [SchemaFieldInput!]) { updateClass(input: {name: "Shape", schemaFields: {remove: $r}}) {
+				class { schemaFields { name } } } }`,
+			vars: func(map[string]string) map[string]any { return map[string]any{"r": []any{map[string]any{"name": "s"}}} },
+			want: map[string]string{`data.updateClass.class.schemaFields.#(name=="s")`: ``,
+				`data.updateClass.class.schemaFields.#(name=="n").name`: `"n"`}},
+		{name: "the types introspect as Parse names them", headers: m,
+			query: `{ __type(name: "SchemaFieldsInput") { inputFields { name type { kind name ofType { kind name ofType { name } } } } } }`,
+			want: map[string]string{
+				`data.__type.inputFields.#(name=="addStrings").type.ofType.ofType.name`:   `"SchemaStringFieldInput"`,
+				`data.__type.inputFields.#(name=="addGeoPoint").type.name`:                `"SchemaGeoPointFieldInput"`,
+				`data.__type.inputFields.#(name=="addRelations").type.ofType.ofType.name`: `"RelationFieldInput"`,
+			}},
+	})
+}
