@@ -59,3 +59,27 @@ func TestSchemaFieldInputNames(t *testing.T) {
 			}},
 	})
 }
+
+// TestClassesAndACLAsParse: classes and class show _User and _Role on a
+// fresh server (Parse Server creates both when it starts), and an ACL
+// without user or role entries reads users: null and roles: null.
+func TestClassesAndACLAsParse(t *testing.T) {
+	srv := start(t, nil)
+	m := servertest.Master()
+	run(t, srv, []step{
+		{name: "classes on a fresh server", headers: m, query: `{ classes { name } }`,
+			want: map[string]string{"data.classes.#.name": `["_Role","_User"]`}},
+		{name: "class _Role before any role", headers: m, query: `{ class(name: "_Role") { name schemaFields { name __typename ... on SchemaRelationField { targetClassName } } } }`,
+			want: map[string]string{"data.class.name": `"_Role"`,
+				`data.class.schemaFields.#(name=="users")`: `{"name":"users","__typename":"SchemaRelationField","targetClassName":"_User"}`}},
+		{name: "a class made", headers: m, query: `mutation { createClass(input: {name: "Note", schemaFields: {addStrings: [{name: "text"}]}}) { class { name } } }`},
+		{name: "classes lists it among the built-ins", headers: m, query: `{ classes { name } }`,
+			want: map[string]string{"data.classes.#.name": `["Note","_Role","_User"]`}},
+		{name: "public-only ACL", query: `mutation { createNote(input: {fields: {text: "a", ACL: {public: {read: true, write: false}}}}) {
+			note { ACL { users { userId } roles { roleName } public { read write } } } } }`,
+			want: map[string]string{"data.createNote.note.ACL": `{"users":null,"roles":null,"public":{"read":true,"write":false}}`}},
+		{name: "role-only ACL", query: `mutation { createNote(input: {fields: {text: "b", ACL: {roles: [{roleName: "staff", read: true, write: true}]}}}) {
+			note { ACL { users { userId } roles { roleName read write } public { read } } } } }`,
+			want: map[string]string{"data.createNote.note.ACL": `{"users":null,"roles":[{"roleName":"staff","read":true,"write":true}],"public":null}`}},
+	})
+}
