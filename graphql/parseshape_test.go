@@ -83,3 +83,40 @@ func TestClassesAndACLAsParse(t *testing.T) {
 			want: map[string]string{"data.createNote.note.ACL": `{"users":null,"roles":[{"roleName":"staff","read":true,"write":true}],"public":null}`}},
 	})
 }
+
+// TestCloudConfig: Parse Config through GraphQL as Parse Server offers it.
+// cloudConfig reads one parameter and updateCloudConfig sets one, both
+// with the master key only (119 otherwise); what one sets, REST's GET
+// /config reads, and what REST sets, cloudConfig reads as text.
+func TestCloudConfig(t *testing.T) {
+	srv := start(t, nil)
+	m := servertest.Master()
+	rest := func(method string, body string) reply {
+		return raw(t, srv, method, srv.Opts.MountPath+"/config", []byte(body), m)
+	}
+	if r := rest("PUT", `{"params":{"limit":5,"flags":{"beta":true}}}`); r.status != 200 {
+		t.Fatalf("PUT /config: %d %s", r.status, r.body)
+	}
+	run(t, srv, []step{
+		{name: "cloudConfig needs the master key", query: `{ cloudConfig(paramName: "limit") { value } }`,
+			want: map[string]string{"errors.0.extensions.code": `119`, "errors.0.message": `"Master Key is required to access GlobalConfig."`}},
+		{name: "updateCloudConfig needs the master key", query: `mutation { updateCloudConfig(input: {paramName: "motd", value: "hi"}) { cloudConfig { value } } }`,
+			want: map[string]string{"errors.0.extensions.code": `119`, "errors.0.message": `"Master Key is required to update GlobalConfig."`}},
+		{name: "a number set through REST reads as text", headers: m,
+			query: `{ a: cloudConfig(paramName: "limit") { value isMasterKeyOnly } b: cloudConfig(paramName: "flags") { value } c: cloudConfig(paramName: "none") { value isMasterKeyOnly } }`,
+			want: map[string]string{"data": `{"a":{"value":"5","isMasterKeyOnly":null},"b":{"value":"{\"beta\":true}"},"c":{"value":null,"isMasterKeyOnly":null}}`}},
+		{name: "updateCloudConfig sets a parameter (master-only false by default)", headers: m,
+			query: `mutation { updateCloudConfig(input: {paramName: "motd", value: "hi", clientMutationId: "u1"}) { clientMutationId cloudConfig { value isMasterKeyOnly } } }`,
+			want: map[string]string{"data.updateCloudConfig": `{"clientMutationId":"u1","cloudConfig":{"value":"hi","isMasterKeyOnly":false}}`}},
+		{name: "and a master-only one", headers: m,
+			query: `mutation { updateCloudConfig(input: {paramName: "secret", value: "s3", isMasterKeyOnly: true}) { cloudConfig { value isMasterKeyOnly } } }`,
+			want: map[string]string{"data.updateCloudConfig.cloudConfig": `{"value":"s3","isMasterKeyOnly":true}`}},
+		{name: "cloudConfig reads them back", headers: m,
+			query: `{ a: cloudConfig(paramName: "motd") { value isMasterKeyOnly } b: cloudConfig(paramName: "secret") { value isMasterKeyOnly } }`,
+			want: map[string]string{"data": `{"a":{"value":"hi","isMasterKeyOnly":false},"b":{"value":"s3","isMasterKeyOnly":true}}`}},
+	})
+	r := raw(t, srv, "GET", srv.Opts.MountPath+"/config", nil, servertest.App())
+	if got := r.get("params").Raw; compact(got) != `{"flags":{"beta":true},"limit":5,"motd":"hi"}` {
+		t.Errorf("GET /config without the master key: params %s, want limit, flags and motd but not the master-only secret", got)
+	}
+}

@@ -278,7 +278,7 @@ func takenNames() map[string]bool {
 		}
 	}
 	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logInWith", "logOut", "createFile",
-		"resetPassword", "confirmResetPassword", "sendVerificationEmail", "challenge", "callCloudCode", "createClass", "updateClass", "deleteClass"} {
+		"resetPassword", "confirmResetPassword", "sendVerificationEmail", "challenge", "callCloudCode", "createClass", "updateClass", "deleteClass", "cloudConfig", "updateCloudConfig"} {
 		taken["."+f] = true
 	}
 	return taken
@@ -327,7 +327,7 @@ func (m *model) generate(cfg modelConfig) string {
 	}
 	fmt.Fprintf(&b, "union ArrayResult = %s\n\n", strings.Join(union, " | "))
 	b.WriteString("type Query {\n  health: Boolean!\n  viewer: Viewer!\n  node(id: ID!): Node\n")
-	b.WriteString("  class(name: String!): Class!\n  classes: [Class!]!\n")
+	b.WriteString("  class(name: String!): Class!\n  classes: [Class!]!\n  cloudConfig(paramName: String!): ConfigValue!\n")
 	b.WriteString(q.String())
 	b.WriteString("}\n\ntype Mutation {\n")
 	b.WriteString(fixedMutations)

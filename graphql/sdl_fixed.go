@@ -525,8 +525,7 @@ type DeleteClassPayload {
   class: Class!
   clientMutationId: String
 }
-
-`
+` + cloudConfigSDL + "\n"
 
 // fixedMutations are the root mutations that exist whatever the classes.
 const fixedMutations = `  signUp(input: SignUpInput!): SignUpPayload
@@ -541,4 +540,5 @@ const fixedMutations = `  signUp(input: SignUpInput!): SignUpPayload
   createClass(input: CreateClassInput!): CreateClassPayload
   updateClass(input: UpdateClassInput!): UpdateClassPayload
   deleteClass(input: DeleteClassInput!): DeleteClassPayload
+  updateCloudConfig(input: UpdateCloudConfigInput!): UpdateCloudConfigPayload
 `
