@@ -104,16 +104,16 @@ func TestCloudConfig(t *testing.T) {
 			want: map[string]string{"errors.0.extensions.code": `119`, "errors.0.message": `"Master Key is required to update GlobalConfig."`}},
 		{name: "a number set through REST reads as text", headers: m,
 			query: `{ a: cloudConfig(paramName: "limit") { value isMasterKeyOnly } b: cloudConfig(paramName: "flags") { value } c: cloudConfig(paramName: "none") { value isMasterKeyOnly } }`,
-			want: map[string]string{"data": `{"a":{"value":"5","isMasterKeyOnly":null},"b":{"value":"{\"beta\":true}"},"c":{"value":null,"isMasterKeyOnly":null}}`}},
+			want:  map[string]string{"data": `{"a":{"value":"5","isMasterKeyOnly":null},"b":{"value":"{\"beta\":true}"},"c":{"value":null,"isMasterKeyOnly":null}}`}},
 		{name: "updateCloudConfig sets a parameter (master-only false by default)", headers: m,
 			query: `mutation { updateCloudConfig(input: {paramName: "motd", value: "hi", clientMutationId: "u1"}) { clientMutationId cloudConfig { value isMasterKeyOnly } } }`,
-			want: map[string]string{"data.updateCloudConfig": `{"clientMutationId":"u1","cloudConfig":{"value":"hi","isMasterKeyOnly":false}}`}},
+			want:  map[string]string{"data.updateCloudConfig": `{"clientMutationId":"u1","cloudConfig":{"value":"hi","isMasterKeyOnly":false}}`}},
 		{name: "and a master-only one", headers: m,
 			query: `mutation { updateCloudConfig(input: {paramName: "secret", value: "s3", isMasterKeyOnly: true}) { cloudConfig { value isMasterKeyOnly } } }`,
-			want: map[string]string{"data.updateCloudConfig.cloudConfig": `{"value":"s3","isMasterKeyOnly":true}`}},
+			want:  map[string]string{"data.updateCloudConfig.cloudConfig": `{"value":"s3","isMasterKeyOnly":true}`}},
 		{name: "cloudConfig reads them back", headers: m,
 			query: `{ a: cloudConfig(paramName: "motd") { value isMasterKeyOnly } b: cloudConfig(paramName: "secret") { value isMasterKeyOnly } }`,
-			want: map[string]string{"data": `{"a":{"value":"hi","isMasterKeyOnly":false},"b":{"value":"s3","isMasterKeyOnly":true}}`}},
+			want:  map[string]string{"data": `{"a":{"value":"hi","isMasterKeyOnly":false},"b":{"value":"s3","isMasterKeyOnly":true}}`}},
 	})
 	r := raw(t, srv, "GET", srv.Opts.MountPath+"/config", nil, servertest.App())
 	if got := r.get("params").Raw; compact(got) != `{"flags":{"beta":true},"limit":5,"motd":"hi"}` {
