@@ -120,3 +120,66 @@ func TestCloudConfig(t *testing.T) {
 		t.Errorf("GET /config without the master key: params %s, want limit, flags and motd but not the master-only secret", got)
 	}
 }
+
+// TestSchemaShapeAsParse: what Parse Server's generated schema has and
+// the old one did not — order values for every field (ACL, polygons,
+// files, relations, _User's authData), authData on User in output,
+// inputs and where, and Parse's nullability: edges [Edge] (items may be
+// null), a polygon [GeoPoint!], Element.value Any!, logOut(input:
+// LogOutInput!).
+func TestSchemaShapeAsParse(t *testing.T) {
+	srv := start(t, nil)
+	m := servertest.Master()
+	typeOf := func(typ, field string) string {
+		return `data.__type.fields.#(name=="` + field + `").type`
+	}
+	run(t, srv, []step{
+		{name: "a class with every kind of field", headers: m, query: `mutation { createClass(input: {name: "Place", schemaFields: {
+			addStrings: [{name: "title"}], addPolygons: [{name: "area"}], addFiles: [{name: "doc"}],
+			addRelations: [{name: "fans", targetClassName: "_User"}], addArrays: [{name: "tags"}]}}) { class { name } } }`},
+		{name: "order values for every field", headers: m, query: `{ __type(name: "PlaceOrder") { enumValues { name } } }`,
+			want: map[string]string{`data.__type.enumValues.#.name`: `["id_ASC","id_DESC","objectId_ASC","objectId_DESC","createdAt_ASC","createdAt_DESC",` +
+				`"updatedAt_ASC","updatedAt_DESC","ACL_ASC","ACL_DESC","area_ASC","area_DESC","doc_ASC","doc_DESC","fans_ASC","fans_DESC",` +
+				`"tags_ASC","tags_DESC","title_ASC","title_DESC"]`}},
+		{name: "two places", query: `mutation { a: createPlace(input: {fields: {title: "a", tags: [1],
+			area: [{latitude: 0, longitude: 0}, {latitude: 0, longitude: 1}, {latitude: 1, longitude: 1}]}}) { place { objectId } }
+			b: createPlace(input: {fields: {title: "b", tags: [2], ACL: {public: {read: true, write: true}}}}) { place { objectId } } }`},
+		{name: "they sort by ACL, polygon, file and relation fields", query: `{ places(order: [ACL_ASC, area_DESC, doc_ASC, fans_DESC, title_ASC]) {
+			count edges { node { title area { latitude longitude } tags { ... on Element { value } } } } } }`,
+			want: map[string]string{"data.places.count": `2`, "data.places.edges.#.node.title": `["a","b"]`,
+				"data.places.edges.0.node.area": `[{"latitude":0,"longitude":0},{"latitude":0,"longitude":1},{"latitude":1,"longitude":1},{"latitude":0,"longitude":0}]`,
+				"data.places.edges.1.node.tags": `[{"value":2}]`}},
+		{name: "edges items nullable", headers: m, query: `{ __type(name: "PlaceConnection") { fields { name type { kind ofType { kind name } } } } }`,
+			want: map[string]string{typeOf("PlaceConnection", "edges"): `{"kind":"LIST","ofType":{"kind":"OBJECT","name":"PlaceEdge"}}`}},
+		{name: "a polygon is [GeoPoint!]", headers: m, query: `{ __type(name: "Place") { fields { name type { kind ofType { kind ofType { name } } } } } }`,
+			want: map[string]string{typeOf("Place", "area"): `{"kind":"LIST","ofType":{"kind":"NON_NULL","ofType":{"name":"GeoPoint"}}}`}},
+		{name: "Element.value is Any!", headers: m, query: `{ __type(name: "Element") { fields { name type { kind ofType { name } } } } }`,
+			want: map[string]string{typeOf("Element", "value"): `{"kind":"NON_NULL","ofType":{"name":"Any"}}`}},
+		{name: "logOut's input is required", headers: m, query: `{ __type(name: "Mutation") { fields { name args { name type { kind ofType { name } } } } } }`,
+			want: map[string]string{`data.__type.fields.#(name=="logOut").args`: `[{"name":"input","type":{"kind":"NON_NULL","ofType":{"name":"LogOutInput"}}}]`}},
+		{name: "User has authData in output, inputs, where and order", headers: m, query: `{
+			u: __type(name: "User") { fields { name type { name } } }
+			c: __type(name: "CreateUserFieldsInput") { inputFields { name type { name } } }
+			p: __type(name: "UpdateUserFieldsInput") { inputFields { name type { name } } }
+			w: __type(name: "UserWhereInput") { inputFields { name type { name } } }
+			l: __type(name: "UserLoginWithInput") { inputFields { name } }
+			o: __type(name: "UserOrder") { enumValues { name } } }`,
+			want: map[string]string{
+				`data.u.fields.#(name=="authData").type.name`:      `"Object"`,
+				`data.c.inputFields.#(name=="authData").type.name`: `"Object"`,
+				`data.p.inputFields.#(name=="authData").type.name`: `"Object"`,
+				`data.w.inputFields.#(name=="authData").type.name`: `"ObjectWhereInput"`,
+				`data.l.inputFields.#(name=="authData")`:           ``,
+				`data.o.enumValues.#(name=="authData_ASC").name`:   `"authData_ASC"`,
+			}},
+		{name: "an anonymous user", query: `mutation { logInWith(input: {authData: {anonymous: {id: "0f8fad5b-d9cb-469f-a165-70867728950e"}}}) { viewer { user { username } } } }`,
+			want: map[string]string{"errors": ``}},
+		{name: "a user with a password", query: `mutation { signUp(input: {fields: {username: "pat", password: "pw"}}) { viewer { sessionToken } } }`,
+			save: map[string]string{"token": "data.signUp.viewer.sessionToken"}},
+		{name: "where and read authData", headers: m, query: `{ a: users(where: {authData: {exists: true}}, order: [authData_ASC]) { edges { node { authData } } }
+			b: users(where: {authData: {exists: false}}) { edges { node { username authData } } }
+			c: users(where: {authData: {equalTo: {key: "anonymous.id", value: "0f8fad5b-d9cb-469f-a165-70867728950e"}}}) { count } }`,
+			want: map[string]string{"data.a.edges.#.node.authData": `[{"anonymous":{"id":"0f8fad5b-d9cb-469f-a165-70867728950e"}}]`,
+				"data.b.edges.#.node": `[{"username":"pat","authData":null}]`, "data.c.count": `1`}},
+	})
+}

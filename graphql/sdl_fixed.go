@@ -39,7 +39,7 @@ type PageInfo {
 }
 
 type Element {
-  value: Any
+  value: Any!
 }
 
 type ACL {
@@ -531,7 +531,7 @@ type DeleteClassPayload {
 const fixedMutations = `  signUp(input: SignUpInput!): SignUpPayload
   logIn(input: LogInInput!): LogInPayload
   logInWith(input: LogInWithInput!): LogInWithPayload
-  logOut(input: LogOutInput): LogOutPayload
+  logOut(input: LogOutInput!): LogOutPayload
   resetPassword(input: ResetPasswordInput!): ResetPasswordPayload
   confirmResetPassword(input: ConfirmResetPasswordInput!): ConfirmResetPasswordPayload
   sendVerificationEmail(input: SendVerificationEmailInput!): SendVerificationEmailPayload
