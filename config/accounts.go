@@ -26,6 +26,11 @@ type AccountOptions struct {
 	// VerifyUserEmails is verifyUserEmails: new and changed email
 	// addresses get emailVerified false and a verification email.
 	VerifyUserEmails bool
+	// SendUserEmailVerification is sendUserEmailVerification: with
+	// verifyUserEmails, whether sign-up and email changes send the email
+	// (false: the address is still unverified, and the app sends the link
+	// itself through verificationEmailRequest). Default true.
+	SendUserEmailVerification bool
 	// PreventLoginWithUnverifiedEmail is preventLoginWithUnverifiedEmail:
 	// login fails with 205 while emailVerified is false.
 	PreventLoginWithUnverifiedEmail bool
@@ -144,7 +149,8 @@ type AccountLockout struct {
 // DefaultAccounts are Parse Server's defaults.
 func DefaultAccounts() AccountOptions {
 	return AccountOptions{EmailVerifySuccessOnInvalidEmail: true, ExpireInactiveSessions: true, RevokeSessionOnPasswordReset: true,
-		PasswordPolicy: PasswordPolicy{ResetPasswordSuccessOnInvalidEmail: true}}
+		SendUserEmailVerification: true,
+		PasswordPolicy:            PasswordPolicy{ResetPasswordSuccessOnInvalidEmail: true}}
 }
 
 const groupAccounts = "Email and account policies"
@@ -156,6 +162,9 @@ var accountOptions = []*option{
 	{name: "verifyUserEmails", group: groupAccounts, env: []string{"PARSE_SERVER_VERIFY_USER_EMAILS"},
 		usage: "send a verification email on sign-up and email change (needs emailAdapter)",
 		field: func(o *Options) any { return &o.Accounts.VerifyUserEmails }},
+	{name: "sendUserEmailVerification", group: groupAccounts, env: []string{"PARSE_SERVER_SEND_USER_EMAIL_VERIFICATION"}, def: "true",
+		usage: "with verifyUserEmails, send the email on sign-up and email change (false: only on request)",
+		field: func(o *Options) any { return &o.Accounts.SendUserEmailVerification }},
 	{name: "preventLoginWithUnverifiedEmail", group: groupAccounts, env: []string{"PARSE_SERVER_PREVENT_LOGIN_WITH_UNVERIFIED_EMAIL"},
 		usage: "login fails with 205 until the email is verified",
 		field: func(o *Options) any { return &o.Accounts.PreventLoginWithUnverifiedEmail }},

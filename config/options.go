@@ -179,6 +179,9 @@ type Options struct {
 
 	// SessionLength is sessionLength (given in seconds): a new session's lifetime.
 	SessionLength time.Duration
+	// ExtendSessionOnUse is extendSessionOnUse: a session used past half
+	// its life is extended to sessionLength from then.
+	ExtendSessionOnUse bool
 
 	// LiveQuery is liveQuery: which classes publish real-time events.
 	LiveQuery LiveQueryOptions

@@ -13,6 +13,7 @@ func TestEnvNames(t *testing.T) {
 		// Email and account policies (accounts.go).
 		"appName":                                           "QUARRY_APP_NAME PARSE_SERVER_APP_NAME",
 		"verifyUserEmails":                                  "QUARRY_VERIFY_USER_EMAILS PARSE_SERVER_VERIFY_USER_EMAILS",
+		"sendUserEmailVerification":                         "QUARRY_SEND_USER_EMAIL_VERIFICATION PARSE_SERVER_SEND_USER_EMAIL_VERIFICATION",
 		"preventLoginWithUnverifiedEmail":                   "QUARRY_PREVENT_LOGIN_WITH_UNVERIFIED_EMAIL PARSE_SERVER_PREVENT_LOGIN_WITH_UNVERIFIED_EMAIL",
 		"preventSignupWithUnverifiedEmail":                  "QUARRY_PREVENT_SIGNUP_WITH_UNVERIFIED_EMAIL PARSE_SERVER_PREVENT_SIGNUP_WITH_UNVERIFIED_EMAIL",
 		"emailVerifyTokenValidityDuration":                  "QUARRY_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION PARSE_SERVER_EMAIL_VERIFY_TOKEN_VALIDITY_DURATION",
@@ -86,6 +87,7 @@ func TestEnvNames(t *testing.T) {
 		"sqlClassesOver":                   "QUARRY_SQL_CLASSES_OVER",
 		"compatibility":                    "QUARRY_COMPATIBILITY",
 		"queryReadAfterWrites":             "QUARRY_QUERY_READ_AFTER_WRITES",
+		"extendSessionOnUse":               "QUARRY_EXTEND_SESSION_ON_USE PARSE_SERVER_EXTEND_SESSION_ON_USE",
 		"enforcePrivateUsers":              "QUARRY_ENFORCE_PRIVATE_USERS PARSE_SERVER_ENFORCE_PRIVATE_USERS",
 		"auth":                             "QUARRY_AUTH PARSE_SERVER_AUTH_PROVIDERS",
 		"enableAnonymousUsers":             "QUARRY_ENABLE_ANONYMOUS_USERS PARSE_SERVER_ENABLE_ANON_USERS",

@@ -1,8 +1,10 @@
 package graphql
 
 import (
+	"iter"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -55,6 +57,9 @@ func (e *executor) class(name string) (any, error) {
 		return nil, err
 	}
 	c, err := e.h.svc.Schema(name)
+	if err != nil && slices.Contains(startupClasses, name) {
+		c, err = builtinClass(name), nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -65,11 +70,38 @@ func (e *executor) classes() (any, error) {
 	if err := e.needMaster(); err != nil {
 		return nil, err
 	}
-	var out []any
-	for _, c := range e.h.svc.Schemas() {
-		out = append(out, classOut(c))
+	all := e.h.svc.Schemas()
+	for _, name := range startupClasses {
+		if !slices.ContainsFunc(all, func(c map[string]any) bool { return c["className"] == name }) {
+			all = append(all, builtinClass(name))
+		}
+	}
+	slices.SortFunc(all, func(a, b map[string]any) int { return strings.Compare(str(a["className"]), str(b["className"])) })
+	out := make([]any, len(all))
+	for i, c := range all {
+		out[i] = classOut(c)
 	}
 	return out, nil
+}
+
+// startupClasses are the classes Parse Server creates when it starts, so
+// its class and classes show them before their first object.
+var startupClasses = []string{"_User", "_Role"}
+
+// builtinClass is a built-in class not stored yet, in the schemas API's
+// shape: its default fields only.
+func builtinClass(name string) map[string]any {
+	fields := map[string]any{}
+	for _, fs := range []iter.Seq2[string, schema.Field]{schema.DefaultFields(), schema.BuiltinFields(name)} {
+		for k, f := range fs {
+			entry := map[string]any{"type": string(f.Type)}
+			if f.TargetClass != "" {
+				entry["targetClass"] = f.TargetClass
+			}
+			fields[k] = entry
+		}
+	}
+	return map[string]any{"className": name, "fields": fields}
 }
 
 // schemaFieldsIn turns a SchemaFieldsInput into the schemas API's fields.

@@ -50,6 +50,8 @@ func (e *executor) mutate(f *ast.Field, args map[string]any) (any, error) {
 		}
 	case "callCloudCode":
 		out, err = e.callCloudCode(input)
+	case "updateCloudConfig":
+		out, err = e.updateCloudConfig(input)
 	case "createClass", "updateClass", "deleteClass":
 		out, err = e.classMutation(f.Name, input)
 	default:

@@ -64,6 +64,8 @@ func (e *executor) query(f *ast.Field, args map[string]any) (any, error) {
 		return e.class(str(args["name"]))
 	case "classes":
 		return e.classes()
+	case "cloudConfig":
+		return e.cloudConfig(str(args["paramName"]))
 	case "__schema":
 		return introSchema{e.m.schema}, nil
 	case "__type":

@@ -221,16 +221,15 @@ func buildModel(classes []*schema.Class, cfg modelConfig) (*model, error) {
 
 // addFields models the fields of c that GraphQL shows: not the system
 // fields, not internal ones, pointers and relations only to classes the
-// schema holds; _User's password is kept for inputs only.
+// schema holds; _User's password is kept for inputs only (authData, as in
+// Parse Server, is a field like any other).
 func (m *model) addFields(cm *classModel, c *schema.Class) {
 	for name, f := range c.Fields {
 		if systemFields[name] || name == "id" || !validName(name) || strings.HasPrefix(name, "_") {
 			continue
 		}
-		if cm.class == "_User" && (name == "authData" || name == "password") {
-			if name == "password" {
-				cm.byName[name] = fieldModel{name: name, Field: f}
-			}
+		if cm.class == "_User" && name == "password" {
+			cm.byName[name] = fieldModel{name: name, Field: f}
 			continue
 		}
 		fm := fieldModel{name: name, Field: f}
@@ -278,7 +277,7 @@ func takenNames() map[string]bool {
 		}
 	}
 	for _, f := range []string{"health", "viewer", "node", "class", "classes", "signUp", "logIn", "logInWith", "logOut", "createFile",
-		"resetPassword", "confirmResetPassword", "sendVerificationEmail", "challenge", "callCloudCode", "createClass", "updateClass", "deleteClass"} {
+		"resetPassword", "confirmResetPassword", "sendVerificationEmail", "challenge", "callCloudCode", "createClass", "updateClass", "deleteClass", "cloudConfig", "updateCloudConfig"} {
 		taken["."+f] = true
 	}
 	return taken
@@ -327,7 +326,7 @@ func (m *model) generate(cfg modelConfig) string {
 	}
 	fmt.Fprintf(&b, "union ArrayResult = %s\n\n", strings.Join(union, " | "))
 	b.WriteString("type Query {\n  health: Boolean!\n  viewer: Viewer!\n  node(id: ID!): Node\n")
-	b.WriteString("  class(name: String!): Class!\n  classes: [Class!]!\n")
+	b.WriteString("  class(name: String!): Class!\n  classes: [Class!]!\n  cloudConfig(paramName: String!): ConfigValue!\n")
 	b.WriteString(q.String())
 	b.WriteString("}\n\ntype Mutation {\n")
 	b.WriteString(fixedMutations)
@@ -380,7 +379,7 @@ var graphQLTypes = map[schema.Type]struct{ out, in, where string }{
 	schema.TypeRelation: {"%sConnection!", "%sRelationInput", "%sRelationWhereInput"},
 	schema.TypeFile:     {"FileInfo", "FileInput", "FileWhereInput"},
 	schema.TypeGeoPoint: {"GeoPoint", "GeoPointInput", "GeoPointWhereInput"},
-	schema.TypePolygon:  {"[GeoPoint]", "[GeoPointInput!]", "PolygonWhereInput"},
+	schema.TypePolygon:  {"[GeoPoint!]", "[GeoPointInput!]", "PolygonWhereInput"},
 	schema.TypeBytes:    {"Bytes", "Bytes", "BytesWhereInput"},
 }
 
@@ -439,10 +438,10 @@ func writeClass(b *strings.Builder, cm *classModel) {
 	}
 	if cm.class == "_User" {
 		// logInWith's extra fields for a new user: neither username nor
-		// password, which authData replaces.
+		// password, which authData replaces, nor authData, its own argument.
 		b.WriteString("input UserLoginWithInput {\n  ACL: ACLInput\n")
 		for _, f := range cm.fields {
-			if f.name != "username" {
+			if f.name != "username" && f.name != "authData" {
 				fmt.Fprintf(b, "  %s: %s\n", f.name, inputType(f))
 			}
 		}
@@ -472,7 +471,7 @@ func writeClass(b *strings.Builder, cm *classModel) {
 		values = []string{"objectId_ASC"}
 	}
 	fmt.Fprintf(b, "enum %sOrder {\n  %s\n}\n\n", t, strings.Join(values, "\n  "))
-	fmt.Fprintf(b, "type %[1]sConnection {\n  edges: [%[1]sEdge!]\n  pageInfo: PageInfo!\n  count: Int!\n}\n\n", t)
+	fmt.Fprintf(b, "type %[1]sConnection {\n  edges: [%[1]sEdge]\n  pageInfo: PageInfo!\n  count: Int!\n}\n\n", t)
 	fmt.Fprintf(b, "type %[1]sEdge {\n  node: %[1]s\n  cursor: String!\n}\n\n", t)
 	fmt.Fprintf(b, "input Create%[1]sInput {\n  fields: Create%[1]sFieldsInput\n  clientMutationId: String\n}\n\n", t)
 	fmt.Fprintf(b, "input Update%[1]sInput {\n  id: ID!\n  fields: Update%[1]sFieldsInput\n  clientMutationId: String\n}\n\n", t)
@@ -493,14 +492,12 @@ func inputFields(cm *classModel) []fieldModel {
 	return out
 }
 
-// orderFields are the names an order enum offers.
+// orderFields are the names an order enum offers: every field, whatever
+// its type (ACL, relations, files and polygons too), as Parse Server
+// generates it.
 func orderFields(cm *classModel) []string {
-	names := []string{"id", "objectId", "createdAt", "updatedAt"}
+	names := []string{"id", "objectId", "createdAt", "updatedAt", "ACL"}
 	for _, f := range cm.fields {
-		switch f.Type {
-		case schema.TypeRelation, schema.TypeACL, schema.TypeBytes, schema.TypeFile, schema.TypePolygon:
-			continue
-		}
 		names = append(names, f.name)
 	}
 	return names

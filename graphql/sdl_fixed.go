@@ -39,7 +39,7 @@ type PageInfo {
 }
 
 type Element {
-  value: Any
+  value: Any!
 }
 
 type ACL {
@@ -457,24 +457,40 @@ input SchemaFieldInput {
   name: String!
 }
 
+input SchemaStringFieldInput { name: String! }
+input SchemaNumberFieldInput { name: String! }
+input SchemaBooleanFieldInput { name: String! }
+input SchemaArrayFieldInput { name: String! }
+input SchemaObjectFieldInput { name: String! }
+input SchemaDateFieldInput { name: String! }
+input SchemaFileFieldInput { name: String! }
+input SchemaGeoPointFieldInput { name: String! }
+input SchemaPolygonFieldInput { name: String! }
+input SchemaBytesFieldInput { name: String! }
+
 input PointerFieldInput {
   name: String!
   targetClassName: String!
 }
 
+input RelationFieldInput {
+  name: String!
+  targetClassName: String!
+}
+
 input SchemaFieldsInput {
-  addStrings: [SchemaFieldInput!]
-  addNumbers: [SchemaFieldInput!]
-  addBooleans: [SchemaFieldInput!]
-  addArrays: [SchemaFieldInput!]
-  addObjects: [SchemaFieldInput!]
-  addDates: [SchemaFieldInput!]
-  addFiles: [SchemaFieldInput!]
-  addGeoPoint: SchemaFieldInput
-  addPolygons: [SchemaFieldInput!]
-  addBytes: [SchemaFieldInput!]
+  addStrings: [SchemaStringFieldInput!]
+  addNumbers: [SchemaNumberFieldInput!]
+  addBooleans: [SchemaBooleanFieldInput!]
+  addArrays: [SchemaArrayFieldInput!]
+  addObjects: [SchemaObjectFieldInput!]
+  addDates: [SchemaDateFieldInput!]
+  addFiles: [SchemaFileFieldInput!]
+  addGeoPoint: SchemaGeoPointFieldInput
+  addPolygons: [SchemaPolygonFieldInput!]
+  addBytes: [SchemaBytesFieldInput!]
   addPointers: [PointerFieldInput!]
-  addRelations: [PointerFieldInput!]
+  addRelations: [RelationFieldInput!]
   remove: [SchemaFieldInput!]
 }
 
@@ -509,14 +525,13 @@ type DeleteClassPayload {
   class: Class!
   clientMutationId: String
 }
-
-`
+` + cloudConfigSDL + "\n"
 
 // fixedMutations are the root mutations that exist whatever the classes.
 const fixedMutations = `  signUp(input: SignUpInput!): SignUpPayload
   logIn(input: LogInInput!): LogInPayload
   logInWith(input: LogInWithInput!): LogInWithPayload
-  logOut(input: LogOutInput): LogOutPayload
+  logOut(input: LogOutInput!): LogOutPayload
   resetPassword(input: ResetPasswordInput!): ResetPasswordPayload
   confirmResetPassword(input: ConfirmResetPasswordInput!): ConfirmResetPasswordPayload
   sendVerificationEmail(input: SendVerificationEmailInput!): SendVerificationEmailPayload
@@ -525,4 +540,5 @@ const fixedMutations = `  signUp(input: SignUpInput!): SignUpPayload
   createClass(input: CreateClassInput!): CreateClassPayload
   updateClass(input: UpdateClassInput!): UpdateClassPayload
   deleteClass(input: DeleteClassInput!): DeleteClassPayload
+  updateCloudConfig(input: UpdateCloudConfigInput!): UpdateCloudConfigPayload
 `

@@ -73,7 +73,16 @@ func aclOut(v any) any {
 			users = append(users, map[string]any{"userId": globalID("_User", k), "read": read, "write": write})
 		}
 	}
-	return map[string]any{"users": users, "roles": roles, "public": public}
+	out := map[string]any{"users": nil, "roles": nil, "public": public}
+	// No entries of a kind read as null, not as an empty list, as in
+	// Parse Server.
+	if len(users) > 0 {
+		out["users"] = users
+	}
+	if len(roles) > 0 {
+		out["roles"] = roles
+	}
+	return out
 }
 
 // aclIn turns an ACLInput into Parse's ACL.

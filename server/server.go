@@ -158,6 +158,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		PasswordHashCost:         opts.PasswordHashCost,
 		PrivateUsers:             opts.EnforcePrivateUsers,
 		SessionLength:            opts.SessionLength,
+		ExtendSessionOnUse:       opts.ExtendSessionOnUse,
 		Now:                      opts.Now,
 		Auth:                     authProviders,
 		ScanBudgetForMaster:      opts.MaxScanMasterKey,

@@ -27,7 +27,9 @@ type AccountOptions struct {
 	// Warn logs a failed delivery.
 	Warn func(msg string)
 
-	VerifyUserEmails                 bool
+	VerifyUserEmails bool
+	// SkipVerificationEmail is sendUserEmailVerification false.
+	SkipVerificationEmail            bool
 	PreventLoginWithUnverifiedEmail  bool
 	PreventSignupWithUnverifiedEmail bool
 	// VerifyTokenValidity bounds a verification link's life (0: no bound).

@@ -25,8 +25,12 @@ func (s *Service) Authenticate(a Auth) (Auth, error) {
 		}
 	}
 	if exp, ok := sess["expiresAt"].(map[string]any); ok {
-		if iso, _ := exp["iso"].(string); iso != "" && iso < schema.FormatTime(s.opts.Now()) {
+		iso, _ := exp["iso"].(string)
+		if iso != "" && iso < schema.FormatTime(s.opts.Now()) {
 			return a, schema.Errorf(schema.CodeInvalidSessionToken, "Session token is expired.")
+		}
+		if s.opts.ExtendSessionOnUse {
+			s.extendSession(sess, iso)
 		}
 	}
 	user, _ := sess["user"].(map[string]any)

@@ -68,6 +68,9 @@ type Options struct {
 	// shared store wait until memory holds every commit that was durable
 	// when it arrived (queryReadAfterWrites; current.go).
 	QueryReadAfterWrites bool
+	// ExtendSessionOnUse moves a session's expiry to SessionLength from
+	// now when it is used past half its life (extendSessionOnUse).
+	ExtendSessionOnUse bool
 	// QueryTimeout bounds one query's scans (error 124 beyond it).
 	QueryTimeout time.Duration
 	// NearSphereMaxDistance (radians) limits a $nearSphere that gives no
@@ -130,9 +133,12 @@ type Auth struct {
 
 // Service is the shared core. It is safe for concurrent use.
 type Service struct {
-	opts  Options
-	store store.Adapter
-	data  *index.DB
+	opts Options
+	// extending holds the ids of sessions whose expiry is being moved
+	// (extendSessionOnUse), so a burst of requests writes once.
+	extending sync.Map
+	store     store.Adapter
+	data      *index.DB
 
 	schemaMu sync.Mutex // serializes schema changes, held across their commit
 	schemas  sync.Map   // class name -> *schema.Class (replaced, never mutated)

@@ -111,6 +111,32 @@ func userField(t testing.TB, srv *servertest.Server, id string) map[string]any {
 	return res.Map()
 }
 
+// TestScenarioSendUserEmailVerificationOff: with sendUserEmailVerification
+// false a sign-up leaves the address unverified and sends nothing; the
+// next mail the relay gets is the one asked for after it (a sentinel, so
+// the test never waits for a mail not to come); verificationEmailRequest
+// still sends the link.
+func TestScenarioSendUserEmailVerificationOff(t *testing.T) {
+	relay := emailtest.Start(t, emailtest.Options{})
+	srv := servertest.Start(t, withMail(relay, func(o *config.Options) { o.Accounts.SendUserEmailVerification = false }))
+	app := servertest.App()
+	res := srv.Do(t, "POST", "/users", map[string]any{"username": "fay", "password": password("fay"), "email": "fay@example.com"}, app)
+	if res.Status != 201 {
+		t.Fatalf("sign up: %d %s", res.Status, res.Body)
+	}
+	if u := userField(t, srv, res.Map()["objectId"].(string)); u["emailVerified"] != false {
+		t.Errorf("emailVerified %v, want false", u["emailVerified"])
+	}
+	if r := srv.Do(t, "POST", "/requestPasswordReset", map[string]any{"email": "fay@example.com"}, app); r.Status != 200 {
+		t.Fatalf("reset: %d %s", r.Status, r.Body)
+	}
+	mailedLink(t, relay, "fay@example.com", "request_password_reset")
+	if r := srv.Do(t, "POST", "/verificationEmailRequest", map[string]any{"email": "fay@example.com"}, app); r.Status != 200 {
+		t.Fatalf("verificationEmailRequest: %d %s", r.Status, r.Body)
+	}
+	mailedLink(t, relay, "fay@example.com", "verify_email")
+}
+
 func TestScenarioEmailVerification(t *testing.T) {
 	relay := emailtest.Start(t, emailtest.Options{})
 	srv := servertest.Start(t, withMail(relay, nil))

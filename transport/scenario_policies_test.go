@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/email/emailtest"
+	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -223,5 +225,51 @@ func TestScenarioBookkeepingRunsNoTriggers(t *testing.T) {
 	redirectsTo(t, "GET", verify, nil, "verify_email_success.html", nil)
 	if n := saves.Load(); n != 2 {
 		t.Errorf("beforeSave ran %d times, want twice (sign-up, verification)", n)
+	}
+}
+
+// TestScenarioExtendSessionOnUse: with extendSessionOnUse a session used
+// past half its life moves its expiry to sessionLength from then; used
+// earlier it keeps it; without the option it expires.
+func TestScenarioExtendSessionOnUse(t *testing.T) {
+	const length = 100 * time.Second
+	for _, extend := range []bool{true, false} {
+		t.Run(fmt.Sprintf("extendSessionOnUse=%v", extend), func(t *testing.T) {
+			clock := newClock()
+			srv := servertest.Start(t, func(o *config.Options) {
+				o.Now = clock.Now
+				o.SessionLength = length
+				o.ExtendSessionOnUse = extend
+			})
+			_, token := signUp(t, srv, "erin", "")
+			expiry := func() string {
+				res := srv.Do(t, "GET", "/sessions/me", nil, asUser(token))
+				exp, _ := res.Map()["expiresAt"].(map[string]any)
+				return fmt.Sprint(exp["iso"])
+			}
+			first := expiry()
+			clock.Add(length / 4)
+			if got := expiry(); got != first {
+				t.Fatalf("used before half its life: expiry %s, was %s", got, first)
+			}
+			clock.Add(length / 2) // three quarters gone
+			now := clock.Now()
+			me := srv.Do(t, "GET", "/users/me", nil, asUser(token))
+			if me.Status != 200 {
+				t.Fatalf("users/me: %d %s", me.Status, me.Body)
+			}
+			want := first
+			if extend {
+				want = schema.FormatTime(now.Add(length))
+			}
+			if got := expiry(); got != want {
+				t.Fatalf("after a use past half its life: expiry %s, want %s", got, want)
+			}
+			clock.Add(length/2 + time.Second)
+			res := srv.Do(t, "GET", "/users/me", nil, asUser(token))
+			if alive := res.Status == 200; alive != extend {
+				t.Errorf("half a length later: %d %s (extended %v)", res.Status, res.Body, extend)
+			}
+		})
 	}
 }
