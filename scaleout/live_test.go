@@ -94,7 +94,7 @@ func testLiveQueryOrder(t *testing.T, cl *cluster, concurrent bool) {
 		checks.Add(1)
 		go func() {
 			defer checks.Done()
-			got, sentinels, err := sub.collect(len(cl.instances))
+			got, sentinels, err := sub.collect(len(cl.instances), len(want))
 			name := cl.instances[i].name
 			if err != nil {
 				t.Errorf("subscriber on %s: %v (%d of %d sentinels)", name, err, sentinels, len(cl.instances))
@@ -109,14 +109,27 @@ func testLiveQueryOrder(t *testing.T, cl *cluster, concurrent bool) {
 	checks.Wait()
 }
 
-// collect reads events until it has seen sentinels sentinel objects, and
-// returns each test object's events ("op seq") by writer. It stops with an
-// error when no event comes for eventTimeout or the connection ends (the
-// bound of a failure: a complete stream ends with the sentinels).
-func (c *liveClient) collect(sentinels int) (map[int][]string, int, error) {
+// collect reads events until it has seen sentinels sentinel objects and
+// perObject events of each of the liveWriters objects, and returns each
+// test object's events ("op seq") by writer. The sentinels are later in
+// commit order than every test change, but LiveQuery promises order per
+// object only (events of different objects may be delivered by different
+// goroutines), so a sentinel may overtake another object's last event:
+// the count completes the stream, and a missing or extra event shows in
+// the comparison. It stops with an error when no event comes for
+// eventTimeout or the connection ends (the bound of a failure).
+func (c *liveClient) collect(sentinels, perObject int) (map[int][]string, int, error) {
 	got := map[int][]string{}
 	seen := 0
-	for seen < sentinels {
+	complete := func() bool {
+		for w := range liveWriters {
+			if len(got[w]) < perObject {
+				return false
+			}
+		}
+		return true
+	}
+	for seen < sentinels || !complete() {
 		select {
 		case m, ok := <-c.events:
 			if !ok {

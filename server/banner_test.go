@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,8 +51,20 @@ func TestBannerShowsOnlyAGeneratedMasterKey(t *testing.T) {
 // address (at the server root, beside the REST mount), and the
 // playground's when it is mounted too.
 func TestBannerShowsGraphQL(t *testing.T) {
-	args := []string{"--databaseURI", filepath.Join(t.TempDir(), "q.db"), "--port", "0", "--host", "127.0.0.1",
-		"--appId", "app", "--masterKey", "m", "--mountGraphQL", "--mountPlayground"}
+	banner, addr := startedBanner(t, "--appId", "app", "--masterKey", "m", "--mountGraphQL", "--mountPlayground")
+	root := "http://" + addr.String()
+	for _, want := range []string{"graphQL:    " + root + "/graphql\n", "playground: " + root + "/playground\n"} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+}
+
+// startedBanner is the banner of a server started with args on a data
+// file of its own, and the address it listens on.
+func startedBanner(t *testing.T, args ...string) (string, net.Addr) {
+	t.Helper()
+	args = append([]string{"--databaseURI", filepath.Join(t.TempDir(), "q.db"), "--port", "0", "--host", "127.0.0.1"}, args...)
 	opts, _, err := config.Load(args, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -60,16 +73,10 @@ func TestBannerShowsGraphQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	addr, err := srv.Listen()
 	if err != nil {
 		t.Fatal(err)
 	}
-	banner := srv.Banner(addr)
-	root := "http://" + addr.String()
-	for _, want := range []string{"graphQL:    " + root + "/graphql\n", "playground: " + root + "/playground\n"} {
-		if !strings.Contains(banner, want) {
-			t.Errorf("banner lacks %q:\n%s", want, banner)
-		}
-	}
+	return srv.Banner(addr), addr
 }
