@@ -179,6 +179,11 @@ type Options struct {
 
 	// SessionLength is sessionLength (given in seconds): a new session's lifetime.
 	SessionLength time.Duration
+	// ConvertUsernameToLowercase and ConvertEmailToLowercase are
+	// convertUsernameToLowercase and convertEmailToLowercase: _User's
+	// username and email are stored lower-cased (and looked up so at
+	// login).
+	ConvertUsernameToLowercase, ConvertEmailToLowercase bool
 	// ExtendSessionOnUse is extendSessionOnUse: a session used past half
 	// its life is extended to sessionLength from then.
 	ExtendSessionOnUse bool

@@ -87,6 +87,8 @@ func TestEnvNames(t *testing.T) {
 		"sqlClassesOver":                   "QUARRY_SQL_CLASSES_OVER",
 		"compatibility":                    "QUARRY_COMPATIBILITY",
 		"queryReadAfterWrites":             "QUARRY_QUERY_READ_AFTER_WRITES",
+		"convertUsernameToLowercase":       "QUARRY_CONVERT_USERNAME_TO_LOWERCASE PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE",
+		"convertEmailToLowercase":          "QUARRY_CONVERT_EMAIL_TO_LOWERCASE PARSE_SERVER_CONVERT_EMAIL_TO_LOWERCASE",
 		"extendSessionOnUse":               "QUARRY_EXTEND_SESSION_ON_USE PARSE_SERVER_EXTEND_SESSION_ON_USE",
 		"enforcePrivateUsers":              "QUARRY_ENFORCE_PRIVATE_USERS PARSE_SERVER_ENFORCE_PRIVATE_USERS",
 		"auth":                             "QUARRY_AUTH PARSE_SERVER_AUTH_PROVIDERS",

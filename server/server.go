@@ -157,6 +157,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		MaxScan:                  opts.MaxScan,
 		PasswordHashCost:         opts.PasswordHashCost,
 		PrivateUsers:             opts.EnforcePrivateUsers,
+		LowercaseUsernames:       opts.ConvertUsernameToLowercase,
+		LowercaseEmails:          opts.ConvertEmailToLowercase,
 		SessionLength:            opts.SessionLength,
 		ExtendSessionOnUse:       opts.ExtendSessionOnUse,
 		Now:                      opts.Now,

@@ -68,6 +68,10 @@ type Options struct {
 	// shared store wait until memory holds every commit that was durable
 	// when it arrived (queryReadAfterWrites; current.go).
 	QueryReadAfterWrites bool
+	// LowercaseUsernames and LowercaseEmails store _User's username and
+	// email lower-cased (convertUsernameToLowercase,
+	// convertEmailToLowercase); log-in looks them up so.
+	LowercaseUsernames, LowercaseEmails bool
 	// ExtendSessionOnUse moves a session's expiry to SessionLength from
 	// now when it is used past half its life (extendSessionOnUse).
 	ExtendSessionOnUse bool

@@ -103,6 +103,9 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 			return schema.Errorf(codeUsernameMissing, "bad or missing username")
 		}
 		lc := strings.ToLower(u)
+		if s.opts.LowercaseUsernames {
+			d.obj["username"] = lc
+		}
 		if other, taken := s.findOne(classUser, "_username_lc", lc); taken && other["objectId"] != d.id {
 			return schema.Errorf(codeUsernameTaken, "Account already exists for this username.")
 		}
@@ -117,6 +120,9 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 				return schema.Errorf(codeInvalidEmail, "Email address format is invalid.")
 			}
 			lc := strings.ToLower(e)
+			if s.opts.LowercaseEmails {
+				d.obj["email"] = lc
+			}
 			if other, taken := s.findOne(classUser, "_email_lc", lc); taken && other["objectId"] != d.id {
 				return schema.Errorf(codeEmailTaken, "Account already exists for this email address.")
 			}
@@ -295,6 +301,9 @@ func (s *Service) LogIn(a Auth, username, email, password any, verifyOnly bool) 
 	}
 	if !pIsStr {
 		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
+	}
+	if s.opts.LowercaseUsernames {
+		u = strings.ToLower(u)
 	}
 	var user schema.Object
 	var ok bool

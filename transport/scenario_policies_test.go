@@ -273,3 +273,33 @@ func TestScenarioExtendSessionOnUse(t *testing.T) {
 		})
 	}
 }
+
+// TestScenarioConvertToLowercase: with convertUsernameToLowercase and
+// convertEmailToLowercase, sign-up and updates store both lower-cased, and
+// log-in finds the user whatever the case typed.
+func TestScenarioConvertToLowercase(t *testing.T) {
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.ConvertUsernameToLowercase = true
+		o.ConvertEmailToLowercase = true
+	})
+	app, m := servertest.App(), servertest.Master()
+	res := srv.Do(t, "POST", "/users", map[string]any{"username": "MiXeD", "password": password("mixed"), "email": "MiXeD@Example.COM"}, app)
+	if res.Status != 201 {
+		t.Fatalf("sign up: %d %s", res.Status, res.Body)
+	}
+	id := res.Map()["objectId"].(string)
+	stored := srv.Do(t, "GET", "/users/"+id, nil, m).Map()
+	if stored["username"] != "mixed" || stored["email"] != "mixed@example.com" {
+		t.Errorf("stored %v / %v, want both lower-cased", stored["username"], stored["email"])
+	}
+	for _, name := range []string{"MIXED", "mixed", "MiXeD"} {
+		if r := srv.Do(t, "POST", "/login", loginBody(name, password("mixed")), app); r.Status != 200 {
+			t.Errorf("log-in as %q: %d %s", name, r.Status, r.Body)
+		}
+	}
+	srv.Do(t, "PUT", "/users/"+id, map[string]any{"username": "NewName", "email": "New@Example.com"}, m)
+	stored = srv.Do(t, "GET", "/users/"+id, nil, m).Map()
+	if stored["username"] != "newname" || stored["email"] != "new@example.com" {
+		t.Errorf("after an update: %v / %v", stored["username"], stored["email"])
+	}
+}
