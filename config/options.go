@@ -179,6 +179,12 @@ type Options struct {
 
 	// SessionLength is sessionLength (given in seconds): a new session's lifetime.
 	SessionLength time.Duration
+	// AllowCustomObjectID is allowCustomObjectId: a create may name its
+	// objectId.
+	AllowCustomObjectID bool
+	// ObjectIDSize is objectIdSize: the length of the objectIds the
+	// server makes.
+	ObjectIDSize int
 	// ConvertUsernameToLowercase and ConvertEmailToLowercase are
 	// convertUsernameToLowercase and convertEmailToLowercase: _User's
 	// username and email are stored lower-cased (and looked up so at
@@ -398,6 +404,7 @@ func Defaults() *Options {
 		MaxJSONDepth:               DefaultMaxJSONDepth,
 		AllowClientClassCreation:   true,
 		Compatibility:              CompatSpecification,
+		ObjectIDSize:               10,
 		SessionLength:              DefaultSessionLength,
 		GraphQLPath:                DefaultGraphQLPath,
 		PlaygroundPath:             DefaultPlaygroundPath,

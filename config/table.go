@@ -202,6 +202,12 @@ var options = []*option{
 	{name: "sessionLength", group: groupSession, env: []string{"PARSE_SERVER_SESSION_LENGTH"},
 		usage: "lifetime of a new session, in seconds",
 		field: func(o *Options) any { return &o.SessionLength }},
+	{name: "allowCustomObjectId", group: groupQuery, env: []string{"PARSE_SERVER_ALLOW_CUSTOM_OBJECT_ID"},
+		usage: "a create may name its objectId (1-64 letters, digits, - and _; 137 if taken)",
+		field: func(o *Options) any { return &o.AllowCustomObjectID }},
+	{name: "objectIdSize", group: groupQuery, env: []string{"PARSE_SERVER_OBJECT_ID_SIZE"},
+		usage: "length of the objectIds the server makes (10 to 64)",
+		field: func(o *Options) any { return &o.ObjectIDSize }},
 	{name: "convertUsernameToLowercase", group: groupSession, env: []string{"PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE"},
 		usage: "store usernames lower-cased, and look them up so at login",
 		field: func(o *Options) any { return &o.ConvertUsernameToLowercase }},
@@ -465,7 +471,7 @@ var options = []*option{
 // with a warning, so that a Parse Server config file still starts. Any other
 // unknown name is an error.
 var unsupported = []string{
-	"allowCustomObjectId", "allowExpiredAuthDataToken",
+	"allowExpiredAuthDataToken",
 	"analyticsAdapter", "cacheMaxSize",
 	"cacheTTL", "cluster", "collectionPrefix", "dashboardOptions",
 	"databaseAdapter", "databaseOptions", "directAccess",
@@ -474,7 +480,7 @@ var unsupported = []string{
 	"encodeParseObjectInCloudFunction",
 	"loggerAdapter", "logLevels",
 	"logsFolder", "maintenanceKey", "maintenanceKeyIps", "maxLogFiles",
-	"middleware", "nonMasterExplain", "objectIdSize", "pages",
+	"middleware", "nonMasterExplain", "pages",
 	"protectedFields",
 	"requestKeywordDenylist", "scheduledPush", "schema", "schemaCacheTTL", "security",
 	"serverCloseComplete", "serverStartComplete",

@@ -87,6 +87,8 @@ func TestEnvNames(t *testing.T) {
 		"sqlClassesOver":                   "QUARRY_SQL_CLASSES_OVER",
 		"compatibility":                    "QUARRY_COMPATIBILITY",
 		"queryReadAfterWrites":             "QUARRY_QUERY_READ_AFTER_WRITES",
+		"allowCustomObjectId":              "QUARRY_ALLOW_CUSTOM_OBJECT_ID PARSE_SERVER_ALLOW_CUSTOM_OBJECT_ID",
+		"objectIdSize":                     "QUARRY_OBJECT_ID_SIZE PARSE_SERVER_OBJECT_ID_SIZE",
 		"convertUsernameToLowercase":       "QUARRY_CONVERT_USERNAME_TO_LOWERCASE PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE",
 		"convertEmailToLowercase":          "QUARRY_CONVERT_EMAIL_TO_LOWERCASE PARSE_SERVER_CONVERT_EMAIL_TO_LOWERCASE",
 		"extendSessionOnUse":               "QUARRY_EXTEND_SESSION_ON_USE PARSE_SERVER_EXTEND_SESSION_ON_USE",

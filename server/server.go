@@ -158,6 +158,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		PasswordHashCost:         opts.PasswordHashCost,
 		PrivateUsers:             opts.EnforcePrivateUsers,
 		LowercaseUsernames:       opts.ConvertUsernameToLowercase,
+		AllowCustomObjectID:      opts.AllowCustomObjectID,
+		ObjectIDSize:             opts.ObjectIDSize,
 		LowercaseEmails:          opts.ConvertEmailToLowercase,
 		SessionLength:            opts.SessionLength,
 		ExtendSessionOnUse:       opts.ExtendSessionOnUse,

@@ -72,6 +72,11 @@ type Options struct {
 	// email lower-cased (convertUsernameToLowercase,
 	// convertEmailToLowercase); log-in looks them up so.
 	LowercaseUsernames, LowercaseEmails bool
+	// AllowCustomObjectID lets a create name its objectId
+	// (allowCustomObjectId); ObjectIDSize is the length of the ids Quarry
+	// makes (objectIdSize; 0 means DefaultObjectIDSize).
+	AllowCustomObjectID bool
+	ObjectIDSize        int
 	// ExtendSessionOnUse moves a session's expiry to SessionLength from
 	// now when it is used past half its life (extendSessionOnUse).
 	ExtendSessionOnUse bool

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	gojson "github.com/goccy/go-json"
@@ -27,9 +28,16 @@ func tooManyFields(class string) error {
 
 const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-// NewObjectID returns 10 random alphanumerics from crypto/rand.
-func NewObjectID() string {
-	const n = 10
+// DefaultObjectIDSize is the length of the objectIds Quarry makes, as
+// Parse Server's (objectIdSize changes it).
+const DefaultObjectIDSize = 10
+
+// NewObjectID returns DefaultObjectIDSize random alphanumerics from
+// crypto/rand.
+func NewObjectID() string { return newObjectIDOfSize(DefaultObjectIDSize) }
+
+// newObjectIDOfSize returns n random alphanumerics from crypto/rand.
+func newObjectIDOfSize(n int) string {
 	out := make([]byte, 0, n)
 	var buf [16]byte
 	for len(out) < n {
@@ -215,7 +223,11 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	keys := make([]string, 0, len(ops))
 	for i := range ops {
 		if ops[i].Method == MethodCreate {
-			ops[i].ID = NewObjectID()
+			id, err := s.newID(ops[i])
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			ops[i].ID = id
 		}
 		keys = append(keys, ops[i].Class+"\x00"+ops[i].ID)
 	}
@@ -343,19 +355,27 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 				return nil, err
 			}
 		}
+		body := op.Body
+		if _, custom := body["objectId"]; custom && s.opts.AllowCustomObjectID {
+			if err := s.checkNewID(op, overlay); err != nil {
+				return nil, err
+			}
+			body = maps.Clone(body) // the caller's body is decided again on a retry
+			delete(body, "objectId")
+		}
 		d := newDraft(op.Class, op.ID, nil)
 		d.hashedPassword = op.hashedPassword
 		d.authPlan = op.authPlan
-		if err := d.apply(op.Body, true); err != nil {
+		if err := d.apply(body, true); err != nil {
 			return nil, err
 		}
 		d.obj["objectId"] = op.ID
 		d.obj["createdAt"] = now
 		d.obj["updatedAt"] = now
-		if err := s.classRules(auth, d, op.Body); err != nil {
+		if err := s.classRules(auth, d, body); err != nil {
 			return nil, err
 		}
-		if err := s.applyFieldOptions(d, op.Body); err != nil {
+		if err := s.applyFieldOptions(d, body); err != nil {
 			return nil, err
 		}
 		return d, nil

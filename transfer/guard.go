@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 
 	"github.com/quarrydata/quarry/schema"
@@ -19,7 +18,7 @@ import (
 //   - A CLP that does not validate as the schemas API would validate it
 //     fails the import (ErrBadCLP): a malformed entry is never read as
 //     public.
-//   - A document whose objectId is not Parse-shaped (see objectIDShape),
+//   - A document whose objectId is not Parse-shaped (schema.ObjectIDProblem),
 //     and every later document of a collection repeating an objectId, is
 //     not imported and is counted in Summary.Rejected; the command exits
 //     non-zero when any was.
@@ -28,27 +27,9 @@ import (
 // permissions are malformed.
 var ErrBadCLP = errors.New("transfer: malformed class-level permissions")
 
-// maxObjectIDLength bounds an imported objectId: Parse Server makes ids of
-// 10 characters (objectIdSize may raise that); 64 leaves room for UUIDs.
-const maxObjectIDLength = 64
-
-// objectIDShape is what an imported objectId may hold: letters, digits,
-// '-' and '_'. Nothing that means something in a path, a store key
-// ("Class:id", "owning:related") or a URL.
-var objectIDShape = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
-// checkObjectID says why id cannot be an objectId, or "" when it can.
-func checkObjectID(id string) string {
-	switch {
-	case id == "":
-		return "objectId is empty"
-	case len(id) > maxObjectIDLength:
-		return fmt.Sprintf("objectId is longer than %d characters", maxObjectIDLength)
-	case !objectIDShape.MatchString(id):
-		return "objectId holds characters other than letters, digits, - and _"
-	}
-	return ""
-}
+// checkObjectID says why id cannot be an objectId, or "" when it can
+// (schema.ObjectIDProblem: the rule a client's own ids follow too).
+func checkObjectID(id string) string { return schema.ObjectIDProblem(id) }
 
 // quoteID shows an id from a dump in a report: quoted, control bytes
 // escaped, cut to a readable length.

@@ -303,3 +303,41 @@ func TestScenarioConvertToLowercase(t *testing.T) {
 		t.Errorf("after an update: %v / %v", stored["username"], stored["email"])
 	}
 }
+
+// TestScenarioCustomObjectIDs: allowCustomObjectId lets a create name its
+// objectId (137 when taken, 104 when empty or not id-shaped); without it
+// objectId stays a reserved field; objectIdSize sets the length of the ids
+// the server makes.
+func TestScenarioCustomObjectIDs(t *testing.T) {
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.AllowCustomObjectID = true
+		o.ObjectIDSize = 24
+	})
+	app := servertest.App()
+	runScenarios(t, srv, []scenario{
+		{name: "a named id", method: "POST", path: "/classes/Item", headers: app, body: map[string]any{"objectId": "my-item_1", "n": 1},
+			expectedStatus: 201, expectedContains: []string{`"objectId":"my-item_1"`}},
+		{name: "read by it", path: "/classes/Item/my-item_1", headers: app, expectedStatus: 200, expectedContains: []string{`"n":1`}},
+		{name: "taken", method: "POST", path: "/classes/Item", headers: app, body: map[string]any{"objectId": "my-item_1"},
+			expectedStatus: 400, check: codeIs(137)},
+		{name: "empty", method: "POST", path: "/classes/Item", headers: app, body: map[string]any{"objectId": ""},
+			expectedStatus: 400, check: codeIs(104)},
+		{name: "not id-shaped", method: "POST", path: "/classes/Item", headers: app, body: map[string]any{"objectId": "../x"},
+			expectedStatus: 400, check: codeIs(104)},
+		{name: "two in one transaction", method: "POST", path: "/batch", headers: app, body: map[string]any{"transaction": true, "requests": []any{
+			map[string]any{"method": "POST", "path": "/parse/classes/Item", "body": map[string]any{"objectId": "twin"}},
+			map[string]any{"method": "POST", "path": "/parse/classes/Item", "body": map[string]any{"objectId": "twin"}}}},
+			expectedStatus: 400, check: codeIs(137)},
+		{name: "a made id has objectIdSize characters", method: "POST", path: "/classes/Item", headers: app, body: map[string]any{"n": 2},
+			expectedStatus: 201, check: func(t testing.TB, res servertest.Response) {
+				if id, _ := res.Map()["objectId"].(string); len(id) != 24 {
+					t.Errorf("objectId %q, want 24 characters", id)
+				}
+			}},
+	})
+	plain := servertest.Start(t, nil)
+	runScenarios(t, plain, []scenario{
+		{name: "without the option objectId is reserved", method: "POST", path: "/classes/Item", headers: app, body: map[string]any{"objectId": "mine"},
+			expectedStatus: 400, check: codeIs(105)},
+	})
+}
