@@ -33,12 +33,31 @@ type FieldTypes func(field string) (schema.Type, bool)
 // pointer permissions name; nil means they are unknown (a LiveQuery server
 // running apart from the data).
 func Compile(class string, clp map[string]any, types FieldTypes) *Policy {
+	return CompileWith(class, clp, types, nil)
+}
+
+// Protected are the server's protectedFields (the option of that name):
+// class -> CLP key ("*", "authenticated", "role:…", a user id,
+// "userField:<field>") -> fields hidden from those callers. Every class's
+// CLP adds to them. nil means Parse Server's default, DefaultProtected.
+type Protected map[string]map[string][]string
+
+// DefaultProtected is Parse Server's default protectedFields: users'
+// emails hidden from everyone but the user and the master key.
+func DefaultProtected() Protected { return Protected{ClassUser: {"*": {"email"}}} }
+
+// CompileWith is Compile with the server's protectedFields (nil:
+// DefaultProtected).
+func CompileWith(class string, clp map[string]any, types FieldTypes, protected Protected) *Policy {
+	if protected == nil {
+		protected = defaultProtected
+	}
 	if schema.MasterOnlyClass(class) {
 		// The server's own bookkeeping (webhooks, jobs, push records):
 		// whatever CLP was stored for it, by an import or the schemas API.
 		clp = schema.MasterOnlyCLP()
 	}
-	p := &Policy{class: class, protected: compileProtected(class, clp)}
+	p := &Policy{class: class, protected: compileProtected(protected[class], clp)}
 	p.readers.master = Reader{p: p, c: Caller{Master: true}}
 	p.readers.public = Reader{p: p}
 	if clp == nil {

@@ -7,10 +7,8 @@ import (
 	"github.com/quarrydata/quarry/schema"
 )
 
-// defaultProtected are fields hidden from everyone but the object's own
-// user and the master key unless a class's CLP says otherwise (Parse
-// Server's default protectedFields).
-var defaultProtected = map[string]map[string][]string{ClassUser: {"*": {"email"}}}
+// defaultProtected is DefaultProtected, made once (read only).
+var defaultProtected = DefaultProtected()
 
 // protectedSets are a class's protectedFields, keyed as in the CLP ("*",
 // "authenticated", a user id, "role:..." or "userField:<field>").
@@ -19,8 +17,10 @@ type protectedSets struct {
 	userFields []string // the <field> of each "userField:<field>" key
 }
 
-func compileProtected(class string, clp map[string]any) protectedSets {
-	sets := defaultProtected[class]
+// compileProtected merges a class's CLP protectedFields into the server's
+// (defaults) for that class.
+func compileProtected(defaults map[string][]string, clp map[string]any) protectedSets {
+	sets := defaults
 	if pf, ok := clp["protectedFields"].(map[string]any); ok {
 		// A stored CLP adds to the server's defaults, as Parse Server
 		// merges its protectedFields option into every class's CLP: a CLP

@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Built-in defaults. Usage prints the values of Defaults, so these constants
 // and the help text cannot drift apart.
@@ -179,6 +182,10 @@ type Options struct {
 
 	// SessionLength is sessionLength (given in seconds): a new session's lifetime.
 	SessionLength time.Duration
+	// ProtectedFields is protectedFields: class -> CLP key -> fields
+	// hidden from those callers (nil: Parse Server's default, users'
+	// emails hidden). ProtectedFieldSets reads it.
+	ProtectedFields map[string]any
 	// AllowCustomObjectID is allowCustomObjectId: a create may name its
 	// objectId.
 	AllowCustomObjectID bool
@@ -376,6 +383,38 @@ func (k LiveQueryKeyPairs) Map() map[string]string {
 
 // Defaults returns the options of a start with no arguments, no config file
 // and no environment: a development start.
+// ProtectedFieldSets is ProtectedFields as class -> CLP key -> field
+// names; nil when the option is not set.
+func (o *Options) ProtectedFieldSets() (map[string]map[string][]string, error) {
+	if o.ProtectedFields == nil {
+		return nil, nil
+	}
+	out := map[string]map[string][]string{}
+	for class, v := range o.ProtectedFields {
+		keys, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: want an object of CLP keys (\"*\", \"authenticated\", \"role:…\", \"userField:…\") to lists of fields", class)
+		}
+		out[class] = map[string][]string{}
+		for key, fv := range keys {
+			list, ok := fv.([]any)
+			if !ok {
+				return nil, fmt.Errorf("%s.%s: want a list of field names", class, key)
+			}
+			fields := []string{}
+			for _, f := range list {
+				name, ok := f.(string)
+				if !ok || name == "" {
+					return nil, fmt.Errorf("%s.%s: want a list of field names", class, key)
+				}
+				fields = append(fields, name)
+			}
+			out[class][key] = fields
+		}
+	}
+	return out, nil
+}
+
 // The values of compatibility.
 const (
 	CompatSpecification = "specification"

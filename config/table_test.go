@@ -87,6 +87,7 @@ func TestEnvNames(t *testing.T) {
 		"sqlClassesOver":                   "QUARRY_SQL_CLASSES_OVER",
 		"compatibility":                    "QUARRY_COMPATIBILITY",
 		"queryReadAfterWrites":             "QUARRY_QUERY_READ_AFTER_WRITES",
+		"protectedFields":                  "QUARRY_PROTECTED_FIELDS PARSE_SERVER_PROTECTED_FIELDS",
 		"allowCustomObjectId":              "QUARRY_ALLOW_CUSTOM_OBJECT_ID PARSE_SERVER_ALLOW_CUSTOM_OBJECT_ID",
 		"objectIdSize":                     "QUARRY_OBJECT_ID_SIZE PARSE_SERVER_OBJECT_ID_SIZE",
 		"convertUsernameToLowercase":       "QUARRY_CONVERT_USERNAME_TO_LOWERCASE PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE",

@@ -180,6 +180,9 @@ func (l *loader) finish() {
 	if o.MetricsPort < 0 || o.MetricsPort > 65535 || o.MetricsPort != 0 && o.MetricsPort == o.Port {
 		check("metricsPort", fmt.Errorf("must be a port between 1 and 65535 other than port (or 0 to serve /metrics on the main port), got %d", o.MetricsPort))
 	}
+	if _, err := o.ProtectedFieldSets(); err != nil {
+		check("protectedFields", err)
+	}
 	if o.ObjectIDSize < 10 || o.ObjectIDSize > 64 {
 		// Fewer than 10 characters of 62 make collisions likely in a large
 		// class; more than 64 is more than an imported id may hold.

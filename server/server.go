@@ -18,6 +18,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/access"
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/email"
@@ -147,6 +148,14 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	undo = append(undo, shared.close)
+	sets, err := opts.ProtectedFieldSets()
+	if err != nil {
+		return nil, fmt.Errorf("protectedFields: %w", err)
+	}
+	var protected access.Protected
+	if sets != nil {
+		protected = access.Protected(sets)
+	}
 	svc, err := service.Open(adapter, service.Options{
 		Hooks:                    hooks,
 		DefaultLimit:             opts.DefaultLimit,
@@ -158,6 +167,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		PasswordHashCost:         opts.PasswordHashCost,
 		PrivateUsers:             opts.EnforcePrivateUsers,
 		LowercaseUsernames:       opts.ConvertUsernameToLowercase,
+		ProtectedFields:          protected,
 		AllowCustomObjectID:      opts.AllowCustomObjectID,
 		ObjectIDSize:             opts.ObjectIDSize,
 		LowercaseEmails:          opts.ConvertEmailToLowercase,

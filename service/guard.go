@@ -49,15 +49,15 @@ type policyEntry struct {
 func (s *Service) policy(class string) *access.Policy {
 	cls := s.Class(class)
 	if cls == nil {
-		return access.Compile(class, nil, nil)
+		return access.CompileWith(class, nil, nil, s.opts.ProtectedFields)
 	}
 	if e, ok := s.policies.Load(class); ok && e.(*policyEntry).cls == cls {
 		return e.(*policyEntry).policy
 	}
-	p := access.Compile(class, cls.CLP, func(n string) (schema.Type, bool) {
+	p := access.CompileWith(class, cls.CLP, func(n string) (schema.Type, bool) {
 		f, ok := cls.Fields[n]
 		return f.Type, ok
-	})
+	}, s.opts.ProtectedFields)
 	s.policies.Store(class, &policyEntry{cls, p})
 	return p
 }

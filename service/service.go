@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/quarrydata/quarry/access"
 	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/memtune"
@@ -72,6 +73,9 @@ type Options struct {
 	// email lower-cased (convertUsernameToLowercase,
 	// convertEmailToLowercase); log-in looks them up so.
 	LowercaseUsernames, LowercaseEmails bool
+	// ProtectedFields are the server's protectedFields, to which every
+	// class's CLP adds (nil: Parse Server's default, users' emails hidden).
+	ProtectedFields access.Protected
 	// AllowCustomObjectID lets a create name its objectId
 	// (allowCustomObjectId); ObjectIDSize is the length of the ids Quarry
 	// makes (objectIdSize; 0 means DefaultObjectIDSize).

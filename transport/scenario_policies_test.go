@@ -341,3 +341,41 @@ func TestScenarioCustomObjectIDs(t *testing.T) {
 			expectedStatus: 400, check: codeIs(105)},
 	})
 }
+
+// TestScenarioServerProtectedFields: the protectedFields option replaces
+// Parse's default (users' emails hidden from others), and a class's CLP
+// still adds to it.
+func TestScenarioServerProtectedFields(t *testing.T) {
+	cases := []struct {
+		name      string
+		option    map[string]any
+		hiddenKey []string
+		shownKey  []string
+	}{
+		{"default: email hidden", nil, []string{"email"}, []string{"phone"}},
+		{"phone too", map[string]any{"_User": map[string]any{"*": []any{"email", "phone"}}}, []string{"email", "phone"}, nil},
+		{"nothing hidden", map[string]any{}, nil, []string{"email", "phone"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := servertest.Start(t, func(o *config.Options) { o.ProtectedFields = c.option })
+			id, _ := signUp(t, srv, "gus", "gus@example.com")
+			srv.Do(t, "PUT", "/users/"+id, map[string]any{"phone": "555"}, servertest.Master())
+			_, other := signUp(t, srv, "hal", "hal@example.com")
+			seen := srv.Do(t, "GET", "/users/"+id, nil, asUser(other)).Map()
+			for _, k := range c.hiddenKey {
+				if _, ok := seen[k]; ok {
+					t.Errorf("another user sees %s: %v", k, seen)
+				}
+			}
+			for _, k := range c.shownKey {
+				if _, ok := seen[k]; !ok {
+					t.Errorf("another user does not see %s: %v", k, seen)
+				}
+			}
+			if own := srv.Do(t, "GET", "/users/"+id, nil, servertest.Master()).Map(); own["email"] != "gus@example.com" || own["phone"] != "555" {
+				t.Errorf("the master key sees %v", own)
+			}
+		})
+	}
+}
