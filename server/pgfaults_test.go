@@ -1,6 +1,11 @@
 package server_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -49,32 +54,62 @@ func TestPostgresOutage(t *testing.T) {
 	// not reach the instance.
 	cut := proxy.CutAtCommit()
 	doubt := make(chan answer, 1)
-	go func() { doubt <- create(-1) }()
+	doubtErr := make(chan error, 1)
+	go func() {
+		// Answered only after the outage below and the restore: a client
+		// of its own without servertest's 30 s timeout, and no t.Fatal
+		// off the test's goroutine (it would leave the test waiting).
+		a, err := createPatiently(srv, -1)
+		if err != nil {
+			doubtErr <- err
+			return
+		}
+		doubt <- a
+	}()
 	<-cut
 
 	// During the outage: 4 writers, 25 creates each, and the readiness
-	// probe until it says not ready.
+	// probe until it says not ready. The connection comes back once 20
+	// of them were answered, not after all: the create in doubt holds its
+	// object's lock stripe (one of 256) until it knows, so a create whose
+	// new id shares that stripe waits for the restore.
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	enough := make(chan struct{})
+	var enoughOnce sync.Once
 	for w := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range 25 {
-				a := create(1000 + 100*w + i)
+				a, err := createPatiently(srv, 1000+100*w+i)
+				if err != nil {
+					t.Errorf("a create during the outage: %v", err)
+					return
+				}
 				mu.Lock()
 				answers = append(answers, a)
+				if len(answers) >= 20+20 {
+					enoughOnce.Do(func() { close(enough) })
+				}
 				mu.Unlock()
 			}
 		}()
 	}
-	wg.Wait()
 	health := waitHealth(t, srv, 503)
+	select {
+	case <-enough:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("20 creates were not answered within 3 minutes of the cut")
+	}
 	if health.Header.Get("Retry-After") == "" || health.Map()["status"] != "error" {
 		t.Errorf("/health during the outage: %d %v %s, want 503 {status: error} with Retry-After", health.Status, health.Header, health.Body)
 	}
+	mu.Lock()
+	during := slices.Clone(answers)
+	mu.Unlock()
 	refused := 0
-	for _, a := range answers {
+	for _, a := range during {
 		if a.status != 503 {
 			continue
 		}
@@ -89,7 +124,15 @@ func TestPostgresOutage(t *testing.T) {
 	}
 
 	proxy.Restore()
-	d := <-doubt
+	wg.Wait() // the creates left answer once the database is back
+	var d answer
+	select {
+	case d = <-doubt:
+	case err := <-doubtErr:
+		t.Fatalf("the create in doubt: %v", err)
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the create in doubt was not answered within 3 minutes of the restore")
+	}
 	if d.status != 201 {
 		t.Fatalf("the create whose COMMIT went through before the cut: %d %s, want 201 once the instance knows it committed", d.status, d.body)
 	}
@@ -141,4 +184,39 @@ func waitHealth(t *testing.T, srv *servertest.Server, status int) servertest.Res
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// patient is a client for a request the server may hold for minutes (a
+// commit in doubt waits for the database to come back).
+var patient = &http.Client{Timeout: 5 * time.Minute}
+
+// createPatiently is the test's create through patient, errors returned
+// rather than failing the test from another goroutine.
+func createPatiently(srv *servertest.Server, n int) (answer, error) {
+	body, _ := json.Marshal(map[string]any{"n": n})
+	req, err := http.NewRequest("POST", srv.URL+"/classes/Fault", bytes.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	for k, v := range servertest.Master() {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := patient.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		return answer{}, err
+	}
+	a := answer{status: res.StatusCode, body: string(data), retry: res.Header.Get("Retry-After")}
+	var reply struct {
+		ObjectID string `json:"objectId"`
+	}
+	if json.Unmarshal(data, &reply) == nil {
+		a.id = reply.ObjectID
+	}
+	return a, nil
 }
