@@ -257,9 +257,6 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 			writeResponse(ctx, fasthttp.StatusBadRequest, requestError(codeBadRequest, "The body must be a JSON object {query, variables, operationName}."))
 			return
 		}
-		if req.Variables == nil {
-			req.Variables = map[string]any{}
-		}
 		req.Variables = plainNumbers(req.Variables).(map[string]any)
 	default:
 		ctx.Response.Header.Set("Allow", "GET, POST")

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/valyala/fasthttp"
 )
@@ -77,7 +78,7 @@ func hasDotSegment(target []byte) bool {
 	path := unescapeLenient(target)
 	for len(path) > 0 {
 		seg := path
-		if i := indexSlash(path); i >= 0 {
+		if i := strings.IndexAny(path, `/\`); i >= 0 { // some servers and browsers read a backslash as a slash
 			seg, path = path[:i], path[i+1:]
 		} else {
 			path = ""
@@ -113,17 +114,6 @@ func unhex(c byte) byte {
 		return c - '0'
 	}
 	return c | 0x20 - 'a' + 10
-}
-
-// indexSlash finds the next segment separator: '/', or '\' which some
-// servers and browsers treat as one.
-func indexSlash(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' || s[i] == '\\' {
-			return i
-		}
-	}
-	return -1
 }
 
 // refuseBadRequest answers a request refused for its framing or path: 400,
