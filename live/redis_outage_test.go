@@ -124,12 +124,13 @@ func waitUntil(t *testing.T, what string, wake <-chan struct{}, cond func() bool
 // it queued meanwhile: with pub/sub every such change was lost; the stream
 // keeps them for the subscriber to read on.
 type outage struct {
-	redis *privateRedis
-	pub   *live.Redis
-	sub   *live.Redis
-	rec   *lossRecorder
-	logs  *syncBuffer
-	gate  chan struct{} // closed: the subscriber may read again
+	redis    *privateRedis
+	pub      *live.Redis
+	sub      *live.Redis
+	rec      *lossRecorder
+	logs     *syncBuffer
+	gate     chan struct{} // closed: the subscriber may read again
+	gateOnce sync.Once
 	// pubFailing and subFailing are closed when the publisher failed to
 	// publish and the subscriber failed to read.
 	pubFailing, subFailing chan struct{}
@@ -159,6 +160,10 @@ func newOutage(t *testing.T, queue int) *outage {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { o.sub.Close() })
+	// Runs before the subscriber's Close (cleanups run last-in first-out):
+	// a test that failed before opening the gate must not leave the reader
+	// waiting on it, or Close waits for that reader for ever.
+	t.Cleanup(o.openGate)
 	live.SetReadRetryWait(o.sub, func(int) bool {
 		subFailed.Do(func() { close(o.subFailing) })
 		<-o.gate
@@ -206,8 +211,10 @@ func (o *outage) cut(t *testing.T, from, to int, flushed func(newest map[string]
 		// Nothing tells the test when the publisher's retry succeeds.
 		time.Sleep(10 * time.Millisecond)
 	}
-	close(o.gate)
+	o.openGate()
 }
+
+func (o *outage) openGate() { o.gateOnce.Do(func() { close(o.gate) }) }
 
 // seqIs is a flushed condition: the newest entry has sequence number n.
 func seqIs(n int) func(map[string]any) bool {
