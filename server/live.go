@@ -240,7 +240,7 @@ func (l *LiveQueryServer) Serve(ctx context.Context) error {
 		ReadTimeout:           60 * time.Second,
 		SecureErrorLogMessage: true,
 		Logger:                transport.NewConnErrorLog(l.log),
-		Handler: func(ctx *fasthttp.RequestCtx) {
+		Handler: transport.RefuseAmbiguous(func(ctx *fasthttp.RequestCtx) {
 			switch {
 			case live.IsUpgrade(ctx):
 				l.Live.Handler(ctx)
@@ -250,7 +250,7 @@ func (l *LiveQueryServer) Serve(ctx context.Context) error {
 			default:
 				ctx.Error("LiveQuery server: connect with a WebSocket", fasthttp.StatusUpgradeRequired)
 			}
-		},
+		}),
 	}
 	serveErr := serveUntil(ctx, hs, l.ln, l.log)
 	l.close()

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/transport"
 )
 
 // Starting holds the server's port while its data loads, so load balancers
@@ -40,7 +41,7 @@ func ListenEarly(opts *config.Options) (*Starting, error) {
 	st := &Starting{tcp: tcp, ln: &pausable{TCPListener: tcp}, done: make(chan struct{})}
 	st.hs = &fasthttp.Server{
 		Name: "quarry", NoDefaultServerHeader: true, ReadTimeout: 10 * time.Second,
-		Handler: func(ctx *fasthttp.RequestCtx) {
+		Handler: transport.RefuseAmbiguous(func(ctx *fasthttp.RequestCtx) {
 			path := strings.TrimPrefix(string(ctx.Path()), mount)
 			ctx.SetContentType("application/json; charset=utf-8")
 			switch path {
@@ -55,7 +56,7 @@ func ListenEarly(opts *config.Options) (*Starting, error) {
 				ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
 				ctx.SetBodyString(`{"code":1,"error":"Quarry is starting: its data is loading. Try again shortly."}`)
 			}
-		},
+		}),
 	}
 	go func() {
 		defer close(st.done)

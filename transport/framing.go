@@ -123,3 +123,29 @@ func (s *Server) refuseBadRequest(ctx *fasthttp.RequestCtx, why string) {
 	s.cors(ctx)
 	writeJSON(ctx, fasthttp.StatusBadRequest, map[string]any{"error": "bad request: " + why})
 }
+
+// ambiguity says why a request's framing or path is refused, or "".
+func ambiguity(ctx *fasthttp.RequestCtx) string {
+	if why := framingError(&ctx.Request.Header); why != "" {
+		return why
+	}
+	if hasDotSegment(ctx.Request.Header.RequestURI()) {
+		return "the path has a . or .. segment"
+	}
+	return ""
+}
+
+// RefuseAmbiguous wraps a handler of another listener (the LiveQuery
+// port, the answers given while the data loads) with the same framing and
+// path checks the API's listener makes, so no port of the process reads a
+// request differently from a proxy in front of it.
+func RefuseAmbiguous(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if why := ambiguity(ctx); why != "" {
+			ctx.SetConnectionClose()
+			writeJSON(ctx, fasthttp.StatusBadRequest, map[string]any{"error": "bad request: " + why})
+			return
+		}
+		next(ctx)
+	}
+}

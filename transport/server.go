@@ -257,12 +257,8 @@ func (s *Server) NewHTTPServer() *fasthttp.Server {
 }
 
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
-	if why := framingError(&ctx.Request.Header); why != "" {
+	if why := ambiguity(ctx); why != "" {
 		s.refuseBadRequest(ctx, why) // framing.go
-		return
-	}
-	if hasDotSegment(ctx.Request.Header.RequestURI()) {
-		s.refuseBadRequest(ctx, "the path has a . or .. segment")
 		return
 	}
 	// One pass over the request's headers reads all the server looks at.
