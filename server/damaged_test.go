@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server"
+	"github.com/quarrydata/quarry/server/servertest"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
 )
@@ -119,5 +121,52 @@ func TestTornLastWriteIsDropped(t *testing.T) {
 	}
 	if len(res.Results) != 1 || res.Results[0]["objectId"] != "x1" {
 		t.Fatalf("after the torn write: %v, want x1 alone", res.Results)
+	}
+}
+
+// TestHardLinkToCompactedFileRefused: a hard link made to a running
+// server's data file names the old file once the server compacted it; a
+// second server opened on that link is refused while the first runs (it
+// would serve stale data and its writes would be lost).
+func TestHardLinkToCompactedFileRefused(t *testing.T) {
+	if os.Getenv("QUARRY_TEST_DATABASE_URI") != "" {
+		t.Skip("the embedded store's file lock: not a PostgreSQL test")
+	}
+	path := filepath.Join(t.TempDir(), "quarry.db")
+	srv := servertest.Start(t, func(o *config.Options) { o.DatabaseURI = path })
+	master := map[string]string{"X-Parse-Application-Id": servertest.AppID, "X-Parse-Master-Key": servertest.MasterKey}
+	res := srv.Do(t, "POST", "/classes/Blob", map[string]any{"n": 0}, master)
+	if res.Status != 201 {
+		t.Fatalf("create: %d %s", res.Status, res.Body)
+	}
+	id, _ := res.Map()["objectId"].(string)
+	link := filepath.Join(t.TempDir(), "backup.db")
+	if err := os.Link(path, link); err != nil {
+		t.Fatal(err)
+	}
+	// Rewriting one object with a large value grows the file past the
+	// compaction threshold (32 MiB and twice the live data): the server
+	// then writes a new file and renames it over the data file's name.
+	big := strings.Repeat("x", 512<<10)
+	for i := 0; ; i++ {
+		if cur, err := os.Stat(path); err == nil {
+			if old, err := os.Stat(link); err == nil && !os.SameFile(cur, old) {
+				break
+			}
+		}
+		if i == 400 {
+			t.Fatal("the server never compacted its data file")
+		}
+		if res := srv.Do(t, "PUT", "/classes/Blob/"+id, map[string]any{"big": big, "n": i}, master); res.Status != 200 {
+			t.Fatalf("update %d: %d %s", i, res.Status, res.Body)
+		}
+	}
+	second, err := openAt(t, link)
+	if err == nil {
+		second.Close()
+		t.Fatal("a second server opened the stale hard link of a running server's data file")
+	}
+	if !errors.Is(err, store.ErrLocked) && !strings.Contains(err.Error(), "lock") {
+		t.Errorf("refused with %v, want the lock error", err)
 	}
 }
