@@ -151,6 +151,14 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 	if err := s.authDataRules(d, d.authPlan, body); err != nil {
 		return err
 	}
+	if acl, given := d.obj["ACL"].(map[string]any); given && !a.Master && !a.internal {
+		if _, inBody := body["ACL"]; inBody {
+			// A client never locks a user out of its own object: its own
+			// read and write come back whatever ACL it sends (locking a
+			// user out, ACL {}, takes the master key).
+			acl[d.id] = map[string]any{"read": true, "write": true}
+		}
+	}
 	if creating {
 		if _, ok := body["ACL"]; !ok {
 			acl := map[string]any{d.id: map[string]any{"read": true, "write": true}}

@@ -620,3 +620,43 @@ func TestScenarioLoginAs(t *testing.T) {
 			check: msgIs(101, "user not found")},
 	})
 }
+
+// TestScenarioUserKeepsOwnAccess: a client never locks a user out of its
+// own object: an ACL it sends at sign-up or on update gets the user's own
+// read and write back (Parse's rule), so a user signed up with ACL {} logs
+// in; the master key still can lock a user out.
+func TestScenarioUserKeepsOwnAccess(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	app := servertest.App()
+	res := srv.Do(t, "POST", "/users", map[string]any{"username": "sealed", "password": "pw-sealed-1", "ACL": map[string]any{}}, app)
+	if res.Status != 201 {
+		t.Fatalf("sign-up: %d %s", res.Status, res.Body)
+	}
+	id, token := res.Map()["objectId"].(string), tokenOf(res)
+	ownOnly := map[string]any{id: map[string]any{"read": true, "write": true}}
+	aclOf := func() any {
+		t.Helper()
+		got := srv.Do(t, "GET", "/users/"+id, nil, servertest.Master())
+		return got.Map()["ACL"]
+	}
+	if got := aclOf(); fmt.Sprint(got) != fmt.Sprint(ownOnly) {
+		t.Errorf("ACL after sign-up with {}: %v, want %v", got, ownOnly)
+	}
+	if res := srv.Do(t, "POST", "/login", map[string]any{"username": "sealed", "password": "pw-sealed-1"}, app); res.Status != 200 {
+		t.Errorf("log-in of a user signed up with ACL {}: %d %s", res.Status, res.Body)
+	}
+	res = srv.Do(t, "PUT", "/users/"+id, map[string]any{"ACL": map[string]any{"*": map[string]any{"read": true}}}, asUser(token))
+	if res.Status != 200 {
+		t.Fatalf("update own ACL: %d %s", res.Status, res.Body)
+	}
+	want := map[string]any{"*": map[string]any{"read": true}, id: map[string]any{"read": true, "write": true}}
+	if got := aclOf(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ACL after the user dropped itself: %v, want %v", got, want)
+	}
+	if res := srv.Do(t, "PUT", "/users/"+id, map[string]any{"ACL": map[string]any{}}, servertest.Master()); res.Status != 200 {
+		t.Fatalf("lock with the master key: %d %s", res.Status, res.Body)
+	}
+	if res := srv.Do(t, "POST", "/login", map[string]any{"username": "sealed", "password": "pw-sealed-1"}, app); res.Status != 404 || res.Map()["code"] != float64(101) {
+		t.Errorf("log-in of a user the master key locked out: %d %s", res.Status, res.Body)
+	}
+}

@@ -272,3 +272,18 @@ test('Parse.User.loginAs (master key) opens a session for that user', async () =
   await expectParseError(Parse.User.loginAs('nobody12345'), Parse.Error.OBJECT_NOT_FOUND);
   await Parse.User.logOut();
 });
+
+test('a user signed up with an empty ACL keeps its own access and logs in', async () => {
+  const username = uniqueName('sealed');
+  const password = `pw-${username}-S3cret!`;
+  const user = new Parse.User();
+  user.set({ username, password });
+  user.setACL(new Parse.ACL());
+  await user.signUp();
+  await Parse.User.logOut();
+  const again = await Parse.User.logIn(username, password);
+  assert.equal(again.id, user.id);
+  assert.equal(again.getACL().getReadAccess(user.id), true);
+  assert.equal(again.getACL().getWriteAccess(user.id), true);
+  await Parse.User.logOut();
+});
