@@ -9,6 +9,10 @@ import (
 type SortKey struct {
 	Path string
 	Desc bool
+	// Score, when set, orders by its value, highest first whatever Desc
+	// says (the "$score" of a $text query: the best matches first, as
+	// Parse sorts it).
+	Score func(schema.Object) float64
 }
 
 // Compare orders two objects by keys with schema.Compare (missing keys
@@ -20,6 +24,15 @@ type SortKey struct {
 func Compare(a, b schema.Object, keys []SortKey) int {
 	desc := false
 	for _, k := range keys {
+		if k.Score != nil {
+			if sa, sb := k.Score(a), k.Score(b); sa != sb {
+				if sa > sb {
+					return -1
+				}
+				return 1
+			}
+			continue
+		}
 		if c := schema.CompareAt(a, b, k.Path); c != 0 {
 			if k.Desc {
 				return -c

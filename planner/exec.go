@@ -78,7 +78,16 @@ func (p *planner) plan(depth int) (*Plan, error) {
 	pl := &Plan{q: q, coll: p.coll, root: resolved, deadline: p.deadline}
 	pl.access = p.chooseAccess(resolved)
 	for _, k := range q.Order {
-		pl.sortKeys = append(pl.sortKeys, matcher.SortKey{Path: k.Path, Desc: k.Desc})
+		key := matcher.SortKey{Path: k.Path, Desc: k.Desc}
+		if k.Path == "$score" {
+			if pl.scorer == nil {
+				pl.scorer = matcher.NewTextScorer(resolved)
+			}
+			if pl.scorer != nil {
+				key.Score = pl.scorer.Score
+			}
+		}
+		pl.sortKeys = append(pl.sortKeys, key)
 	}
 	pl.residual = residual(resolved, pl.access)
 	p.fillSets(pl.residual)

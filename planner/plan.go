@@ -254,6 +254,8 @@ type Plan struct {
 	match    func(schema.Object) bool
 	// sortKeys is q.Order in the matcher's terms.
 	sortKeys []matcher.SortKey
+	// scorer rates $text matches when the order names "$score".
+	scorer *matcher.TextScorer
 	// filler boxes the values of set operators (fillSets, for explain);
 	// a pointer, not a method value, which would cost every plan an
 	// allocation.
@@ -277,4 +279,16 @@ func (a *access) reason() string {
 		return a.op.Code.String() + " on " + a.path
 	}
 	return a.why
+}
+
+// TextScore is obj's "$score" for the query's $text (false when the query
+// has none).
+func (pl *Plan) TextScore(obj schema.Object) (float64, bool) {
+	if pl.scorer == nil {
+		pl.scorer = matcher.NewTextScorer(pl.root)
+	}
+	if pl.scorer == nil {
+		return 0, false
+	}
+	return pl.scorer.Score(obj), true
 }

@@ -196,7 +196,8 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	// Include writes the expanded objects into the results, and a get's
 	// one object is the caller's to change (a user reading themselves gets
 	// their token added): no sharing for either.
-	shareable := len(includes) == 0 && (p.op != opGet || p.shareGet) && s.canShare(class, p.Read)
+	scored := wantsScore(p)
+	shareable := len(includes) == 0 && (p.op != opGet || p.shareGet) && s.canShare(class, p.Read) && !scored
 	derived := s.derivedBy(class)
 	q.Undecoded = p.ReplyOnly && shareable && derived
 	plan, res, err := s.runPlanAs(auth, q)
@@ -222,6 +223,11 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 			res.Objects[i] = o // out.srcs[i]
 		}
 		out.Results[i] = s.view(class, o, p.Read, g, shareable)
+		if scored {
+			if score, ok := plan.TextScore(o); ok {
+				out.Results[i]["$score"] = score
+			}
+		}
 	}
 	var noteExpansion func(exp, src schema.Object, ref index.Ref, coll *index.Collection)
 	if derived {
@@ -362,4 +368,20 @@ func (s *Service) findIncludes(class string, r ReadOptions) ([][]string, error) 
 		}
 	}
 	return s.parseIncludes(class, include, r.IncludeAll)
+}
+
+// wantsScore says whether a find sorts by or selects its $text's
+// "$score", which each result then carries.
+func wantsScore(p FindParams) bool {
+	for _, k := range p.Order {
+		if k.Path == "$score" {
+			return true
+		}
+	}
+	for _, k := range p.Read.Keys {
+		if k == "$score" {
+			return true
+		}
+	}
+	return false
 }

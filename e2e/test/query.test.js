@@ -117,6 +117,15 @@ test('fullText', async () => {
   assert.deepEqual(sortedNames(await q().fullText('desc', 'dogs').find()), ['b']);
 });
 
+test('fullText sorted by $score: best match first, each with its score', async () => {
+  const ranked = await q().fullText('desc', 'quick').ascending('$score').select('name', '$score').find();
+  // The shorter the text, the larger the searched word's share of it.
+  assert.deepEqual(ranked.map((o) => o.get('name')), ['e', 'c', 'a']);
+  const scores = ranked.map((o) => o.get('$score'));
+  assert.ok(scores.every((s) => typeof s === 'number' && s > 0), JSON.stringify(scores));
+  assert.ok(scores[0] >= scores[1] && scores[1] >= scores[2], JSON.stringify(scores));
+});
+
 test('matchesQuery / doesNotMatchQuery (pointer in subquery)', async () => {
   const featured = new Parse.Query('Category').equalTo('featured', true);
   assert.deepEqual(sortedNames(await q().matchesQuery('catPtr', featured).find()), ['a', 'c', 'd', 'f']);
