@@ -117,6 +117,12 @@ func refPath(ref string) (string, error) {
 			path = field + path[len(stored):]
 		}
 	}
+	// "_p_<field>" is where Parse's MongoDB storage keeps a Pointer: apps
+	// group by it, and Parse answers with the pointed object's id, as a
+	// reference to the Pointer field does here.
+	if rest, ok := strings.CutPrefix(path, "_p_"); ok && rest != "" {
+		path = rest
+	}
 	for _, seg := range strings.Split(path, ".") {
 		if !pathSegment.MatchString(seg) {
 			return "", errorf("Invalid field reference %s", ref)

@@ -197,3 +197,16 @@ func TestLimits(t *testing.T) {
 		t.Fatal("a subquery ran in memory")
 	}
 }
+
+// TestGroupByStoredPointerName: "$_p_owner", Parse's MongoDB storage name
+// of the Pointer owner, groups as "$owner" does: by the pointed id.
+func TestGroupByStoredPointerName(t *testing.T) {
+	in := docs(t, `[
+ {"objectId":"i1","owner":{"__type":"Pointer","className":"Owner","objectId":"o1"},"v":2},
+ {"objectId":"i2","owner":{"__type":"Pointer","className":"Owner","objectId":"o1"},"v":3},
+ {"objectId":"i3","owner":{"__type":"Pointer","className":"Owner","objectId":"o2"},"v":4}
+]`)
+	want := `[{"objectId":"o1","total":5},{"objectId":"o2","total":4}]`
+	same(t, run(t, `[{"$group":{"_id":"$_p_owner","total":{"$sum":"$v"}}},{"$sort":{"_id":1}}]`, in), want)
+	same(t, run(t, `[{"$group":{"_id":"$owner","total":{"$sum":"$v"}}},{"$sort":{"_id":1}}]`, in), want)
+}

@@ -98,3 +98,17 @@ test('string, arithmetic and date operators, in project, group keys and accumula
   assert.equal(grouped[0].revenue, 150);
   assert.equal(grouped[0].year, new Date().getUTCFullYear());
 });
+
+test('group by a pointer, also through its stored name $_p_<field>', async () => {
+  const [north, south] = await Parse.Object.saveAll([new Parse.Object('Shop', { name: 'n' }), new Parse.Object('Shop', { name: 's' })], { useMasterKey: true });
+  await Parse.Object.saveAll([
+    new Parse.Object('Receipt', { shop: north, v: 2 }),
+    new Parse.Object('Receipt', { shop: north, v: 3 }),
+    new Parse.Object('Receipt', { shop: south, v: 4 }),
+  ], { useMasterKey: true });
+  for (const key of ['$shop', '$_p_shop']) {
+    const res = await new Parse.Query('Receipt').aggregate([{ $group: { _id: key, total: { $sum: '$v' } } }], { useMasterKey: true });
+    const totals = Object.fromEntries(res.map((r) => [r.objectId, r.total]));
+    assert.deepEqual(totals, { [north.id]: 5, [south.id]: 4 }, key);
+  }
+});
