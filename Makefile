@@ -18,11 +18,24 @@ build:
 
 # The Go packages and the REST suite on PostgreSQL run side by side: the
 # first keeps both cores busy, the second mostly waits on PostgreSQL, and
-# each test server has a database of its own (random names). The SDK and
-# browser suites follow one at a time (they share e2e/node_modules).
+# each test server has a database of its own (random names). Then the SDK
+# suites (both majors, and on PostgreSQL) and the browser suite run side
+# by side too: they mostly wait on their servers, each starts servers of
+# its own on free ports, and their packages are installed once before.
 test: lint
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-postgres
-	$(MAKE) --no-print-directory test-e2e test-dashboard test-e2e-postgres
+	$(MAKE) --no-print-directory build e2e-deps
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-e2e test-dashboard test-e2e-postgres
+
+# Installs the SDK and Dashboard suites' packages when missing or stale
+# (a no-op without npm: the suites then skip or fail as they say).
+.PHONY: e2e-deps
+e2e-deps:
+	@if command -v npm >/dev/null 2>&1; then \
+		for d in e2e e2e/dashboard; do \
+			(cd $$d && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }) || exit 1; \
+		done; \
+	fi
 
 test-go:
 	$(GO) test -count=1 $(PKGS)
