@@ -25,7 +25,7 @@ build:
 test: lint
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-postgres
 	$(MAKE) --no-print-directory build e2e-deps
-	$(MAKE) --no-print-directory -j3 --output-sync=target test-e2e test-dashboard test-e2e-postgres
+	$(MAKE) --no-print-directory -j4 --output-sync=target test-e2e-current test-e2e-sdk6 test-dashboard test-e2e-postgres
 
 # Installs the SDK and Dashboard suites' packages when missing or stale
 # (a no-op without npm: the suites then skip or fail as they say).
@@ -55,15 +55,25 @@ test-postgres:
 # The end-to-end suite drives the built binary with the official `parse`
 # npm SDK, on its current major and again on the older major 6. Without
 # Node it is skipped loudly, except in CI where that fails.
-test-e2e: build
-	@if ! command -v npm >/dev/null 2>&1; then \
-		if [ "$$CI" = "true" ]; then echo "FAIL: npm not found; CI must run the SDK tests"; exit 1; fi; \
-		echo "!!! SKIPPING e2e SDK tests: npm not found (install Node.js to run them) !!!"; exit 0; \
+test-e2e: test-e2e-current test-e2e-sdk6
+
+.PHONY: test-e2e-current test-e2e-sdk6
+test-e2e-current: build
+	@$(call npm_suite,the SDK suite (current major),npm test)
+
+test-e2e-sdk6: build
+	@$(call npm_suite,the SDK suite on the older major (parse 6),npm run test:sdk6)
+
+# npm_suite runs an e2e npm script against the built binary, or skips
+# loudly without npm (fails in CI).
+define npm_suite
+	if ! command -v npm >/dev/null 2>&1; then \
+		if [ "$$CI" = "true" ]; then echo "FAIL: npm not found; CI must run $(1)"; exit 1; fi; \
+		echo "!!! SKIPPING $(1): npm not found (install Node.js to run it) !!!"; exit 0; \
 	fi; \
 	cd e2e && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; } && \
-	QUARRY_BIN=$(CURDIR)/$(BIN) npm test && \
-	echo "--- the same suite on the older SDK major (parse 6) ---" && \
-	QUARRY_BIN=$(CURDIR)/$(BIN) npm run test:sdk6
+	echo "--- $(1) ---" && QUARRY_BIN=$(CURDIR)/$(BIN) $(2)
+endef
 
 # The SDK suite again (current major only) with every server on PostgreSQL:
 # each test file's server gets a fresh database on PGADMIN's server, created
