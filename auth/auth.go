@@ -143,6 +143,10 @@ type Config struct {
 type provider struct {
 	adapter Adapter
 	opts    Options
+	// custom: the app's own adapter (cloud code or Go). Its authData
+	// need not hold an id, as in Parse Server: the adapter alone judges
+	// the credential, and such authData links no existing user.
+	custom bool
 }
 
 // Registry holds the enabled providers. It is read-only after New.
@@ -185,6 +189,7 @@ func New(cfg Config) (*Registry, error) {
 		if _, isFunction := raw["cloudFunction"]; a == nil && isFunction {
 			a = functionAdapter{run: cfg.RunFunction}
 		}
+		custom := a != nil
 		if a == nil {
 			a = builtin(name, raw)
 		}
@@ -206,7 +211,7 @@ func New(cfg Config) (*Registry, error) {
 		if err := a.ValidateOptions(opts); err != nil {
 			return nil, fmt.Errorf("auth.%s: %w", name, err)
 		}
-		r.providers[name] = &provider{adapter: a, opts: opts}
+		r.providers[name] = &provider{adapter: a, opts: opts, custom: custom}
 	}
 	return r, nil
 }
@@ -263,13 +268,14 @@ func (r *Registry) Options(name string) (Options, bool) {
 }
 
 // Validate checks one provider's authData: its shape (an object with a
-// string id, except for mfa), the credential, and the application ids.
+// string id, except for mfa and the app's own adapters), the credential,
+// and the application ids.
 func (r *Registry) Validate(ctx context.Context, name string, data map[string]any) (Result, error) {
 	if r == nil || r.providers[name] == nil {
 		return Result{}, ErrUnsupported
 	}
 	p := r.providers[name]
-	if name != MFA {
+	if name != MFA && !p.custom {
 		if id, ok := data["id"].(string); !ok || id == "" {
 			return Result{}, schema.Errorf(CodeLinkedIDMissing, "authData.%s.id is missing.", name)
 		}

@@ -97,7 +97,8 @@ func TestCustomAdapter(t *testing.T) {
 	}{
 		{"accepted", map[string]any{"id": "1", "secret": "open sesame"}, 0},
 		{"refused", map[string]any{"id": "1", "secret": "nope"}, auth.CodeInvalidLinkedSession},
-		{"no id", map[string]any{"secret": "open sesame"}, auth.CodeLinkedIDMissing},
+		// The app's own adapter alone judges: an id is not required.
+		{"no id", map[string]any{"secret": "open sesame"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := r.Validate(context.Background(), "google", tc.data)
@@ -190,5 +191,18 @@ func TestOptionIDs(t *testing.T) {
 	}
 	if _, err := auth.New(auth.Config{Providers: map[string]map[string]any{"facebook": {"appIds": []any{true}}}}); err == nil {
 		t.Error("facebook appIds [true] accepted")
+	}
+}
+
+// TestBuiltinAdapterNeedsID: Quarry's own adapters still require the id
+// they link users by.
+func TestBuiltinAdapterNeedsID(t *testing.T) {
+	r, err := auth.New(auth.Config{Providers: map[string]map[string]any{"github": {"clientId": "c", "clientSecret": "s"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Validate(context.Background(), "github", map[string]any{"access_token": "t"})
+	if pe, _ := schema.AsError(err); pe == nil || pe.Code != auth.CodeLinkedIDMissing {
+		t.Fatalf("error %v, want code %d", err, auth.CodeLinkedIDMissing)
 	}
 }

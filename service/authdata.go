@@ -179,8 +179,10 @@ func (s *Service) applyAuthPlan(d *draft, plan *authPlan, merged map[string]any)
 	}
 	for _, p := range slices.Sorted(maps.Keys(plan.set)) {
 		entry := plan.set[p]
-		if other, taken := s.findOne(classUser, "authData."+p+".id", entry["id"]); taken && other["objectId"] != d.id {
-			return errAuthAlreadyUsed
+		if id, ok := linkID(entry); ok {
+			if other, taken := s.findOne(classUser, "authData."+p+".id", id); taken && other["objectId"] != d.id {
+				return errAuthAlreadyUsed
+			}
 		}
 		merged[p] = entry
 	}
@@ -310,7 +312,11 @@ func (s *Service) SignUpWithAuthData(a Auth, body map[string]any) (AuthDataSignU
 func (s *Service) linkedUser(plan *authPlan) (schema.Object, error) {
 	var user schema.Object
 	for _, p := range slices.Sorted(maps.Keys(plan.set)) {
-		u, found := s.findOne(classUser, "authData."+p+".id", plan.set[p]["id"])
+		id, ok := linkID(plan.set[p])
+		if !ok {
+			continue // authData without an id (a custom adapter's) links no one
+		}
+		u, found := s.findOne(classUser, "authData."+p+".id", id)
 		if !found {
 			continue
 		}
@@ -392,4 +398,12 @@ func randomAlnum(n int) string {
 		}
 	}
 	return string(out)
+}
+
+// linkID is the provider id an authData entry links by: a non-empty
+// string, or none (a custom adapter's authData may have no id, and must
+// then never match users that have none either).
+func linkID(entry map[string]any) (string, bool) {
+	id, ok := entry["id"].(string)
+	return id, ok && id != ""
 }

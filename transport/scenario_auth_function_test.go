@@ -65,3 +65,37 @@ func TestScenarioAuthDataCloudFunctionAdapter(t *testing.T) {
 			expectedStatus: 200, expectedContains: []string{`"authData":{"acme":{"id":"a-1"}}`}, notExpectedContains: []string{"swordfish"}},
 	})
 }
+
+// TestScenarioAuthDataCustomAdapterWithoutID: a custom adapter's authData
+// need not hold an id (Parse Server lets the adapter alone judge it):
+// each such sign-up is a new user, and an entry without an id never
+// links to a user that has none either (the lookup by id is skipped).
+func TestScenarioAuthDataCustomAdapterWithoutID(t *testing.T) {
+	dir := t.TempDir()
+	main := filepath.Join(dir, "main.js")
+	js := `Parse.Cloud.define("validateBadge", (req) => {
+  if (req.params.authData.badge !== "valid") { return false; }
+}, { requireMaster: true });`
+	if err := os.WriteFile(main, []byte(js), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.Cloud = main
+		o.Auth.Providers = map[string]any{"badge": map[string]any{"cloudFunction": "validateBadge"}}
+	})
+	app := servertest.App()
+	var first, second string
+	runScenarios(t, srv, []scenario{
+		{name: "a user without this provider exists first", method: "POST", path: "/users", headers: app,
+			body: map[string]any{"username": "plain", "password": "pw-plain-1"}, expectedStatus: 201},
+		{name: "sign-up with id-less authData", method: "POST", path: "/users", headers: app,
+			body: authBody("badge", map[string]any{"badge": "valid"}), expectedStatus: 201, check: capture("objectId", &first)},
+		{name: "again: another new user, not a log-in of the first or of plain", method: "POST", path: "/users", headers: app,
+			body: authBody("badge", map[string]any{"badge": "valid"}), expectedStatus: 201, check: capture("objectId", &second)},
+		{name: "the adapter still judges", method: "POST", path: "/users", headers: app,
+			body: authBody("badge", map[string]any{"badge": "forged"}), expectedStatus: 400, check: codeIs(251)},
+	})
+	if first == "" || first == second {
+		t.Errorf("id-less sign-ups gave users %q and %q, want two new users", first, second)
+	}
+}
