@@ -33,7 +33,7 @@ var preludeFS embed.FS
 // preludeParts are the prelude's files in the order they are joined: the
 // body of one function, opened in core.js and closed in invoke.js, so
 // that the parts share its private scope.
-var preludeParts = []string{"core.js", "objects.js", "query.js", "cloud.js", "invoke.js"}
+var preludeParts = []string{"core.js", "objects.js", "query.js", "geo.js", "sdkobjects.js", "sdkquery.js", "cloud.js", "sdkglobal.js", "invoke.js"}
 
 // preludeProgram is compiled once and shared by every runtime.
 var preludeProgram = goja.MustCompile(preludeName, joinPrelude(), true)

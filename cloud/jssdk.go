@@ -122,6 +122,37 @@ var sdkOps = map[string]func(s *Scripts, a service.Auth, args []json.RawMessage)
 	},
 }
 
+// Pusher sends a push as POST /push does (push.Sender): it records a
+// _PushStatus and returns its id.
+type Pusher interface {
+	Send(auth service.Auth, body map[string]any) (string, error)
+}
+
+// SetPusher lets Parse.Push.send reach the push adapter. Call it before
+// serving.
+func (r *Registry) SetPusher(p Pusher) {
+	r.mu.Lock()
+	r.pusher = p
+	r.mu.Unlock()
+}
+
+func sdkPush(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
+	if err := needMaster(a); err != nil {
+		return nil, err
+	}
+	var body map[string]any
+	if err := arg(args, 0, &body); err != nil {
+		return nil, err
+	}
+	s.reg.mu.RLock()
+	p := s.reg.pusher
+	s.reg.mu.RUnlock()
+	if p == nil {
+		return nil, schema.Errorf(schema.CodePushMisconfigured, "Push controller is not set: configure push.adapter (see docs/push.md).")
+	}
+	return p.Send(a, body)
+}
+
 // sdk runs one of sdkOps.
 func (s *Scripts) sdk(op, args, opts string) (any, error) {
 	fn, ok := sdkOps[op]

@@ -103,7 +103,9 @@
     FILE_SAVE_ERROR: 130, INVALID_INSTALLATION_ID: 132, MISSING_REQUIRED_FIELD_ERROR: 135, INVALID_IMAGE_DATA: 143,
     UNSAVED_FILE_ERROR: 151, INVALID_PUSH_TIME_ERROR: 152, FILE_DELETE_ERROR: 153, REQUEST_LIMIT_EXCEEDED: 155,
     DUPLICATE_REQUEST: 159, INVALID_EVENT_NAME: 160, FILE_DELETE_UNNAMED_ERROR: 161, INVALID_VALUE: 162,
-    MFA_ERROR: 210, MFA_TOKEN_REQUIRED: 211, LINKED_ID_MISSING: 250
+    MFA_ERROR: 210, MFA_TOKEN_REQUIRED: 211, LINKED_ID_MISSING: 250, INVALID_LINKED_SESSION: 251,
+    UNSUPPORTED_SERVICE: 252, INVALID_SCHEMA_OPERATION: 255, AGGREGATE_ERROR: 600, FILE_READ_ERROR: 601,
+    X_DOMAIN_REQUEST: 602
   };
   Object.keys(codes).forEach(function (k) { ParseError[k] = codes[k]; });
 
@@ -121,6 +123,15 @@
         var o = ParseObject._create(v.className);
         o._setServerData(v);
         return o;
+      }
+      if (v.__type === 'GeoPoint') {
+        return new ParseGeoPoint(v.latitude, v.longitude);
+      }
+      if (v.__type === 'Polygon') {
+        return new ParsePolygon(v.coordinates);
+      }
+      if (v.__type === 'File') {
+        return ParseFile._from(v);
       }
       if (v.__type) {
         return v;
@@ -161,6 +172,12 @@
     if (v instanceof ParseQuery) {
       return v.toJSON();
     }
+    if (v instanceof ParseGeoPoint || v instanceof ParsePolygon || v instanceof ParseFile || v instanceof ParseRelation) {
+      return v.toJSON();
+    }
+    if (v && typeof v.opName === 'string' && typeof v.toJSON === 'function') {
+      return v.toJSON();
+    }
     if (Array.isArray(v)) {
       return v.map(encode);
     }
@@ -185,7 +202,8 @@
     if (Array.isArray(v)) {
       return v.map(encodeResult);
     }
-    if (v && typeof v === 'object' && !(v instanceof Date) && !(v instanceof ParseQuery)) {
+    if (v && typeof v === 'object' && !(v instanceof Date) && !(v instanceof ParseQuery) && !(v instanceof ParseGeoPoint) &&
+      !(v instanceof ParsePolygon) && !(v instanceof ParseFile) && !(v instanceof ParseACL) && !(v instanceof ParseRelation)) {
       var o = {};
       Object.keys(v).forEach(function (k) { o[k] = encodeResult(v[k]); });
       return o;
