@@ -111,6 +111,7 @@ var sdkOps = map[string]func(s *Scripts, a service.Auth, args []json.RawMessage)
 		return map[string]any{"jobs": names, "in_use": []string{}}, nil
 	},
 	"hooks":    sdkHooks,
+	"push":     sdkPush,
 	"fileSave": sdkFileSave,
 	"fileGet":  sdkFileGet,
 	"fileDelete": func(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
