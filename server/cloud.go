@@ -24,7 +24,7 @@ func startCloud(reg *cloud.Registry, svc *service.Service, opts *config.Options,
 	if maxMemory == 0 {
 		maxMemory = -1 // cloudCodeMaxMemory 0: no bound
 	}
-	scripts, err := cloud.LoadJS(reg, cloud.JSOptions{Main: opts.Cloud, MaxMemory: maxMemory})
+	scripts, err := cloud.LoadJS(reg, cloud.JSOptions{Main: opts.Cloud, MaxMemory: maxMemory, Env: opts.CloudCodeEnv})
 	if err != nil {
 		return nil, fmt.Errorf("cloud: %w", err)
 	}

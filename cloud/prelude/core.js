@@ -191,8 +191,14 @@
 
   // encodeResult is encode, except that objects travel whole (a function
   // returning a Parse.Object answers the object, as Parse does).
+  // What JSON cannot hold goes as JSON.stringify leaves it (Parse sends
+  // the answer through it): functions and symbols are dropped from
+  // objects, null in arrays; objects with their own toJSON (Buffer, URL,
+  // Map-like classes) give what it returns.
   function encodeResult(v) {
-    if (v === null || typeof v !== 'object') { return v; } // the common answer: no instanceof walks
+    if (v === null || typeof v !== 'object') { // the common answer: no instanceof walks
+      return typeof v === 'function' || typeof v === 'symbol' ? undefined : v;
+    }
     if (v instanceof ParseObject) {
       var out = v.toJSON();
       out.__type = 'Object';
@@ -200,12 +206,16 @@
       return out;
     }
     if (Array.isArray(v)) {
-      return v.map(encodeResult);
+      return v.map(function (e) { e = encodeResult(e); return e === undefined ? null : e; });
     }
     if (v && typeof v === 'object' && !(v instanceof Date) && !(v instanceof ParseQuery) && !(v instanceof ParseGeoPoint) &&
       !(v instanceof ParsePolygon) && !(v instanceof ParseFile) && !(v instanceof ParseACL) && !(v instanceof ParseRelation)) {
+      if (typeof v.toJSON === 'function') { return encodeResult(v.toJSON()); }
       var o = {};
-      Object.keys(v).forEach(function (k) { o[k] = encodeResult(v[k]); });
+      Object.keys(v).forEach(function (k) {
+        var e = encodeResult(v[k]);
+        if (e !== undefined) { o[k] = e; }
+      });
       return o;
     }
     return encode(v);
