@@ -3,6 +3,7 @@ package cloud_test
 import (
 	"testing"
 
+	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -120,5 +121,19 @@ func TestSDKSurfaceBehaves(t *testing.T) {
 			has: []string{`"name"`, `"owner"`, `"weight"`, `"listed":true`, `"clp":true`, `"code":255`}},
 		{name: "File data, jobs data, Push without adapter, Analytics", method: "POST", path: "/functions/misc", status: 200,
 			has: []string{`"data":"hello"`, `"jobs":["nightly"]`, `"push":115`, `"self":true`, `"installation":"_Installation"`, `"devices":"ios"`}},
+	})
+}
+
+// TestPushFromCloudCode: Parse.Push.send reaches the push adapter (here
+// the log adapter) and getPushStatus reads the _PushStatus it recorded.
+func TestPushFromCloudCode(t *testing.T) {
+	srv := startScriptWith(t, `
+Parse.Cloud.define('notify', async () => {
+  const id = await Parse.Push.send({ channels: ['news'], data: { alert: 'hello' } });
+  const status = await Parse.Push.getPushStatus(id);
+  return { id: typeof id === 'string' && id.length > 0, same: status.id === id };
+});`, func(o *config.Options) { o.Push.Adapter = config.PushAdapterLog })
+	run(t, srv, []scenario{
+		{name: "push through the adapter", method: "POST", path: "/functions/notify", status: 200, has: []string{`"id":true`, `"same":true`}},
 	})
 }
