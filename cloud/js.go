@@ -72,6 +72,8 @@ type JSOptions struct {
 	// Env names the environment variables process.env shows
 	// (cloudCodeEnv); none by default.
 	Env []string
+	// AppID and ServerURL are Parse.applicationId and Parse.serverURL.
+	AppID, ServerURL string
 }
 
 // Scripts is a pool of JavaScript runtimes, each one with main.js loaded.
@@ -98,6 +100,8 @@ type Scripts struct {
 	mem       *memoryGuard
 	maxMemory int64
 	env       []string // process.env's variables (JSOptions.Env)
+	appID     string
+	serverURL string
 }
 
 // jsRuntime is one goja runtime and its event loop. The loop is not left
@@ -164,7 +168,8 @@ func LoadJS(reg *Registry, opts JSOptions) (*Scripts, error) {
 		opts.MaxMemory = DefaultMaxMemory
 	}
 	s := &Scripts{reg: reg, main: main, dir: filepath.Dir(main), log: reg.log, idle: make(chan *jsRuntime, opts.MaxSize), max: opts.MaxSize,
-		size: opts.Size, maxMemory: opts.MaxMemory, env: opts.Env}
+		size: opts.Size, maxMemory: opts.MaxMemory, env: opts.Env,
+		appID: opts.AppID, serverURL: opts.ServerURL}
 	s.realDir, _ = filepath.EvalSymlinks(s.dir)
 	if opts.MaxMemory > 0 {
 		s.mem = &memoryGuard{allowance: uint64(opts.MaxMemory)}
@@ -225,6 +230,7 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 	enableNode(vm)
 	natives := s.natives(rt, vm, register)
 	natives["node"] = s.nodeNatives(vm)
+	natives["appId"], natives["serverURL"] = s.appID, s.serverURL
 	vm.Set("__quarry", natives)
 	if _, err := vm.RunProgram(preludeProgram); err != nil {
 		return fmt.Errorf("cloud code prelude: %w", err)

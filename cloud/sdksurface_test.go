@@ -95,7 +95,7 @@ Parse.Cloud.define('misc', async () => {
   let push = 0;
   try { await Parse.Push.send({ where: new Parse.Query(Parse.Installation), data: { alert: 'x' } }); } catch (e) { push = e.code; }
   await Parse.Analytics.track('opened', { source: 'cloud' });
-  return { data: Buffer.from(data, 'base64').toString(), jobs: jobs.jobs, push, self: Parse.Parse === Parse,
+  return { data: Buffer.from(data, 'base64').toString(), jobs: jobs.jobs, push, self: Parse.Parse === Parse, appId: Parse.applicationId, url: typeof Parse.serverURL,
     installation: new Parse.Installation().className, devices: Parse.Installation.DEVICE_TYPES.IOS };
 });
 Parse.Cloud.job('nightly', () => 'done');
@@ -120,7 +120,7 @@ func TestSDKSurfaceBehaves(t *testing.T) {
 		{name: "Parse.Schema and Parse.CLP", method: "POST", path: "/functions/schema", status: 200,
 			has: []string{`"name"`, `"owner"`, `"weight"`, `"listed":true`, `"clp":true`, `"code":255`}},
 		{name: "File data, jobs data, Push without adapter, Analytics", method: "POST", path: "/functions/misc", status: 200,
-			has: []string{`"data":"hello"`, `"jobs":["nightly"]`, `"push":115`, `"self":true`, `"installation":"_Installation"`, `"devices":"ios"`}},
+			has: []string{`"data":"hello"`, `"jobs":["nightly"]`, `"push":115`, `"self":true`, `"appId":"` + servertest.AppID + `"`, `"url":"string"`, `"installation":"_Installation"`, `"devices":"ios"`}},
 	})
 }
 
