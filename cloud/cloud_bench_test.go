@@ -138,3 +138,17 @@ func BenchmarkTrigger_BeforeFind_JS(b *testing.B) {
 		return reg.Find(&service.FindRequest{Kind: service.BeforeFind, Class: "Item", Params: &service.FindParams{Limit: 10}})
 	})
 }
+
+// BenchmarkLoadJS_OneRuntime is a runtime's start: the prelude (the SDK
+// and the Node modules) and a small main.js (the goal: ≤ 50 ms).
+func BenchmarkLoadJS_OneRuntime(b *testing.B) {
+	main := filepath.Join(b.TempDir(), "main.js")
+	if err := os.WriteFile(main, []byte(noopCloud), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	loop(b, func() error {
+		scripts, err := cloud.LoadJS(cloud.New(slog.New(slog.NewTextHandler(io.Discard, nil)), 0), cloud.JSOptions{Main: main, Size: 1})
+		scripts.Close()
+		return err
+	})
+}

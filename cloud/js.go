@@ -33,7 +33,7 @@ var preludeFS embed.FS
 // preludeParts are the prelude's files in the order they are joined: the
 // body of one function, opened in core.js and closed in invoke.js, so
 // that the parts share its private scope.
-var preludeParts = []string{"core.js", "objects.js", "query.js", "cloud.js", "invoke.js"}
+var preludeParts = []string{"core.js", "objects.js", "query.js", "geo.js", "sdkobjects.js", "sdkquery.js", "cloud.js", "sdkglobal.js", "node.js", "invoke.js"}
 
 // preludeProgram is compiled once and shared by every runtime.
 var preludeProgram = goja.MustCompile(preludeName, joinPrelude(), true)
@@ -69,6 +69,11 @@ type JSOptions struct {
 	// 141 and its runtime is replaced. 0 is DefaultMaxMemory; negative
 	// sets no bound.
 	MaxMemory int64
+	// Env names the environment variables process.env shows
+	// (cloudCodeEnv); none by default.
+	Env []string
+	// AppID and ServerURL are Parse.applicationId and Parse.serverURL.
+	AppID, ServerURL string
 }
 
 // Scripts is a pool of JavaScript runtimes, each one with main.js loaded.
@@ -94,6 +99,9 @@ type Scripts struct {
 	// mem bounds each call's memory; nil when maxMemory is not positive.
 	mem       *memoryGuard
 	maxMemory int64
+	env       []string // process.env's variables (JSOptions.Env)
+	appID     string
+	serverURL string
 }
 
 // jsRuntime is one goja runtime and its event loop. The loop is not left
@@ -160,13 +168,15 @@ func LoadJS(reg *Registry, opts JSOptions) (*Scripts, error) {
 		opts.MaxMemory = DefaultMaxMemory
 	}
 	s := &Scripts{reg: reg, main: main, dir: filepath.Dir(main), log: reg.log, idle: make(chan *jsRuntime, opts.MaxSize), max: opts.MaxSize,
-		size: opts.Size, maxMemory: opts.MaxMemory}
+		size: opts.Size, maxMemory: opts.MaxMemory, env: opts.Env,
+		appID: opts.AppID, serverURL: opts.ServerURL}
 	s.realDir, _ = filepath.EvalSymlinks(s.dir)
 	if opts.MaxMemory > 0 {
 		s.mem = &memoryGuard{allowance: uint64(opts.MaxMemory)}
 	}
 	s.req = require.NewRegistry(require.WithLoader(s.load))
 	s.req.RegisterNativeModule(console.ModuleName, console.RequireWithPrinter(printer{s.log}))
+	s.registerNode()
 	for i := 0; i < opts.Size; i++ {
 		rt, err := s.newRuntime(i == 0)
 		if err != nil {
@@ -217,7 +227,11 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 	vm.Set("console", require.Require(vm, console.ModuleName))
 	s.enableRequire(vm)
 	buffer.Enable(vm)
-	vm.Set("__quarry", s.natives(rt, vm, register))
+	enableNode(vm)
+	natives := s.natives(rt, vm, register)
+	natives["node"] = s.nodeNatives(vm)
+	natives["appId"], natives["serverURL"] = s.appID, s.serverURL
+	vm.Set("__quarry", natives)
 	if _, err := vm.RunProgram(preludeProgram); err != nil {
 		return fmt.Errorf("cloud code prelude: %w", err)
 	}

@@ -49,6 +49,7 @@ func (s *Scripts) natives(rt *jsRuntime, vm *goja.Runtime, register bool) map[st
 			return goja.Undefined()
 		},
 		"become":  func(token string) string { return answer(s.sdkBecome(token)) },
+		"sdk":     func(op, args, opts string) string { return answer(s.sdk(op, args, opts)) },
 		"session": func(token string) string { return answer(s.sdkSession(token)) },
 	}
 }
@@ -99,6 +100,8 @@ type sdkQuery struct {
 	Order   string         `json:"order"`
 	Keys    string         `json:"keys"`
 	Include string         `json:"include"`
+	Exclude string         `json:"excludeKeys"`
+	All     bool           `json:"includeAll"`
 	Count   int            `json:"count"`
 	Get     bool           `json:"get"`
 }
@@ -119,7 +122,7 @@ func (s *Scripts) sdkFind(class, params, opts string) (any, error) {
 	if err := s.reg.limitInternal("GET", class, id); err != nil {
 		return nil, err
 	}
-	read := service.ReadOptions{Keys: splitList(q.Keys), Include: splitList(q.Include)}
+	read := service.ReadOptions{Keys: splitList(q.Keys), Include: splitList(q.Include), ExcludeKeys: splitList(q.Exclude), IncludeAll: q.All}
 	if q.Get {
 		id, _ := q.Where["objectId"].(string)
 		obj, err := s.reg.svc.Get(auth, class, id, read)

@@ -104,6 +104,7 @@ type Registry struct {
 
 	svc     *service.Service
 	limiter *ratelimit.Limiter // counts SDK calls (includeInternalRequests)
+	pusher  Pusher             // Parse.Push.send; nil without a push adapter
 	log     *slog.Logger
 	timeout time.Duration
 

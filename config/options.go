@@ -250,6 +250,9 @@ type Options struct {
 	// grow while one cloud function, job or trigger runs before it fails
 	// with 141 and its runtime is replaced; 0 sets no bound.
 	CloudCodeMaxMemory int64
+	// CloudCodeEnv is cloudCodeEnv: the environment variables cloud
+	// code's process.env shows; none by default.
+	CloudCodeEnv []string
 	// WebhookKey is webhookKey: sent as X-Parse-Webhook-Key with every
 	// webhook call so that the receiver can tell the call is Quarry's.
 	WebhookKey string

@@ -135,6 +135,7 @@ func TestEnvNames(t *testing.T) {
 		"cloud":                                         "QUARRY_CLOUD PARSE_SERVER_CLOUD",
 		"cloudCodeTimeout":                              "QUARRY_CLOUD_CODE_TIMEOUT",
 		"cloudCodeMaxMemory":                            "QUARRY_CLOUD_CODE_MAX_MEMORY",
+		"cloudCodeEnv":                                  "QUARRY_CLOUD_CODE_ENV",
 		"gcHeadroomPercent":                             "QUARRY_GC_HEADROOM_PERCENT",
 		"webhookKey":                                    "QUARRY_WEBHOOK_KEY PARSE_SERVER_WEBHOOK_KEY",
 		"outboundAllowPrivate":                          "QUARRY_OUTBOUND_ALLOW_PRIVATE",

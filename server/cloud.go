@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
@@ -24,10 +26,20 @@ func startCloud(reg *cloud.Registry, svc *service.Service, opts *config.Options,
 	if maxMemory == 0 {
 		maxMemory = -1 // cloudCodeMaxMemory 0: no bound
 	}
-	scripts, err := cloud.LoadJS(reg, cloud.JSOptions{Main: opts.Cloud, MaxMemory: maxMemory})
+	scripts, err := cloud.LoadJS(reg, cloud.JSOptions{Main: opts.Cloud, MaxMemory: maxMemory, Env: opts.CloudCodeEnv,
+		AppID: opts.AppID, ServerURL: cloudServerURL(opts)})
 	if err != nil {
 		return nil, fmt.Errorf("cloud: %w", err)
 	}
 	log.Info("cloud code loaded", "main", opts.Cloud)
 	return scripts, nil
+}
+
+// cloudServerURL is Parse.serverURL in cloud code: serverURL, else this
+// server on localhost.
+func cloudServerURL(opts *config.Options) string {
+	if opts.ServerURL != "" {
+		return opts.ServerURL
+	}
+	return "http://" + net.JoinHostPort("localhost", strconv.Itoa(opts.Port)) + opts.MountPath
 }

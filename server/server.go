@@ -251,6 +251,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	var pusher transport.Pusher
 	if sender != nil {
 		pusher = sender
+		reg.SetPusher(sender) // Parse.Push.send in cloud code
 		undo = append(undo, sender.Close)
 	}
 	limiter, err := openRateLimit(opts, reg, log)

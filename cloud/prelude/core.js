@@ -103,7 +103,9 @@
     FILE_SAVE_ERROR: 130, INVALID_INSTALLATION_ID: 132, MISSING_REQUIRED_FIELD_ERROR: 135, INVALID_IMAGE_DATA: 143,
     UNSAVED_FILE_ERROR: 151, INVALID_PUSH_TIME_ERROR: 152, FILE_DELETE_ERROR: 153, REQUEST_LIMIT_EXCEEDED: 155,
     DUPLICATE_REQUEST: 159, INVALID_EVENT_NAME: 160, FILE_DELETE_UNNAMED_ERROR: 161, INVALID_VALUE: 162,
-    MFA_ERROR: 210, MFA_TOKEN_REQUIRED: 211, LINKED_ID_MISSING: 250
+    MFA_ERROR: 210, MFA_TOKEN_REQUIRED: 211, LINKED_ID_MISSING: 250, INVALID_LINKED_SESSION: 251,
+    UNSUPPORTED_SERVICE: 252, INVALID_SCHEMA_OPERATION: 255, AGGREGATE_ERROR: 600, FILE_READ_ERROR: 601,
+    X_DOMAIN_REQUEST: 602
   };
   Object.keys(codes).forEach(function (k) { ParseError[k] = codes[k]; });
 
@@ -121,6 +123,15 @@
         var o = ParseObject._create(v.className);
         o._setServerData(v);
         return o;
+      }
+      if (v.__type === 'GeoPoint') {
+        return new ParseGeoPoint(v.latitude, v.longitude);
+      }
+      if (v.__type === 'Polygon') {
+        return new ParsePolygon(v.coordinates);
+      }
+      if (v.__type === 'File') {
+        return ParseFile._from(v);
       }
       if (v.__type) {
         return v;
@@ -161,6 +172,12 @@
     if (v instanceof ParseQuery) {
       return v.toJSON();
     }
+    if (v instanceof ParseGeoPoint || v instanceof ParsePolygon || v instanceof ParseFile || v instanceof ParseRelation) {
+      return v.toJSON();
+    }
+    if (v && typeof v.opName === 'string' && typeof v.toJSON === 'function') {
+      return v.toJSON();
+    }
     if (Array.isArray(v)) {
       return v.map(encode);
     }
@@ -174,8 +191,14 @@
 
   // encodeResult is encode, except that objects travel whole (a function
   // returning a Parse.Object answers the object, as Parse does).
+  // What JSON cannot hold goes as JSON.stringify leaves it (Parse sends
+  // the answer through it): functions and symbols are dropped from
+  // objects, null in arrays; objects with their own toJSON (Buffer, URL,
+  // Map-like classes) give what it returns.
   function encodeResult(v) {
-    if (v === null || typeof v !== 'object') { return v; } // the common answer: no instanceof walks
+    if (v === null || typeof v !== 'object') { // the common answer: no instanceof walks
+      return typeof v === 'function' || typeof v === 'symbol' ? undefined : v;
+    }
     if (v instanceof ParseObject) {
       var out = v.toJSON();
       out.__type = 'Object';
@@ -183,11 +206,16 @@
       return out;
     }
     if (Array.isArray(v)) {
-      return v.map(encodeResult);
+      return v.map(function (e) { e = encodeResult(e); return e === undefined ? null : e; });
     }
-    if (v && typeof v === 'object' && !(v instanceof Date) && !(v instanceof ParseQuery)) {
+    if (v && typeof v === 'object' && !(v instanceof Date) && !(v instanceof ParseQuery) && !(v instanceof ParseGeoPoint) &&
+      !(v instanceof ParsePolygon) && !(v instanceof ParseFile) && !(v instanceof ParseACL) && !(v instanceof ParseRelation)) {
+      if (typeof v.toJSON === 'function') { return encodeResult(v.toJSON()); }
       var o = {};
-      Object.keys(v).forEach(function (k) { o[k] = encodeResult(v[k]); });
+      Object.keys(v).forEach(function (k) {
+        var e = encodeResult(v[k]);
+        if (e !== undefined) { o[k] = e; }
+      });
       return o;
     }
     return encode(v);

@@ -72,6 +72,7 @@
       }
     }
     this._ops = {};
+    this._saved = undefined; // revert() copies _data when it is first needed
   };
   P.get = function (k) {
     if (k === 'objectId') { return this.id; }
@@ -356,3 +357,4 @@
     return r;
   };
   ParseRole.prototype = makeRole.prototype;
+  ParseRole.className = '_Role';
