@@ -24,7 +24,7 @@ build:
 # its own on free ports, and their packages are installed once before.
 test: lint
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-postgres
-	$(MAKE) --no-print-directory build e2e-deps
+	$(MAKE) --no-print-directory build
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-e2e-current test-e2e-sdk6 test-dashboard test-e2e-postgres
 
 # Installs the SDK and Dashboard suites' packages when missing or stale
@@ -39,10 +39,7 @@ e2e-deps:
 
 # cloud's TestSDKSurface reads the official parse package's API from
 # e2e/node_modules, so test-go installs it first when npm is there.
-test-go:
-	@if command -v npm >/dev/null 2>&1; then \
-		cd e2e && { [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }; \
-	fi
+test-go: e2e-deps
 	$(GO) test -count=1 $(PKGS)
 
 # The REST suite again (scenarios, the permission matrix, operators) with
