@@ -70,9 +70,9 @@ func TestPostgresOutage(t *testing.T) {
 
 	// During the outage: 4 writers, 25 creates each, and the readiness
 	// probe until it says not ready. The connection comes back once 20
-	// of them were answered, not after all: the create in doubt holds its
-	// object's lock stripe (one of 256) until it knows, so a create whose
-	// new id shares that stripe waits for the restore.
+	// of them were answered, not after all (a create whose new id shares
+	// the stripe the create in doubt holds is answered 503 too, after a
+	// wait of its own: TestPostgresInDoubtHoldsNoWriter).
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	enough := make(chan struct{})
@@ -219,4 +219,89 @@ func createPatiently(srv *servertest.Server, n int) (answer, error) {
 		a.id = reply.ObjectID
 	}
 	return a, nil
+}
+
+// TestPostgresInDoubtHoldsNoWriter: while an update's commit is in doubt
+// (its COMMIT went through, the reply was cut off), it keeps its object's
+// lock stripe until the database tells whether it committed, so that
+// nothing contradicting it is answered. Another write of that stripe (the
+// same object here, so the stripe is surely shared) does not wait for the
+// database to come back: it is answered 503 with Retry-After, nothing
+// saved. Once the database is back the update in doubt is answered 200
+// and its value is the object's.
+func TestPostgresInDoubtHoldsNoWriter(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	proxy := pgtest.NewProxy(t, uri)
+	srv := servertest.Start(t, func(o *config.Options) { o.DatabaseURI = proxy.URI(uri) })
+	res := srv.Do(t, "POST", "/classes/Fault", map[string]any{"n": 0}, servertest.Master())
+	id, _ := res.Map()["objectId"].(string)
+	if res.Status != 201 || id == "" {
+		t.Fatalf("create: %d %s", res.Status, res.Body)
+	}
+	path := "/classes/Fault/" + id
+
+	cut := proxy.CutAtCommit()
+	doubt := make(chan answer, 1)
+	doubtErr := make(chan error, 1)
+	go func() {
+		a, err := sendPatiently(srv, "PUT", path, map[string]any{"n": 1})
+		if err != nil {
+			doubtErr <- err
+			return
+		}
+		doubt <- a
+	}()
+	<-cut
+	// The database stays cut off until this write is answered.
+	a, err := sendPatiently(srv, "PUT", path, map[string]any{"n": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.status != 503 || a.retry == "" {
+		t.Errorf("a write of the stripe held by a commit in doubt, during the outage: %d Retry-After %q %s, want 503 with Retry-After", a.status, a.retry, a.body)
+	}
+	select {
+	case d := <-doubt:
+		t.Fatalf("the update in doubt was answered before the database came back: %d %s", d.status, d.body)
+	default:
+	}
+	proxy.Restore()
+	var d answer
+	select {
+	case d = <-doubt:
+	case err := <-doubtErr:
+		t.Fatalf("the update in doubt: %v", err)
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the update in doubt was not answered within 3 minutes of the restore")
+	}
+	if d.status != 200 {
+		t.Fatalf("the update whose COMMIT went through before the cut: %d %s, want 200", d.status, d.body)
+	}
+	if got := srv.Do(t, "GET", path, nil, servertest.Master()).Map()["n"]; got != 1.0 {
+		t.Errorf("after the restore the object holds n = %v, want 1 (the update in doubt; the refused one saved nothing)", got)
+	}
+}
+
+// sendPatiently is a request through patient, errors returned rather
+// than failing the test from another goroutine.
+func sendPatiently(srv *servertest.Server, method, path string, body any) (answer, error) {
+	data, _ := json.Marshal(body)
+	req, err := http.NewRequest(method, srv.URL+path, bytes.NewReader(data))
+	if err != nil {
+		return answer{}, err
+	}
+	for k, v := range servertest.Master() {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := patient.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		return answer{}, err
+	}
+	return answer{status: res.StatusCode, body: string(out), retry: res.Header.Get("Retry-After")}, nil
 }

@@ -17,10 +17,15 @@ import (
 // another instance changed one of them since. The write then waits until
 // memory holds that change and is decided again from the request's
 // operators: the result is that of some serial order of the writes, and
-// uniqueness holds across instances.
+// uniqueness holds across instances. A write that lost once decides again
+// under a lock that serialises the deciders of what it lost on across
+// instances (store.Serializer), so it does not lose again unless it reads
+// something new: every write ends after a few attempts, never refused for
+// contention.
 
 // maxDecideAttempts bounds how often one write is decided again because
-// other instances kept changing what it read.
+// other instances kept changing what it read: a safety net, since every
+// attempt after the first is serialised (the second normally commits).
 const maxDecideAttempts = 25
 
 // catchUpTimeout bounds the wait for memory to apply a change another
@@ -84,9 +89,12 @@ func (s *Service) catchUpAfterStale(err error) error {
 // times.
 func (s *Service) writeDecided(auth Auth, ops []WriteOp, atomic bool, attempts int) ([]WriteResult, []*draft, []userCascade, error) {
 	missedOnce := false
+	var serial serialised
+	defer serial.release()
 	for attempt := 1; ; attempt++ {
 		applied := s.applied()
 		results, drafts, users, err := s.writeLocked(auth, ops, atomic)
+		serial.release()
 		if isNotFound(err) && !missedOnce {
 			// An object another instance created a moment ago may not be
 			// in memory yet: 101 is decided on a current copy too.
@@ -106,10 +114,52 @@ func (s *Service) writeDecided(auth Auth, ops []WriteOp, atomic bool, attempts i
 		}
 		// The objects' locks are released: the follower applies changes
 		// under them.
-		if err := s.catchUpAfterStale(err); err != nil {
+		if err := s.serialise(&serial, err); err != nil {
 			return nil, nil, nil, err
 		}
 	}
+}
+
+// serialised is the store lock a write decided again holds (or none),
+// and every key it lost on so far.
+type serialised struct {
+	keys   []string
+	unlock func()
+}
+
+// release lets go of the lock, if held.
+func (l *serialised) release() {
+	if l.unlock != nil {
+		l.unlock()
+		l.unlock = nil
+	}
+}
+
+// serialise prepares a write that stale refused to be decided again:
+// when the store can, it locks every key the write lost on so far against
+// the other instances' deciders and waits until memory holds every change
+// made before; otherwise it only catches up through the change it lost to.
+func (s *Service) serialise(l *serialised, stale error) error {
+	sz, ok := s.store.(store.Serializer)
+	var se *store.StaleError
+	if !ok || !errors.As(stale, &se) || len(se.Keys) == 0 {
+		return s.catchUpAfterStale(stale)
+	}
+	l.keys = append(l.keys, se.Keys...)
+	ctx, cancel := context.WithTimeout(context.Background(), catchUpTimeout)
+	defer cancel()
+	head, unlock, err := sz.LockKeys(ctx, l.keys)
+	if err != nil {
+		return err
+	}
+	l.unlock = unlock
+	if g, ok := s.guarded(); ok {
+		if err := g.WaitApplied(ctx, max(head, se.Through)); err != nil {
+			l.release()
+			return err
+		}
+	}
+	return nil
 }
 
 // isNotFound reports whether err answers 101 (no such object, or none

@@ -164,15 +164,18 @@ func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (I
 	// Which installation to save is decided on memory: when another
 	// instance saved one of the same identity meanwhile, catch up and
 	// decide again (decide.go).
+	var serial serialised
+	defer serial.release()
 	for attempt := 1; ; attempt++ {
 		res, err := s.saveIdentified(auth, id, iid, iidBody, token, deviceType, body)
+		serial.release()
 		if !isStale(err) {
 			return res, err
 		}
 		if attempt == maxDecideAttempts {
 			return InstallationResult{}, errKeptChanging
 		}
-		if err := s.catchUpAfterStale(err); err != nil {
+		if err := s.serialise(&serial, err); err != nil {
 			return InstallationResult{}, err
 		}
 	}

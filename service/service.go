@@ -164,7 +164,7 @@ type Service struct {
 	// version (see policy): class name -> *policyEntry.
 	policies sync.Map
 
-	locks [256]sync.Mutex // striped object locks for read-modify-write
+	locks [256]chan struct{} // striped object locks for read-modify-write: one-slot channels, so a waiter can give up (lockObjectsOrOutage)
 	// classLocks (class name -> *sync.RWMutex) are held shared by writes
 	// and exclusively by purge and field drops (lockClass).
 	classLocks sync.Map
@@ -233,6 +233,9 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	}
 	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic, notPublicReads...), seed: maphash.MakeSeed(), meta: map[string][]byte{},
 		configIndexes: map[string][]string{}}
+	for i := range s.locks {
+		s.locks[i] = make(chan struct{}, 1)
+	}
 	if err := s.keepOut(); err != nil {
 		return nil, err
 	}
@@ -338,18 +341,74 @@ func (s *Service) Classes() []*schema.Class {
 // lockObjects takes the stripe locks of the given objects in a fixed order
 // so that transactions over several objects cannot deadlock.
 func (s *Service) lockObjects(keys []string) (unlock func()) {
+	unlock, _ = s.lockStripes(s.stripes(keys), false)
+	return unlock
+}
+
+// lockObjectsOrOutage is lockObjects for a write, which gives up with the
+// store's error wrapping store.ErrUnavailable (503 with Retry-After) when
+// a stripe stays held while the store cannot be reached: the holder may be
+// a commit in doubt, which keeps its stripe until the database tells
+// whether it committed, and an unrelated write hashed to that stripe
+// could not commit anyway.
+func (s *Service) lockObjectsOrOutage(keys []string) (unlock func(), err error) {
+	return s.lockStripes(s.stripes(keys), true)
+}
+
+// stripes are the stripe indexes of keys, in order, each once.
+func (s *Service) stripes(keys []string) []int {
 	idx := make([]int, 0, len(keys))
 	for _, k := range keys {
 		idx = append(idx, int(maphash.String(s.seed, k)%uint64(len(s.locks))))
 	}
 	sort.Ints(idx)
-	idx = slices.Compact(idx) // two keys on one stripe lock it once
-	for _, i := range idx {
-		s.locks[i].Lock()
+	return slices.Compact(idx) // two keys on one stripe lock it once
+}
+
+// outageCheckEvery is how often a write waiting for a held stripe asks
+// whether the store is unreachable.
+const outageCheckEvery = 100 * time.Millisecond
+
+// lockStripes takes the stripes idx in order; with giveUp it stops
+// waiting, releasing what it took, once the store reports an outage.
+func (s *Service) lockStripes(idx []int, giveUp bool) (unlock func(), err error) {
+	for n, i := range idx {
+		select {
+		case s.locks[i] <- struct{}{}:
+			continue
+		default:
+		}
+		if err := s.waitStripe(i, giveUp); err != nil {
+			for j := n - 1; j >= 0; j-- {
+				<-s.locks[idx[j]]
+			}
+			return nil, err
+		}
 	}
 	return func() {
 		for j := len(idx) - 1; j >= 0; j-- {
-			s.locks[idx[j]].Unlock()
+			<-s.locks[idx[j]]
+		}
+	}, nil
+}
+
+// waitStripe waits for stripe i, held by another write.
+func (s *Service) waitStripe(i int, giveUp bool) error {
+	checker, ok := s.store.(store.Checker)
+	if !giveUp || !ok {
+		s.locks[i] <- struct{}{}
+		return nil
+	}
+	tick := time.NewTicker(outageCheckEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case s.locks[i] <- struct{}{}:
+			return nil
+		case <-tick.C:
+			if err := checker.Unavailable(); err != nil {
+				return err
+			}
 		}
 	}
 }

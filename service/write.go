@@ -239,7 +239,10 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 	}
 	unshare := s.shareClasses(ops)
 	defer unshare()
-	unlock := s.lockObjects(keys)
+	unlock, err := s.lockObjectsOrOutage(keys)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	defer unlock()
 	// Memory is as current as this, under the objects' locks (decide.go).
 	base, err := s.baseFor(ops)

@@ -166,6 +166,9 @@ var ErrStale = errors.New("store: the write was decided on a copy another instan
 // deciding again.
 type StaleError struct {
 	Through int64 // the newest change of a guarded key
+	// Keys are the guard keys that were changed, or that another
+	// instance's Serializer lock held: what to lock before deciding again.
+	Keys []string
 }
 
 func (e *StaleError) Error() string { return ErrStale.Error() }
@@ -204,6 +207,21 @@ type Guarded interface {
 	// WaitApplied waits until Applied reaches through, or ctx ends (at
 	// once when nothing follows the store).
 	WaitApplied(ctx context.Context, through int64) error
+}
+
+// Serializer is implemented by Guarded stores that can serialise the
+// deciders of some guard keys across instances, so that a write that lost
+// a race decides again without racing: while a lock on a key is held, a
+// guarded commit of another instance that writes that key is refused with
+// a *StaleError naming it (nothing written), and it then queues for the
+// lock itself.
+type Serializer interface {
+	// LockKeys waits until this caller alone, among every instance's
+	// LockKeys callers, holds keys, and returns the newest change
+	// committed once they were held: memory caught up through head
+	// decides on a copy no other instance can change under the lock.
+	// unlock must be called once the write committed or failed.
+	LockKeys(ctx context.Context, keys []string) (head int64, unlock func(), err error)
 }
 
 // ErrUnique is the error (wrapped, as a *UniqueError) of a commit a

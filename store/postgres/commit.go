@@ -320,6 +320,7 @@ func (c *committer) begin(batch []*pending) error {
 			return rows.Err()
 		})
 	}
+	c.queueContended(&b, c.a.contendable(batch))
 	if len(joinClasses) > 0 {
 		b.Queue(`SELECT "joinClass", "tableName" FROM `+quote(tableJoins)+` WHERE "joinClass" = ANY($1)`, joinClasses).Query(func(rows pgx.Rows) error {
 			for _, jc := range joinClasses {
@@ -393,6 +394,9 @@ type committer struct {
 	joins  map[string]string // joinClass -> table ("": none), once read
 	// versions are the guard keys' rows of _versions, read under the lock.
 	versions map[string]version
+	// contended are the lock ids of keys another instance's LockKeys
+	// holds (serialize.go).
+	contended map[int64]bool
 	// queued holds the plain row writes (objects, relations, settings,
 	// the _changes rows) until a statement needs to read what they wrote
 	// or the transaction ends: they reach PostgreSQL in one round trip.

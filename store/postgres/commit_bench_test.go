@@ -54,3 +54,21 @@ func Benchmark_Commit_OneObject_Parallel(b *testing.B) {
 		}
 	})
 }
+
+// Benchmark_CommitGuarded_OneObject is Benchmark_Commit_OneObject through
+// CommitGuarded, one guard per commit, as a write decided by the service
+// commits: the fast path of several instances (no lock held anywhere).
+func Benchmark_CommitGuarded_OneObject(b *testing.B) {
+	a := open(b, pgtest.NewDatabase(b)+"&synchronous_commit=off")
+	loadAll(b, a)
+	commit(b, a, sch("Bench", benchSchema))
+	b.ResetTimer()
+	for i := range b.N {
+		k := fmt.Sprint("k", i%100)
+		err := a.CommitGuarded([]store.Record{obj("Bench", k, fmt.Sprintf(`{"n":%d,"s":"v"}`, i))},
+			[]store.Guard{{Key: store.ObjectKey("Bench", k), Base: a.Applied()}})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -64,19 +64,29 @@ func guardKeys(batch []*pending) []string {
 // keys made one by this only make a write be decided again needlessly.
 func versionKey(key string) string { return strings.ReplaceAll(key, "\x00", "\\0") }
 
-// staleness is p's *store.StaleError, nil when every guard holds.
+// staleness is p's *store.StaleError, nil when every guard holds and no
+// key it writes is locked by another instance's LockKeys (serialize.go).
 func (c *committer) staleness(p *pending) error {
 	var through int64
+	var keys []string
 	for _, g := range p.guards {
 		v, ok := c.versions[versionKey(g.Key)]
 		if ok && v.origin != c.a.origin && v.id > g.Base {
 			through = max(through, v.id)
+			keys = append(keys, g.Key)
 		}
 	}
-	if through == 0 {
+	if len(c.contended) > 0 && len(p.guards) > 0 {
+		for _, k := range writtenKeys(p) {
+			if c.contended[keyLock(k)] {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
 		return nil
 	}
-	return &store.StaleError{Through: through}
+	return &store.StaleError{Through: through, Keys: keys}
 }
 
 // writtenKeys are the guard keys p's commit writes: its guards' and its

@@ -138,3 +138,52 @@ func TestUniqueDuplicatesReported(t *testing.T) {
 		t.Fatalf("index made over duplicates: %v %v", exists, err)
 	}
 }
+
+// While one Adapter holds a key with LockKeys, another's guarded commit
+// that writes it is refused as stale, naming the key, and nothing is
+// written; the holder's own commits go through; once it unlocks, the
+// other's LockKeys reads a head that includes the holder's commit, and
+// its commit goes through.
+func TestLockKeys(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	a, b := open(t, uri), open(t, uri)
+	ctx := context.Background()
+	key := store.ObjectKey("Item", "x")
+	if err := a.Commit([]store.Record{obj("Item", "x", `{"objectId":"x","n":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	head, unlock, err := a.LockKeys(ctx, []string{key, key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.CommitGuarded([]store.Record{obj("Item", "x", `{"objectId":"x","n":9}`)}, []store.Guard{{Key: key, Base: head}})
+	var stale *store.StaleError
+	if !errors.As(err, &stale) || len(stale.Keys) != 1 || stale.Keys[0] != key {
+		t.Fatalf("a commit of a key another Adapter holds: %v (%+v)", err, stale)
+	}
+	// A commit of another key is not held up.
+	other := store.ObjectKey("Item", "y")
+	if err := b.CommitGuarded([]store.Record{obj("Item", "y", `{"objectId":"y"}`)}, []store.Guard{{Key: other, Base: head}}); err != nil {
+		t.Fatalf("another key: %v", err)
+	}
+	if err := a.CommitGuarded([]store.Record{obj("Item", "x", `{"objectId":"x","n":2}`)}, []store.Guard{{Key: key, Base: head}}); err != nil {
+		t.Fatalf("the holder's commit: %v", err)
+	}
+	committed, err := a.Head(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	unlock() // a second call does nothing
+	bHead, bUnlock, err := b.LockKeys(ctx, []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bUnlock()
+	if bHead < committed {
+		t.Fatalf("LockKeys read head %d, before the holder's commit %d", bHead, committed)
+	}
+	if err := b.CommitGuarded([]store.Record{obj("Item", "x", `{"objectId":"x","n":3}`)}, []store.Guard{{Key: key, Base: bHead}}); err != nil {
+		t.Fatalf("after the unlock: %v", err)
+	}
+}

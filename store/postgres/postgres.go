@@ -100,8 +100,9 @@ type Adapter struct {
 	mergedOwn map[int64][]store.Record
 	closed    bool
 	stops     []func()
-	heads     heads   // coalesced reads of the head of _changes (applied.go)
-	applied   applied // how far the follower stands (applied.go)
+	heads     heads       // coalesced reads of the head of _changes (applied.go)
+	applied   applied     // how far the follower stands (applied.go)
+	serial    serialState // LockKeys (serialize.go)
 
 	// keepOut are the classes kept out of memory (query.go).
 	keepOut map[string]bool
@@ -137,6 +138,7 @@ func Open(uri string, opts Options) (*Adapter, error) {
 	rand.Read(id[:])
 	a := &Adapter{pool: pool, opts: opts, origin: hex.EncodeToString(id[:]), groupsDone: make(chan struct{}), pruneDone: make(chan struct{})}
 	a.gcond = sync.NewCond(&a.gmu)
+	a.initSerial()
 	if err := a.prepare(ctx); err != nil {
 		pool.Close()
 		if errors.Is(err, ErrNoPostGIS) {
