@@ -3,8 +3,8 @@ package live_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"math/rand"
+	"net/url"
 	"slices"
 	"testing"
 
