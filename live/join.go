@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -354,14 +355,29 @@ func (s *Server) addJoin(sub *subscription) *protoError {
 	}
 	s.joins.mu.Lock()
 	defer s.joins.mu.Unlock()
-	st := &joinState{told: map[string]bool{}}
+	// The subscriber's find first: it refuses (154) a subquery that would
+	// scan too much for them before the inner sets, read as the master
+	// key, are loaded.
+	told := map[string]bool{}
+	result, err := src.JoinFind(id, sub.master, sub.query.Class(), sub.query.Where(), MaxJoinResults+1)
+	if err != nil {
+		return joinError(err)
+	}
+	if len(result) > MaxJoinResults {
+		return &protoError{code: schema.CodeInefficientQuery, msg: fmt.Sprintf("This live join matches more than %d objects; narrow it", MaxJoinResults)}
+	}
+	for _, o := range result {
+		oid, _ := o["objectId"].(string)
+		told[oid] = true
+	}
+	st := &joinState{told: told}
 	for _, j := range sub.query.Joins() {
 		inner, err := src.JoinFind(Identity{}, true, j.Inner.Class(), j.Inner.Where(), MaxJoinInner+1)
 		if err != nil {
 			return joinError(err)
 		}
 		if len(inner) > MaxJoinInner {
-			return &protoError{code: schema.CodeInefficientQuery, msg: "The subquery of this live join matches more than 10000 objects; narrow it or add an index"}
+			return &protoError{code: schema.CodeInefficientQuery, msg: fmt.Sprintf("The subquery of this live join matches more than %d objects; narrow it", MaxJoinInner)}
 		}
 		side := &joinSide{sub: sub, join: j, set: map[string]schema.Object{}, byVal: map[string]map[string]struct{}{}}
 		for _, o := range inner {
@@ -369,17 +385,6 @@ func (s *Server) addJoin(sub *subscription) *protoError {
 			side.add(oid, o)
 		}
 		st.sides = append(st.sides, side)
-	}
-	result, err := src.JoinFind(id, sub.master, sub.query.Class(), sub.query.Where(), MaxJoinResults+1)
-	if err != nil {
-		return joinError(err)
-	}
-	if len(result) > MaxJoinResults {
-		return &protoError{code: schema.CodeInefficientQuery, msg: "This live join matches more than 10000 objects; narrow it"}
-	}
-	for _, o := range result {
-		oid, _ := o["objectId"].(string)
-		st.told[oid] = true
 	}
 	sub.join = st
 	st.group = s.joins.outer.Add(sub.query, sub)

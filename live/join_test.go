@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -213,4 +214,28 @@ func restIDs(t *testing.T, s *servertest.Server, token string, where map[string]
 func urlJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return url.QueryEscape(string(b))
+}
+
+// A live join whose subquery would scan too much is refused with 154, as
+// the same find would be; with an index on the field it is accepted.
+func TestLiveJoinRefusesWhatAFindRefuses(t *testing.T) {
+	s := servertest.Start(t, func(o *config.Options) {
+		o.LiveQuery.ClassNames = []string{"Message", "Room"}
+		o.MaxScan = 5
+		o.Indexes = []string{"Room.name", "Message.room"}
+	})
+	master := servertest.Master()
+	for i := 0; i < 10; i++ {
+		r := call(t, s, "POST", "/classes/Room", map[string]any{"open": true, "name": fmt.Sprint("r", i)}, master)
+		call(t, s, "POST", "/classes/Message", map[string]any{"room": ptr("Room", r["objectId"].(string))}, master)
+	}
+	_, token := signUp(t, s, "dave")
+	if r := s.Do(t, "GET", "/classes/Message?where="+urlJSON(inOpenRooms("$inQuery")), nil, asUser(token)); r.Status != 400 || r.Map()["code"] != float64(154) {
+		t.Fatalf("the find answers %d %s", r.Status, r.Body)
+	}
+	c := dial(t, wsURL(s))
+	c.connect(map[string]any{"sessionToken": token})
+	c.send(map[string]any{"op": "subscribe", "requestId": 1, "query": map[string]any{"className": "Message", "where": inOpenRooms("$inQuery")}})
+	c.expectError(154, "")
+	c.subscribe(2, "Message", map[string]any{"room": map[string]any{"$inQuery": map[string]any{"className": "Room", "where": map[string]any{"name": "r3"}}}}, nil)
 }
