@@ -238,8 +238,12 @@ func (c *client) send(msg []byte) bool {
 	}
 	if (n >= SlowClientMaxDrops || time.Duration(now-c.dropSince.Load()) >= SlowClientMaxLag) && c.tooSlow.CompareAndSwap(false, true) {
 		c.srv.stats.slowClosed.Add(1)
-		c.srv.log.Info("livequery: client too slow; closing", "remote", c.remote, "clientId", c.clientID(), "dropped", n)
-		go c.close(CloseSlowClient, "client too slow: send queue full")
+		// Off the sender's goroutine: clientID takes the client's lock,
+		// which the live-join goroutine (a sender) must never wait for.
+		go func() {
+			c.srv.log.Info("livequery: client too slow; closing", "remote", c.remote, "clientId", c.clientID(), "dropped", n)
+			c.close(CloseSlowClient, "client too slow: send queue full")
+		}()
 	}
 	return false
 }
