@@ -268,3 +268,42 @@ func TestLiveJoinRefusesWhatAFindRefuses(t *testing.T) {
 	c.expectError(154, "")
 	c.subscribe(2, "Message", map[string]any{"room": map[string]any{"$inQuery": map[string]any{"className": "Room", "where": map[string]any{"name": "r3"}}}}, nil)
 }
+
+// The subscriber's rights on the inner class apply as in a find: a CLP
+// that refuses them the find, or a subquery on a protected field, refuses
+// the subscription with the find's code; protected fields of the inner
+// objects never reach the events (they are outer objects only).
+func TestLiveJoinAppliesTheInnerClassRules(t *testing.T) {
+	s := startLive(t, "Message", "Room", "Vault")
+	master := servertest.Master()
+	_, token := signUp(t, s, "erin")
+	clp := func(find map[string]any) map[string]any {
+		return map[string]any{"find": find, "get": find, "create": map[string]any{"*": true}, "update": map[string]any{"*": true},
+			"delete": map[string]any{"*": true}, "addField": map[string]any{"*": true}, "count": map[string]any{"*": true},
+			"protectedFields": map[string]any{"*": []any{"secret"}}}
+	}
+	call(t, s, "POST", "/schemas/Vault", map[string]any{"className": "Vault", "fields": map[string]any{"secret": map[string]any{"type": "String"}},
+		"classLevelPermissions": clp(map[string]any{})}, master)
+	call(t, s, "POST", "/schemas/Room", map[string]any{"className": "Room", "fields": map[string]any{"secret": map[string]any{"type": "String"}},
+		"classLevelPermissions": clp(map[string]any{"*": true})}, master)
+	room := call(t, s, "POST", "/classes/Room", map[string]any{"open": false, "secret": "x"}, master)["objectId"].(string)
+	call(t, s, "POST", "/classes/Message", map[string]any{"room": ptr("Room", room)}, master)
+	c := dial(t, wsURL(s))
+	c.connect(map[string]any{"sessionToken": token})
+	for i, where := range []map[string]any{
+		{"room": map[string]any{"$inQuery": map[string]any{"className": "Vault", "where": map[string]any{}}}},
+		{"room": map[string]any{"$inQuery": map[string]any{"className": "Room", "where": map[string]any{"secret": "x"}}}},
+	} {
+		want := s.Do(t, "GET", "/classes/Message?where="+urlJSON(where), nil, asUser(token))
+		if want.Status < 400 {
+			t.Fatalf("the find of %v answers %d", where, want.Status)
+		}
+		c.send(map[string]any{"op": "subscribe", "requestId": i + 1, "query": map[string]any{"className": "Message", "where": where}})
+		c.expectError(int(want.Map()["code"].(float64)), "")
+	}
+	c.subscribe(3, "Message", inOpenRooms("$inQuery"), nil)
+	call(t, s, "PUT", "/classes/Room/"+room, map[string]any{"open": true}, master)
+	if obj, _ := c.event("enter", 3); obj["room"] == nil {
+		t.Fatalf("enter %v", obj)
+	}
+}
