@@ -70,6 +70,27 @@ type subscription struct {
 	// local, when set, receives the events instead of a client (an
 	// in-process front end's subscription, SubscribeLocal).
 	local LocalSink
+	// join is a live-join subscription's state (join.go); such a
+	// subscription is filed in Server.joins, not Server.index.
+	join *joinState
+}
+
+// file puts sub in the index that serves it.
+func (s *Server) file(sub *subscription) *protoError {
+	if len(sub.query.Joins()) > 0 {
+		return s.addJoin(sub)
+	}
+	sub.group = s.index.Add(sub.query, sub)
+	return nil
+}
+
+// unfile takes sub out of the index that serves it.
+func (s *Server) unfile(sub *subscription) {
+	if sub.join != nil {
+		s.removeJoin(sub)
+		return
+	}
+	s.index.Remove(sub.group, sub)
 }
 
 func (s *Server) serve(conn *websocket.Conn, remote string, ip netip.Addr) {
@@ -217,8 +238,12 @@ func (c *client) send(msg []byte) bool {
 	}
 	if (n >= SlowClientMaxDrops || time.Duration(now-c.dropSince.Load()) >= SlowClientMaxLag) && c.tooSlow.CompareAndSwap(false, true) {
 		c.srv.stats.slowClosed.Add(1)
-		c.srv.log.Info("livequery: client too slow; closing", "remote", c.remote, "clientId", c.clientID(), "dropped", n)
-		go c.close(CloseSlowClient, "client too slow: send queue full")
+		// Off the sender's goroutine: clientID takes the client's lock,
+		// which the live-join goroutine (a sender) must never wait for.
+		go func() {
+			c.srv.log.Info("livequery: client too slow; closing", "remote", c.remote, "clientId", c.clientID(), "dropped", n)
+			c.close(CloseSlowClient, "client too slow: send queue full")
+		}()
 	}
 	return false
 }
@@ -366,8 +391,14 @@ func (c *client) subscribe(req *request) {
 		c.sendError(perr)
 		return
 	}
+	if perr := s.file(sub); perr != nil {
+		s.subscriptions.Add(-1)
+		c.mu.Unlock()
+		perr.requestID = req.requestID
+		c.sendError(perr)
+		return
+	}
 	c.subs[sub.requestID] = sub
-	sub.group = s.index.Add(sub.query, sub)
 	c.mu.Unlock()
 	c.sendJSON(c.reply("subscribed", sub.requestID))
 }
@@ -495,7 +526,7 @@ func (c *client) removeSubscription(requestID string) bool {
 		return false
 	}
 	delete(c.subs, requestID)
-	c.srv.index.Remove(sub.group, sub)
+	c.srv.unfile(sub)
 	c.srv.subscriptions.Add(-1)
 	return true
 }
@@ -506,7 +537,7 @@ func (c *client) dropSubscriptions() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for id, sub := range c.subs {
-		c.srv.index.Remove(sub.group, sub)
+		c.srv.unfile(sub)
 		delete(c.subs, id)
 		c.srv.subscriptions.Add(-1)
 	}

@@ -7,3 +7,15 @@ func SetRetryWait(r *Redis, wait func(attempt int) bool) { r.retryWait = wait }
 // SetReadRetryWait replaces the wait of a subscriber's stream reads after
 // a failure, so tests decide when it reads again.
 func SetReadRetryWait(r *Redis, wait func(attempt int) bool) { r.readRetryWait = wait }
+
+// JoinChange applies one change to the live joins at once, on the
+// caller's goroutine, for benchmarks of the cost of one inner change.
+func JoinChange(s *Server, c Change) {
+	s.joins.mu.Lock()
+	defer s.joins.mu.Unlock()
+	s.joinChange(c)
+}
+
+// SetSendQueue sets the send queue of clients that connect from now on
+// (benchmarks whose events outrun a reader).
+func SetSendQueue(s *Server, n int) { s.opts.SendQueue = n }

@@ -127,6 +127,7 @@ type Server struct {
 	opts     Options
 	log      *slog.Logger
 	index    *match.Index[*subscription]
+	joins    *joins
 	sessions *sessions
 	classes  map[string]bool
 	upgrader websocket.FastHTTPUpgrader
@@ -196,6 +197,7 @@ func New(opts Options) (*Server, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		index:    match.NewIndex[*subscription](),
+		joins:    newJoins(),
 		sessions: newSessions(opts.Authority, opts.CacheTimeout, opts.Now),
 		seed:     maphash.MakeSeed(),
 		done:     make(chan struct{}),
@@ -232,6 +234,8 @@ func New(opts Options) (*Server, error) {
 		s.workers.Add(1)
 		go s.dispatchLoop(ch)
 	}
+	s.workers.Add(1)
+	go s.joinLoop()
 	return s, nil
 }
 
@@ -273,6 +277,12 @@ func (s *Server) Publish(c Change) {
 	case s.shards[h%uint64(len(s.shards))] <- c:
 	case <-s.done:
 	}
+	if s.joins.count.Load() > 0 {
+		select {
+		case s.joins.ch <- c:
+		case <-s.done:
+		}
+	}
 }
 
 // ForgetSessions drops cached session lookups (Feed).
@@ -293,9 +303,9 @@ func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	n := len(s.clients)
 	s.mu.Unlock()
-	ix := s.index.Stats()
+	ix, jx := s.index.Stats(), s.joins.outer.Stats()
 	return Stats{
-		Clients: n, Subscriptions: ix.Members, Queries: ix.Groups,
+		Clients: n, Subscriptions: ix.Members + jx.Members, Queries: ix.Groups + jx.Groups,
 		Changes: s.stats.changes.Load(), Tested: s.stats.tested.Load(), Delivered: s.stats.delivered.Load(),
 		Dropped: s.stats.dropped.Load(), SlowClosed: s.stats.slowClosed.Load(), Panics: s.stats.panics.Load(),
 	}

@@ -195,11 +195,28 @@ test('keys select fields and watch limits updates to the named fields', async ()
 
 test('refused subscriptions reject with a Parse.Error', async () => {
   await assert.rejects(new Parse.Query('NotLive').subscribe(), (err) => err instanceof Parse.Error && err.code === 119);
+  // A live join is a top-level subquery; one inside an $or is refused.
   const inner = new Parse.Query('LQDoc');
+  const joined = new Parse.Query('LQMessage').matchesQuery('doc', inner);
   await assert.rejects(
-    new Parse.Query('LQMessage').matchesQuery('doc', inner).subscribe(),
+    Parse.Query.or(joined, new Parse.Query('LQMessage').equalTo('room', 'x')).subscribe(),
     (err) => err instanceof Parse.Error && err.code === 102 && /\$inQuery/.test(err.message),
   );
+});
+
+test('a live join: an inner object that starts or stops matching moves its outer objects', async () => {
+  const doc = await new Parse.Object('LQDoc').save({ published: false });
+  const msg = await new Parse.Object('LQMessage').save({ doc, room: 'join' });
+  const sub = await new Parse.Query('LQMessage').matchesQuery('doc', new Parse.Query('LQDoc').equalTo('published', true)).subscribe();
+  const entered = next(sub, 'enter');
+  await doc.save({ published: true });
+  const [obj] = await entered;
+  assert.equal(obj.id, msg.id);
+  assert.equal(obj.get('room'), 'join');
+  const left = next(sub, 'leave');
+  await doc.save({ published: false });
+  assert.equal((await left)[0].id, msg.id);
+  await sub.unsubscribe();
 });
 
 test('a client reconnects after losing its socket and re-subscribes', async () => {

@@ -39,10 +39,12 @@ func TestCompileRefusesWhatWouldGoStale(t *testing.T) {
 	for _, c := range []struct {
 		where, msg string
 	}{
-		{`{"post": {"$inQuery": {"className": "Post", "where": {"a": 1}}}}`, "$inQuery"},
-		{`{"post": {"$notInQuery": {"className": "Post", "where": {"a": 1}}}}`, "$notInQuery"},
-		{`{"name": {"$select": {"key": "n", "query": {"className": "Post", "where": {}}}}}`, "$select"},
-		{`{"name": {"$dontSelect": {"key": "n", "query": {"className": "Post", "where": {}}}}}`, "$dontSelect"},
+		// Live joins are top-level subqueries only: not nested, not in an
+		// $or, not with redirectClassNameForKey nor $relativeTime.
+		{`{"post": {"$inQuery": {"className": "Post", "where": {"a": {"$inQuery": {"className": "X", "where": {}}}}}}}`, "nested"},
+		{`{"post": {"$inQuery": {"className": "Post", "where": {"$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "x"}, "key": "likes"}}}}}`, "$relatedTo"},
+		{`{"post": {"$inQuery": {"className": "Post", "where": {}, "redirectClassNameForKey": "likes"}}}`, "redirectClassNameForKey"},
+		{`{"post": {"$inQuery": {"className": "Post", "where": {}}}, "at": {"$lt": {"$relativeTime": "in 1 day"}}}`, "$relativeTime"},
 		{`{"$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "x"}, "key": "likes"}}`, "$relatedTo"},
 		{`{"$or": [{"a": 1}, {"post": {"$inQuery": {"className": "Post", "where": {}}}}]}`, "$inQuery"},
 		{`{"members": {"__type": "Pointer", "className": "_User", "objectId": "u1"}}`, "relation membership"},
@@ -56,6 +58,11 @@ func TestCompileRefusesWhatWouldGoStale(t *testing.T) {
 		if !contains(pe.Message, c.msg) {
 			t.Errorf("%s: message %q lacks %q", c.where, pe.Message, c.msg)
 		}
+	}
+	// Top-level subqueries compile to joins; Match tests the rest.
+	q, err := Compile("Thing", whereOf(t, `{"a": 1, "post": {"$inQuery": {"className": "Post", "where": {"b": 2}}}, "n": {"$dontSelect": {"key": "k", "query": {"className": "Other", "where": {}}}}}`), Options{})
+	if err != nil || len(q.Joins()) != 2 || !q.Match(schema.Object{"a": 1.0}) || q.Match(schema.Object{"a": 2.0}) {
+		t.Fatalf("joins: %v %v", q, err)
 	}
 	// What REST refuses is refused the same way.
 	for w, code := range map[string]int{

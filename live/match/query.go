@@ -58,13 +58,16 @@ type Query struct {
 	relative bool     // $relativeTime: recompiled against the clock at each test
 	fields   []string // root fields the where reads
 	cover    cover
-	get      bool // where is exactly {objectId: <string>}
+	get      bool   // where is exactly {objectId: <string>}
+	joins    []Join // live joins at the top level; m matches the rest
 }
 
-// unsupported names the constraints a subscription cannot hold. Their
-// answer depends on other objects (subqueries, relations), which change
-// without an event for the subscribed class, so a snapshot taken at
-// subscribe time would silently go wrong; they are refused instead.
+// unsupported names the constraints a subscription cannot hold where
+// they stand: $relatedTo anywhere, and subqueries other than live joins
+// (top-level $inQuery, $notInQuery, $select, $dontSelect; see Join).
+// Their answer depends on other objects, which change without an event
+// for the subscribed class, so a snapshot taken at subscribe time would
+// silently go wrong; they are refused instead.
 var unsupported = map[where.Kind]string{
 	where.KindRelatedTo:  "$relatedTo",
 	where.KindInQuery:    "$inQuery",
@@ -90,6 +93,10 @@ func Compile(class string, w map[string]any, opts Options) (*Query, error) {
 	}
 	q := &Query{class: class, where: w, opts: opts}
 	roots := map[string]bool{}
+	tree, err = q.splitJoins(tree, roots)
+	if err != nil {
+		return nil, err
+	}
 	var refused error
 	tree.Walk(func(n *where.Node) bool {
 		if name, bad := unsupported[n.Kind]; bad && refused == nil {
@@ -112,6 +119,9 @@ func Compile(class string, w map[string]any, opts Options) (*Query, error) {
 		}
 		return true
 	})
+	if refused == nil && q.relative && len(q.joins) > 0 {
+		refused = schema.Errorf(schema.CodeInvalidQuery, "a live join with $relativeTime is not supported in LiveQuery subscriptions")
+	}
 	if refused != nil {
 		return nil, refused
 	}
