@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quarrydata/quarry/service"
 )
@@ -200,14 +201,19 @@ func TestChangeOrderUnderConcurrentWriters(t *testing.T) {
 }
 
 // BenchmarkCreate_ChangeConsumer: a write's cost with no change consumer,
-// a fast one, and one stuck forever (its ring full after 8 changes).
+// a fast one, a slow one (200µs a change: Redis across a network) and one
+// stuck forever (its ring full after 8 changes).
 func BenchmarkCreate_ChangeConsumer(b *testing.B) {
-	for _, shape := range []string{"none", "fast", "stuck"} {
+	for _, shape := range []string{"none", "fast", "slow", "stuck"} {
 		b.Run(shape, func(b *testing.B) {
 			var cs []service.ChangeConsumer
 			switch shape {
 			case "fast":
 				cs = append(cs, service.ChangeConsumer{Name: "fast", Deliver: func([]service.Change) {}})
+			case "slow":
+				cs = append(cs, service.ChangeConsumer{Name: "slow", Deliver: func(batch []service.Change) {
+					time.Sleep(time.Duration(len(batch)) * 200 * time.Microsecond)
+				}})
 			case "stuck":
 				c, _, release := blockForever()
 				defer release()
