@@ -16,7 +16,9 @@ import (
 
 // liveConsumer hands changes to LiveQuery's publisher, which exists only
 // once the service is open: until it is set, changes go nowhere.
-type liveConsumer struct{ p atomic.Pointer[live.Publisher] }
+type liveConsumer struct {
+	p atomic.Pointer[live.Publisher]
+}
 
 func (l *liveConsumer) consumer() service.ChangeConsumer {
 	return service.ChangeConsumer{Name: "liveQuery",
