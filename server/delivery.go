@@ -3,6 +3,7 @@ package server
 import (
 	"sync/atomic"
 
+	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/metrics"
 	"github.com/quarrydata/quarry/service"
@@ -34,13 +35,23 @@ func (l *liveConsumer) consumer() service.ChangeConsumer {
 		}}
 }
 
-// changeConsumers are the service's consumers of committed changes.
-func changeConsumers(shared *sharedCache, lc *liveConsumer) []service.ChangeConsumer {
-	cs := []service.ChangeConsumer{lc.consumer()}
+// changeConsumers are the service's consumers of committed changes:
+// LiveQuery's when it is on (live), the cacheAdapter's when there is one.
+// With neither, writes gather no changes at all.
+func changeConsumers(shared *sharedCache, lc *liveConsumer, live bool) []service.ChangeConsumer {
+	var cs []service.ChangeConsumer
+	if live {
+		cs = append(cs, lc.consumer())
+	}
 	if c := shared.consumer(); c != nil {
 		cs = append(cs, *c)
 	}
 	return cs
+}
+
+// liveQueryOn reports whether the server runs LiveQuery.
+func liveQueryOn(opts *config.Options) bool {
+	return len(opts.LiveQuery.ClassNames) > 0 || opts.LiveQuery.AllClasses
 }
 
 // observeChanges adds each change consumer's series.

@@ -183,7 +183,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		Files:                    filesOpts,
 		Accounts:                 accountOptions(opts, mailer, links, log),
 		Warn:                     func(msg string) { log.Warn(msg) },
-		ChangeConsumers:          changeConsumers(shared, publish), // delivery.go
+		ChangeConsumers:          changeConsumers(shared, publish, liveQueryOn(opts)), // delivery.go
 		OnSchemaChange:           shared.schemaChanged,
 	})
 	if err != nil {
@@ -224,7 +224,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	}
 	var lq *liveQuery
 	var upgrade fasthttp.RequestHandler
-	if len(opts.LiveQuery.ClassNames) > 0 || opts.LiveQuery.AllClasses {
+	if liveQueryOn(opts) {
 		_, sharedStore := adapter.(store.OwnFollower)
 		if lq, err = openLive(opts, svc, log, newLiveTriggers(reg, svc), sharedStore); err != nil {
 			return nil, fmt.Errorf("liveQuery: %w", err)
