@@ -345,6 +345,43 @@ func (c *Cache) SessionsWritten(ctx context.Context, userID string, tokens ...st
 	return err
 }
 
+// Written is what a batch of writes asks to invalidate: the sessions of
+// users (by user id: their tokens), and whether any role was written.
+type Written struct {
+	Sessions map[string][]string // user id ("" when unknown) -> tokens
+	Roles    bool
+}
+
+// Invalidate applies a batch of writes in one round trip: every token is
+// marked as in SessionsWritten, the role generation moves on when Roles
+// is set, and one message per user (or one for every role) tells every
+// process to drop what it holds in memory.
+func (c *Cache) Invalidate(ctx context.Context, w Written) error {
+	if len(w.Sessions) == 0 && !w.Roles {
+		return nil
+	}
+	ctx, cancel := withTimeout(ctx)
+	defer cancel()
+	pipe := c.rdb.TxPipeline()
+	for userID, tokens := range w.Sessions {
+		for _, t := range tokens {
+			pipe.Set(ctx, c.key(keySession, tokenKey(t)), revoked, c.opts.TTL)
+		}
+		if !w.Roles {
+			msg, _ := json.Marshal(Invalidation{UserID: userID})
+			pipe.Publish(ctx, c.key(channel), msg)
+		}
+	}
+	if w.Roles {
+		// Every process drops every user's lookups: the users above too.
+		pipe.Incr(ctx, c.key(keyRolesGen))
+		msg, _ := json.Marshal(Invalidation{AllRoles: true})
+		pipe.Publish(ctx, c.key(channel), msg)
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
 // RolesChanged is called by the process that wrote a role: every cached
 // role list becomes stale at once (the generation moves on), and every
 // process is told to drop the roles it holds in memory.

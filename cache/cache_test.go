@@ -242,3 +242,73 @@ func TestInvalidationsReachEveryProcess(t *testing.T) {
 		t.Errorf("%d user, %d role and %d schema invalidations, want 2 each", users, roles, schemas)
 	}
 }
+
+// TestInvalidateBatch: a batch of session and role writes is invalidated
+// in one round trip: every token is a miss afterwards, each user's
+// processes are told once, and a role write makes one message for all.
+func TestInvalidateBatch(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name      string
+		w         cache.Written
+		wantMsgs  []string // in order, before the sentinel
+		rolesGone bool
+	}{
+		{"two sessions of one user", cache.Written{Sessions: map[string][]string{"u1": {"r:1", "r:2"}}},
+			[]string{"user u1"}, false},
+		{"sessions and a role", cache.Written{Sessions: map[string][]string{"u1": {"r:1"}, "u2": {"r:2"}}, Roles: true},
+			[]string{"all roles"}, true},
+		{"nothing", cache.Written{}, nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := open(t, time.Minute)
+			got := make(chan cache.Invalidation, 8)
+			if err := b.Subscribe(ctx, func(inv cache.Invalidation) { got <- inv }); err != nil {
+				t.Fatal(err)
+			}
+			for _, tok := range []string{"r:1", "r:2"} {
+				if err := a.PutSession(ctx, tok, cache.Session{UserID: "u1"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, gen, _, _ := a.Roles(ctx, "u1")
+			if err := a.PutRoles(ctx, "u1", gen, []string{"role:x"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Invalidate(ctx, c.w); err != nil {
+				t.Fatal(err)
+			}
+			for _, tokens := range c.w.Sessions {
+				for _, tok := range tokens {
+					if _, hit, _ := b.Session(ctx, tok); hit {
+						t.Errorf("%s still cached", tok)
+					}
+				}
+			}
+			if _, _, hit, _ := b.Roles(ctx, "u1"); hit == c.rolesGone {
+				t.Errorf("roles cached: %v, want %v", hit, !c.rolesGone)
+			}
+			// A sentinel published after the batch: what comes before it
+			// is all the batch said.
+			if err := a.SchemaChanged(ctx, "Sentinel"); err != nil {
+				t.Fatal(err)
+			}
+			var msgs []string
+			for inv := range got {
+				if slices.Equal(inv.Classes, []string{"Sentinel"}) {
+					break
+				}
+				switch {
+				case inv.AllRoles:
+					msgs = append(msgs, "all roles")
+				default:
+					msgs = append(msgs, "user "+inv.UserID)
+				}
+			}
+			if !slices.Equal(msgs, c.wantMsgs) {
+				t.Errorf("messages %q, want %q", msgs, c.wantMsgs)
+			}
+		})
+	}
+}

@@ -74,6 +74,40 @@ func (p *Publisher) OnChange(ch service.Change) {
 	p.feed.Publish(c)
 }
 
+// Deliver is a service.ChangeConsumer's Deliver: the changes in order.
+func (p *Publisher) Deliver(batch []service.Change) {
+	for _, ch := range batch {
+		p.OnChange(ch)
+	}
+}
+
+// Lost is a service.ChangeConsumer's Lost: changes of classes never
+// reached the publisher (it fell a whole ring behind). A feed that can
+// tell its clients (LossNotifier: a LiveQuery server, or Redis for its
+// subscribers) asks those of the classes it publishes to fetch again, and
+// a lost session or role write makes every session lookup go.
+func (p *Publisher) Lost(classes []string, count int) {
+	var told []string
+	forget := false
+	for _, c := range classes {
+		forget = forget || c == "_Session" || c == "_Role"
+		if p.publishes(c) {
+			told = append(told, c)
+		}
+	}
+	if forget {
+		p.feed.ForgetSessions("")
+	}
+	if len(told) == 0 {
+		return
+	}
+	if n, ok := p.feed.(interface{ ChangesLostCount([]string, int) }); ok {
+		n.ChangesLostCount(told, count)
+	} else if n, ok := p.feed.(LossNotifier); ok {
+		n.ChangesLost(told)
+	}
+}
+
 // fullJSON is the JSON of full(class, obj) made from obj's stored JSON,
 // without encoding the map: the stored bytes with className and __type put
 // in front. nil when the published form is not the stored object plus

@@ -198,6 +198,17 @@ func (r *Redis) Channel(suffix string) string { return r.prefix + suffix }
 // Publish queues a change for Redis (Feed). Changes leave in order.
 func (r *Redis) Publish(c Change) { r.enqueue(redisOut{change: &c}) }
 
+// ChangesLost publishes a quarryChangesLost message (LossNotifier), in
+// its place among the changes: the publisher lost changes of classes
+// before they reached Redis, and the subscribers' clients of those
+// classes are asked to fetch again.
+func (r *Redis) ChangesLost(classes []string) { r.ChangesLostCount(classes, 0) }
+
+// ChangesLostCount is ChangesLost with the number of changes lost.
+func (r *Redis) ChangesLostCount(classes []string, count int) {
+	r.enqueue(redisOut{lost: &lostMessage{Classes: classes, Count: count}})
+}
+
 // ForgetSessions publishes a clearCache message (Feed).
 func (r *Redis) ForgetSessions(userID string) { r.enqueue(redisOut{forget: &userID}) }
 
@@ -236,6 +247,10 @@ func (r *Redis) noteLost(m redisOut) {
 		r.lostClasses[m.change.Class] = true
 	case m.forget != nil:
 		r.lostForget = true
+	case m.lost != nil:
+		for _, c := range m.lost.Classes {
+			r.lostClasses[c] = true
+		}
 	}
 }
 

@@ -166,6 +166,22 @@ func (m *Metrics) CounterFunc(name, help string, value func() float64) {
 	}
 }
 
+// GaugeFuncWith is GaugeFunc for one series of several that the
+// constant labels tell apart (one per consumer, say).
+func (m *Metrics) GaugeFuncWith(name, help string, labels map[string]string, value func() float64) {
+	if m != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, value))
+	}
+}
+
+// CounterFuncWith is CounterFunc for one series of several that the
+// constant labels tell apart.
+func (m *Metrics) CounterFuncWith(name, help string, labels map[string]string, value func() float64) {
+	if m != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, value))
+	}
+}
+
 // Handler serves the registry in Prometheus's text format.
 func (m *Metrics) Handler() fasthttp.RequestHandler {
 	return fasthttpadaptor.NewFastHTTPHandler(promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -44,40 +45,72 @@ func (s *sharedCache) cache() *cache.Cache {
 	return s.c
 }
 
-// invalidate is called with every change this process commits, before
-// the write is answered: a session updated or deleted (a logout) and any
-// role write are invalidated in Redis before the client hears of it.
-// A new session needs nothing: no lookup can have cached it.
-func (s *sharedCache) invalidate(ch service.Change) {
+// cacheBatchTimeout bounds one batch's round trip to Redis.
+const cacheBatchTimeout = 2 * time.Second
+
+// consumer is the cacheAdapter's change consumer (service.ChangeConsumer):
+// its ring only takes session updates and deletes (a logout, a
+// revocation, a changed expiry) and role writes, and its goroutine
+// invalidates a whole batch of them in Redis in one round trip, shortly
+// after the writes are answered. A new session needs nothing: no lookup
+// can have cached it. nil without a cacheAdapter.
+func (s *sharedCache) consumer() *service.ChangeConsumer {
 	if s == nil {
-		return
+		return nil
 	}
-	var err error
-	switch ch.Class {
-	case "_Session":
-		if ch.Original == nil {
-			return
-		}
-		var tokens []string
-		userID := ""
-		for _, obj := range []map[string]any{ch.Original, ch.Object} {
-			if t, _ := obj["sessionToken"].(string); t != "" {
-				tokens = append(tokens, t)
+	return &service.ChangeConsumer{Name: "cacheAdapter",
+		Wants: func(ch service.Change) bool {
+			return ch.Class == "_Role" || ch.Class == "_Session" && ch.Original != nil
+		},
+		Deliver: func(batch []service.Change) { s.invalidate(written(batch), "") },
+		Lost: func(classes []string, count int) {
+			// Which sessions were written is lost with the changes: every
+			// process drops every session and role lookup from memory;
+			// the tokens' entries in Redis stay until they expire.
+			s.invalidate(cache.Written{Roles: true}, fmt.Sprintf("%d changes of %v were never invalidated; "+
+				"every process drops its lookups, but a revoked session's entry may serve until it expires (cacheAdapter ttl)", count, classes))
+		}}
+}
+
+// written gathers what a batch of session and role changes invalidates.
+func written(batch []service.Change) cache.Written {
+	var w cache.Written
+	for _, ch := range batch {
+		switch ch.Class {
+		case "_Role":
+			w.Roles = true
+		case "_Session":
+			var tokens []string
+			userID := ""
+			for _, obj := range []map[string]any{ch.Original, ch.Object} {
+				if t, _ := obj["sessionToken"].(string); t != "" {
+					tokens = append(tokens, t)
+				}
+				if u, _ := obj["user"].(map[string]any); u != nil && userID == "" {
+					userID, _ = u["objectId"].(string)
+				}
 			}
-			if u, _ := obj["user"].(map[string]any); u != nil && userID == "" {
-				userID, _ = u["objectId"].(string)
+			if w.Sessions == nil {
+				w.Sessions = map[string][]string{}
 			}
+			w.Sessions[userID] = append(w.Sessions[userID], tokens...)
 		}
-		err = s.c.SessionsWritten(context.Background(), userID, tokens...)
-	case "_Role":
-		err = s.c.RolesChanged(context.Background())
-	default:
-		return
 	}
-	if err != nil {
-		// The write stands; other processes may use the old lookup until
-		// its entry expires (cacheAdapter ttl).
-		s.log.Error("cacheAdapter: cannot invalidate; other processes may use the old "+ch.Class+" lookup until it expires", "err", err)
+	return w
+}
+
+// invalidate sends one batch; a failure (or a loss, told by lost) is
+// logged: the writes stand, and other processes may use the old lookups
+// until their entries expire.
+func (s *sharedCache) invalidate(w cache.Written, lost string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cacheBatchTimeout)
+	defer cancel()
+	err := s.c.Invalidate(ctx, w)
+	switch {
+	case lost != "":
+		s.log.Error("cacheAdapter: invalidations fell behind: "+lost, "err", err)
+	case err != nil:
+		s.log.Error("cacheAdapter: cannot invalidate; other processes may use the old session and role lookups until they expire", "err", err)
 	}
 }
 

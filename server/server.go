@@ -125,9 +125,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	undo = append(undo, func() { adapter.Close() })
-	// LiveQuery's publisher is known once the service is open; no write
-	// happens before.
-	var publish func(service.Change)
+	// LiveQuery's publisher is known once the service is open (delivery.go).
+	publish := &liveConsumer{}
 	// Cloud code defined in Go or JavaScript fills the request's headers
 	// for it; webhooks (/hooks) may be defined at any time, so a registry
 	// always exists.
@@ -184,13 +183,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		Files:                    filesOpts,
 		Accounts:                 accountOptions(opts, mailer, links, log),
 		Warn:                     func(msg string) { log.Warn(msg) },
-		OnChange: func(c service.Change) {
-			shared.invalidate(c)
-			if publish != nil {
-				publish(c)
-			}
-		},
-		OnSchemaChange: shared.schemaChanged,
+		ChangeConsumers:          changeConsumers(shared, publish, liveQueryOn(opts)), // delivery.go
+		OnSchemaChange:           shared.schemaChanged,
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrDamaged) {
@@ -200,6 +194,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	authFunctions.svc.Store(svc)
+	undo = append(undo, func() { svc.CloseChanges(0) })
+	observeChanges(m, svc)
 	// The GC headroom policy starts on the loaded data: while the store
 	// is read and the indexes are built the heap grows fast and makes
 	// garbage in bulk, which Go's default pace (and the load's GOGC 400)
@@ -228,7 +224,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	}
 	var lq *liveQuery
 	var upgrade fasthttp.RequestHandler
-	if len(opts.LiveQuery.ClassNames) > 0 || opts.LiveQuery.AllClasses {
+	if liveQueryOn(opts) {
 		_, sharedStore := adapter.(store.OwnFollower)
 		if lq, err = openLive(opts, svc, log, newLiveTriggers(reg, svc), sharedStore); err != nil {
 			return nil, fmt.Errorf("liveQuery: %w", err)
@@ -236,7 +232,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		undo = append(undo, lq.close)
 		upgrade = lq.server.Handler
 		if lq.publisher != nil {
-			publish = lq.publisher.OnChange
+			publish.p.Store(lq.publisher)
 		}
 		observeLive(m, lq.server, lq.pub)
 		if err := shared.forgetInto(lq.server); err != nil {
@@ -307,7 +303,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	// the store's log in its order (live.go).
 	follow := service.FollowOptions{Announce: opts.LiveQuery.RedisURL == ""}
 	if lq != nil && lq.events != nil {
-		follow = service.FollowOptions{Events: lq.events.OnChange}
+		follow = service.FollowOptions{Events: lq.events.OnChange, EventsLost: func(classes []string) { lq.events.Lost(classes, 0) }}
 	}
 	if _, err := svc.Follow(follow); err != nil {
 		return nil, err
@@ -478,6 +474,9 @@ func (s *Server) Close() error {
 	if s.metricsLn != nil {
 		s.metricsLn.Close()
 	}
+	// Committed changes reach LiveQuery, Redis and the cacheAdapter before
+	// those close (bounded: service.DefaultChangeCloseTimeout).
+	s.Service.CloseChanges(0)
 	s.closePush()
 	s.live.close()
 	s.scripts.Close()

@@ -2,66 +2,79 @@ package service
 
 import (
 	"fmt"
-	"sync"
+	"time"
+
+	"github.com/quarrydata/quarry/fanout"
 )
 
-// changeQueue carries committed changes to Options.OnChange in commit
-// order without anyone holding an object or schema lock while a consumer
-// (LiveQuery, Redis) is slow.
-//
-// A write adds its changes while it still holds its objects' stripe locks,
-// so the queue's order is the commit order of every object. After it
-// unlocks, the write drains the queue. Only one writer drains at a time;
-// a writer that finds another draining returns at once, because the active
-// drainer keeps going until the queue is empty and so delivers its
-// changes too, still in order.
-type changeQueue struct {
-	mu       sync.Mutex
-	pending  []Change
-	draining bool
+// Committed changes reach their consumers (LiveQuery, the Redis
+// publisher, the cacheAdapter's invalidations) through a fanout: a write
+// pushes its changes while it still holds its objects' stripe locks, so
+// every consumer's ring receives them in commit order, and each consumer
+// has one goroutine of its own that delivers from its ring. A write never
+// delivers and never waits for a consumer: a consumer that falls behind
+// by a whole ring loses the changes that do not fit, and is told which
+// classes it lost (ChangeConsumer.Lost) in their place in its sequence.
+
+// ChangeConsumer is one destination of committed changes: its name (for
+// logs and metrics), ring size, an optional cheap filter, and the
+// functions its goroutine calls (fanout.Consumer).
+type ChangeConsumer = fanout.Consumer[Change]
+
+// ChangeStats are one change consumer's counters.
+type ChangeStats = fanout.Stats
+
+// DefaultChangeCloseTimeout bounds how long CloseChanges waits for the
+// consumers to deliver what they hold.
+const DefaultChangeCloseTimeout = 5 * time.Second
+
+func changeClass(c Change) string { return c.Class }
+
+// startChanges starts the consumers' goroutines; Options.OnChange is one
+// consumer among them.
+func (s *Service) startChanges() {
+	consumers := s.opts.ChangeConsumers
+	if s.opts.OnChange != nil {
+		deliver := s.opts.OnChange
+		consumers = append([]ChangeConsumer{{Name: "onChange", Deliver: func(b []Change) {
+			for _, c := range b {
+				deliver(c)
+			}
+		}}}, consumers...)
+	}
+	if len(consumers) > 0 {
+		s.changes = fanout.New(changeClass, s.opts.Warn, consumers...)
+	}
 }
 
-// add appends changes in commit order; callers hold the changed objects'
-// locks.
-func (q *changeQueue) add(changes ...Change) {
-	q.mu.Lock()
-	q.pending = append(q.pending, changes...)
-	q.mu.Unlock()
+// wantsChanges reports whether committed changes go anywhere, so that a
+// write need not gather them otherwise.
+func (s *Service) wantsChanges() bool { return s.changes != nil }
+
+// ChangeStats returns the change consumers' counters.
+func (s *Service) ChangeStats() []ChangeStats { return s.changes.Stats() }
+
+// CloseChanges stops handing changes over and lets every consumer deliver
+// what its ring holds, for at most timeout (DefaultChangeCloseTimeout
+// when 0); consumers still busy then are named in a warning. A server
+// calls it once its listeners are closed, before closing the consumers
+// themselves (LiveQuery, Redis).
+func (s *Service) CloseChanges(timeout time.Duration) {
+	if timeout <= 0 {
+		timeout = DefaultChangeCloseTimeout
+	}
+	for _, late := range s.changes.Close(time.Now().Add(timeout)) {
+		s.warn(fmt.Sprintf("change delivery: %s did not finish within %s; %d changes not delivered", late.Name, timeout, late.Queued))
+	}
 }
 
-// drain delivers queued changes until none is left, unless another
-// goroutine is already doing so. Callers hold no lock of the service.
-func (q *changeQueue) drain(deliver func(Change), warn func(string)) {
-	q.mu.Lock()
-	if q.draining {
-		q.mu.Unlock()
-		return
-	}
-	q.draining = true
-	for len(q.pending) > 0 {
-		batch := q.pending
-		q.pending = nil
-		q.mu.Unlock()
-		q.deliverAll(batch, deliver, warn)
-		q.mu.Lock()
-	}
-	q.draining = false
-	q.mu.Unlock()
-}
-
-// deliverAll hands each change over. A consumer that panics loses that
-// one change, reported through warn; the drainer goes on with the rest,
-// since the change is already durable and the writer's reply must not
-// fail for it.
-func (q *changeQueue) deliverAll(batch []Change, deliver func(Change), warn func(string)) {
-	for _, c := range batch {
-		func() {
-			defer func() {
-				if r := recover(); r != nil && warn != nil {
-					warn(fmt.Sprintf("a change of %s was not delivered: its consumer panicked: %v", c.Class, r))
-				}
-			}()
-			deliver(c)
-		}()
-	}
+// announce runs after a write released every lock it held (and after its
+// cloud code triggers): schema changes go out first (a LiveQuery server
+// hearing of an object with a new field has already been told to forget
+// the class's old schema); the changes themselves are already in the
+// consumers' rings, and only a pending loss warning is logged here,
+// outside every lock.
+func (s *Service) announce() {
+	s.announceSchemas()
+	s.changes.Report()
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
+	"github.com/quarrydata/quarry/fanout"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -21,15 +23,21 @@ type FollowOptions struct {
 	// store, this instance's own included, in the store's one commit
 	// order, from one goroutine (logorder.go): every instance hands the
 	// same changes in the same order. Options.OnChange keeps receiving
-	// this instance's own changes when it commits them.
+	// this instance's own changes when it commits them. They go through a
+	// bounded ring of their own (a ChangeConsumer named "events"), so a
+	// slow Events never holds the follower up.
 	Events func(Change)
+	// EventsLost is told the classes of the changes Events lost because
+	// it fell a whole ring behind (ChangeConsumer.Lost).
+	EventsLost func(classes []string)
 }
 
 // follow is the state of following a shared store.
 type follow struct {
 	mu      sync.Mutex
 	stop    func()
-	current catchingUp // current.go
+	events  *fanout.Fanout[Change] // Events' ring; nil without
+	current catchingUp             // current.go
 }
 
 // Follow keeps memory in step with the commits other instances make to a
@@ -41,6 +49,7 @@ func (s *Service) Follow(opts FollowOptions) (bool, error) {
 		return false, nil
 	}
 	follow := f.Follow
+	var events *fanout.Fanout[Change]
 	if opts.Events != nil {
 		of, ok := s.store.(store.OwnFollower)
 		if !ok {
@@ -48,31 +57,51 @@ func (s *Service) Follow(opts FollowOptions) (bool, error) {
 		}
 		follow = of.FollowWithOwn
 		s.logOrder.on.Store(true)
+		events = fanout.New(changeClass, s.opts.Warn, eventsConsumer(opts))
 	}
-	stop, err := follow(f.Position(), func(c store.ForeignCommit) { s.applyForeign(c, opts) })
+	stop, err := follow(f.Position(), func(c store.ForeignCommit) { s.applyForeign(c, opts, events) })
 	if err != nil {
 		s.logOrder.on.Store(false)
+		events.Close(time.Now())
 		return true, err
 	}
 	s.following.mu.Lock()
 	s.following.stop = stop
+	s.following.events = events
 	s.following.mu.Unlock()
 	s.following.current.on.Store(true)
 	return true, nil
 }
 
-// StopFollowing ends Follow and waits for a commit being applied; a
-// server calls it first when it shuts down.
+// StopFollowing ends Follow and waits for a commit being applied, then
+// for Events to be given what its ring holds (DefaultChangeCloseTimeout
+// at most); a server calls it first when it shuts down.
 func (s *Service) StopFollowing() {
 	s.following.mu.Lock()
-	stop := s.following.stop
-	s.following.stop = nil
+	stop, events := s.following.stop, s.following.events
+	s.following.stop, s.following.events = nil, nil
 	s.following.mu.Unlock()
 	s.logOrder.on.Store(false)
 	s.following.current.on.Store(false)
 	if stop != nil {
 		stop()
 	}
+	for _, late := range events.Close(time.Now().Add(DefaultChangeCloseTimeout)) {
+		s.warn(fmt.Sprintf("change delivery: %s did not finish within %s; %d changes not delivered", late.Name, DefaultChangeCloseTimeout, late.Queued))
+	}
+}
+
+// eventsConsumer delivers FollowOptions.Events from its own ring.
+func eventsConsumer(opts FollowOptions) ChangeConsumer {
+	c := ChangeConsumer{Name: "events", Deliver: func(b []Change) {
+		for _, ch := range b {
+			opts.Events(ch)
+		}
+	}}
+	if opts.EventsLost != nil {
+		c.Lost = func(classes []string, _ int) { opts.EventsLost(classes) }
+	}
+	return c
 }
 
 // applyForeign applies one commit another instance made: schemas first
@@ -82,10 +111,10 @@ func (s *Service) StopFollowing() {
 // object's lock) is left alone: memory holds the newer value. With
 // opts.Events, its change is still told there, and this instance's own
 // commits (Own) are told in their place in the log (logorder.go).
-func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions) {
+func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions, toEvents *fanout.Fanout[Change]) {
 	if c.Own {
 		if opts.Events != nil {
-			s.followOwn(c, opts.Events) // logorder.go
+			s.followOwn(c, toEvents) // logorder.go
 		}
 		return
 	}
@@ -133,7 +162,7 @@ func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions) {
 			if ok && r.Class == ClassHooks {
 				hooks = append(hooks, c) // after unlocking: /hooks takes webhookMu before object locks
 			}
-			if ok && announce && s.opts.OnChange != nil {
+			if ok && announce && s.wantsChanges() {
 				changes = append(changes, c)
 			}
 			if ok && opts.Events != nil {
@@ -161,16 +190,14 @@ func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions) {
 		s.forgetRoles()
 	}
 	if len(changes) > 0 {
-		s.changes.add(changes...)
+		s.changes.Push(changes...)
 	}
 	unlock()
 	for _, c := range hooks {
 		s.followWebhook(c)
 	}
 	s.announce()
-	if len(events) > 0 {
-		(&changeQueue{}).deliverAll(events, opts.Events, s.opts.Warn)
-	}
+	toEvents.Push(events...)
 }
 
 // applyForeignSchemas stores the commit's schema records, building the

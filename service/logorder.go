@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/quarrydata/quarry/fanout"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -121,7 +122,7 @@ func (s *Service) shadowedChange(r store.Record, own bool) (c Change, shadowed, 
 
 // followOwn hands over the changes of one of this instance's commits, in
 // its place in the log: memory holds it already.
-func (s *Service) followOwn(c store.ForeignCommit, events func(Change)) {
+func (s *Service) followOwn(c store.ForeignCommit, events *fanout.Fanout[Change]) {
 	var keys []string
 	for _, r := range c.Records {
 		if r.Kind == store.KindObject {
@@ -151,5 +152,5 @@ func (s *Service) followOwn(c store.ForeignCommit, events func(Change)) {
 		}
 	}
 	unlock()
-	(&changeQueue{}).deliverAll(out, events, s.opts.Warn)
+	events.Push(out...)
 }

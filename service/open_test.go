@@ -21,5 +21,6 @@ func openTestService(tb testing.TB, opts service.Options) *service.Service {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(func() { s.CloseChanges(0) }) // before the store closes
 	return s
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/quarrydata/quarry/access"
 	"github.com/quarrydata/quarry/auth"
+	"github.com/quarrydata/quarry/fanout"
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/memtune"
 	"github.com/quarrydata/quarry/schema"
@@ -98,10 +99,14 @@ type Options struct {
 	Hooks Hooks
 	// Files configures the files API; its zero value turns it off.
 	Files FilesOptions
-	// OnChange receives every committed change, in commit order per object,
-	// after the write released its locks: a slow consumer delays the
-	// delivering write, never another write's locks.
+	// OnChange receives every committed change, in commit order, on a
+	// goroutine of its own (a ChangeConsumer named "onChange" with the
+	// default ring): a slow consumer never delays a write, and one that
+	// falls a whole ring behind loses changes (counted in ChangeStats).
 	OnChange func(Change)
+	// ChangeConsumers receive committed changes too, each from its own
+	// bounded ring in commit order, on its own goroutine (announce.go).
+	ChangeConsumers []ChangeConsumer
 	// OnSchemaChange receives the classes whose schema this process
 	// changed (fields added, also by a write, or deleted; a class created
 	// or dropped; permissions or indexes changed), after the change
@@ -187,9 +192,10 @@ type Service struct {
 	// idemLocks serialize claims of one request id (striped by its hash).
 	idemLocks [64]sync.Mutex
 
-	// changes carries committed changes to OnChange after the locks are
-	// released, in commit order (announce.go).
-	changes changeQueue
+	// changes hands committed changes to OnChange and ChangeConsumers,
+	// one ring and goroutine each, in commit order (announce.go); nil
+	// when there is none.
+	changes *fanout.Fanout[Change]
 	// schemaNews carries the classes whose schema changed to
 	// OnSchemaChange (schema_news.go).
 	schemaNews schemaNews
@@ -282,6 +288,7 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 		}
 	}
 	s.loadWebhooks()
+	s.startChanges()
 	return s, nil
 }
 

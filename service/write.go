@@ -557,12 +557,12 @@ func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
 		if s.isSQLClass(d.class) {
 			// Kept out of memory: the store's table is its only copy.
 		} else if coll := s.data.Collection(d.class, true); d.obj == nil {
-			if s.opts.OnChange != nil || s.logOrder.on.Load() {
+			if s.wantsChanges() || s.logOrder.on.Load() {
 				d.originalEnc = coll.KeptEncoding(d.original) // before it goes
 			}
 			coll.Delete(d.id)
 		} else {
-			if d.original != nil && (s.opts.OnChange != nil || s.logOrder.on.Load()) {
+			if d.original != nil && (s.wantsChanges() || s.logOrder.on.Load()) {
 				d.originalEnc = coll.KeptEncoding(d.original) // before it is replaced
 			}
 			ensureGeoIndexes(coll, d.fields) // geo queries need an S2 index on GeoPoint/Polygon fields (indexes.go)
@@ -584,14 +584,15 @@ func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
 	if s.logOrder.on.Load() {
 		s.logOrder.noteOwn(s, drafts) // logorder.go: the follower tells these changes in log order
 	}
-	if s.opts.OnChange != nil {
-		// Queued under the objects' locks, so the queue keeps commit order
-		// per object; delivered after unlocking (announce).
+	if s.wantsChanges() {
+		// Pushed under the objects' locks, so every consumer's ring keeps
+		// commit order per object; each consumer delivers on its own
+		// goroutine (announce.go).
 		changes := make([]Change, len(drafts))
 		for i, d := range drafts {
 			changes[i] = Change{Class: d.class, Original: d.original, Object: d.obj, OriginalJSON: d.originalEnc, ObjectJSON: d.enc}
 		}
-		s.changes.add(changes...)
+		s.changes.Push(changes...)
 	}
 	return nil
 }
@@ -653,17 +654,5 @@ func (s *Service) forgetOwnedJoins(d *draft) {
 		for _, rel := range rels {
 			s.data.SetRelation(d.class, key, d.id, rel, false)
 		}
-	}
-}
-
-// announce runs after a write released every lock it held (and after its
-// cloud code triggers): the delivery of queued changes to OnChange (its own
-// and any that other writers queued meanwhile).
-func (s *Service) announce() {
-	// Schema changes first: a LiveQuery server hearing of an object with
-	// a new field has already been told to forget the class's old schema.
-	s.announceSchemas()
-	if s.opts.OnChange != nil {
-		s.changes.drain(s.opts.OnChange, s.opts.Warn)
 	}
 }
