@@ -2,10 +2,13 @@ package index
 
 import (
 	"fmt"
+	"maps"
+	"math/rand"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -163,5 +166,72 @@ func TestEnsureIndexDroppedWhileBuilt(t *testing.T) {
 	}
 	if c.HasIndex("n") {
 		t.Fatal("a dropped build was published")
+	}
+}
+
+// TestEnsureGeoIndexOnline is TestEnsureIndexOnline for a geo index:
+// points moved, removed and added while the build is held must be found
+// where they are now, and nowhere else.
+func TestEnsureGeoIndexOnline(t *testing.T) {
+	db := New()
+	c := db.Collection("Place", true)
+	r := rand.New(rand.NewSource(2))
+	pts := map[string]geo.Point{}
+	put := func(id string) {
+		p := geo.Point{Lat: r.Float64()*2 - 1, Lng: r.Float64()*2 - 1}
+		pts[id] = p
+		c.Put(geoObj(id, p.Lat, p.Lng))
+	}
+	for i := range 2000 {
+		put(fmt.Sprintf("p%04d", i))
+	}
+	paused, resume := make(chan struct{}), make(chan struct{})
+	db.SetBuildHook(func(string, string) { close(paused); <-resume })
+	built := make(chan error)
+	go func() { built <- c.EnsureGeoIndex("loc", GeoPoints) }()
+	<-paused
+	if c.GeoIndex("loc") != GeoNone {
+		t.Fatal("the planner sees the geo index while it is built")
+	}
+	if c.EnsureGeoIndex("loc", GeoShapes) != ErrBadPath {
+		t.Fatal("another kind on a path being built")
+	}
+	for i := range 600 {
+		switch id := fmt.Sprintf("p%04d", r.Intn(2200)); i % 3 {
+		case 0:
+			c.Delete(id)
+			delete(pts, id)
+		default:
+			put(id)
+		}
+	}
+	close(resume)
+	if err := <-built; err != nil {
+		t.Fatal(err)
+	}
+	db.SetBuildHook(nil)
+	region := geo.Cap{Center: geo.Point{Lat: 0.2, Lng: -0.1}, Radius: 0.01}
+	ranges := geo.Cover(region, 0)
+	want := map[string]bool{}
+	for id, p := range pts {
+		cell := geo.LeafCell(p)
+		for _, rg := range ranges {
+			if cell >= rg.Lo && cell <= rg.Hi {
+				want[id] = true
+			}
+		}
+	}
+	got := map[string]bool{}
+	if err := c.ScanGeo("loc", ranges, time.Time{}, func(ref Ref, p geo.Point, _ bool) bool {
+		if p != pts[ref.ID()] {
+			t.Fatalf("%s found at %v, now at %v", ref.ID(), p, pts[ref.ID()])
+		}
+		got[ref.ID()] = true
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !maps.Equal(got, want) {
+		t.Fatalf("the geo index finds %d points, a scan %d", len(got), len(want))
 	}
 }

@@ -433,26 +433,11 @@ func (c *Collection) EnsureIndex(path string) error {
 		c.mu.Unlock()
 		return nil
 	}
-	b := &building{touched: map[string]*record{}, done: make(chan struct{})}
-	if c.building == nil {
-		c.building = map[string]*building{}
-	}
-	c.building[path] = b
-	snap := c.snapshotLocked(c.indexes["objectId"])
+	b, recs := c.startBuildLocked(path, GeoNone)
 	c.mu.Unlock()
 	defer close(b.done)
-
-	recs := make([]*record, 0, snap.tree.Len())
-	snap.tree.Scan(func(e entry) bool {
-		recs = append(recs, e.rec)
-		return true
-	})
 	ix.build(recs, true)
-	if c.onBuild != nil {
-		if hook := c.onBuild.Load(); hook != nil {
-			(*hook)(c.name, path)
-		}
-	}
+	c.buildHook(path)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -467,13 +452,44 @@ func (c *Collection) EnsureIndex(path string) error {
 	return nil
 }
 
-// building is an index being built outside the lock (EnsureIndex).
+// building is an index being built outside the lock (EnsureIndex,
+// EnsureGeoIndex).
 type building struct {
 	// touched maps each object a write changed since the build's
 	// snapshot to its version in the snapshot (nil when it had none).
 	touched map[string]*record
 	// done is closed when the build is over, published or not.
 	done chan struct{}
+	// kind is a geo index's kind, GeoNone for a B-tree.
+	kind GeoKind
+}
+
+// startBuildLocked registers a build under key and returns it with the
+// records it indexes, in objectId order: a copy-on-write snapshot's,
+// taken in O(1) under the write lock the caller holds, and read after
+// the caller releases it.
+func (c *Collection) startBuildLocked(key string, kind GeoKind) (*building, []*record) {
+	b := &building{touched: map[string]*record{}, done: make(chan struct{}), kind: kind}
+	if c.building == nil {
+		c.building = map[string]*building{}
+	}
+	c.building[key] = b
+	snap := c.snapshotLocked(c.indexes["objectId"])
+	recs := make([]*record, 0, snap.tree.Len())
+	snap.tree.Scan(func(e entry) bool {
+		recs = append(recs, e.rec)
+		return true
+	})
+	return b, recs
+}
+
+// buildHook calls the DB's build hook, if any (SetBuildHook).
+func (c *Collection) buildHook(path string) {
+	if c.onBuild != nil {
+		if hook := c.onBuild.Load(); hook != nil {
+			(*hook)(c.name, path)
+		}
+	}
 }
 
 // noteLocked records, for every index being built, that the object id
