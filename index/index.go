@@ -4,7 +4,9 @@
 // index keys are read field by field (fields.go) and maps are decoded only
 // when asked for and cached weakly (record.go), ordered B-tree indexes
 // over field paths (objectId, createdAt and
-// updatedAt always, others on request) built in bulk (build.go), S2 cell
+// updatedAt always, others on request) built in bulk (build.go), once
+// loaded outside the lock from a snapshot (the writes made meanwhile
+// replayed before the index is published), S2 cell
 // indexes over GeoPoint and Polygon paths (geo.go), range and cell scans
 // with a callback and a deadline that hand out Refs (ref.go: the versions
 // they read, whose maps and bytes a reply takes with no second lookup),
