@@ -120,6 +120,7 @@ type pausingStore struct {
 	class  string
 	paused chan struct{}
 	resume chan struct{}
+	fail   error // what the held commit returns instead of committing
 }
 
 func (p *pausingStore) arm(class string) (paused, resume chan struct{}) {
@@ -136,9 +137,13 @@ func (p *pausingStore) Commit(records []store.Record) error {
 		for _, r := range records {
 			if r.Kind == store.KindSchema && r.Class == class {
 				p.class = "" // once
+				fail := p.fail
 				p.mu.Unlock()
 				close(paused)
 				<-resume
+				if fail != nil {
+					return fail
+				}
 				return p.Adapter.Commit(records)
 			}
 		}
@@ -264,5 +269,41 @@ func TestMetaReadDuringSetMeta(t *testing.T) {
 	cfg, err := s.GraphQLConfig()
 	if err != nil || fmt.Sprint(cfg["disabledForClasses"]) != fmt.Sprintf("[C%d]", writes-1) {
 		t.Fatalf("last config %v %v", cfg, err)
+	}
+}
+
+// TestFailedFieldCommitPublishesNothing: a write whose commit fails
+// leaves the schema as it was and its class free for the next decision.
+func TestFailedFieldCommitPublishesNothing(t *testing.T) {
+	a, err := store.Open(filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	ps := &pausingStore{Adapter: a}
+	s, err := service.Open(ps, service.Options{AllowClientClassCreation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	master := service.Auth{Master: true}
+	if _, err := s.Create(master, "Slow", map[string]any{"a": 1.0}); err != nil {
+		t.Fatal(err)
+	}
+	_, resume := ps.arm("Slow")
+	ps.mu.Lock()
+	ps.fail = errors.New("disk gone")
+	ps.mu.Unlock()
+	close(resume)
+	if _, err := s.Create(master, "Slow", map[string]any{"b": 1.0}); err == nil {
+		t.Fatal("the failed commit reported success")
+	}
+	if _, ok := s.Class("Slow").Fields["b"]; ok {
+		t.Fatal("a field whose commit failed is in the schema")
+	}
+	if _, err := s.Create(master, "Slow", map[string]any{"b": "text"}); err != nil {
+		t.Fatalf("the next decision on the class: %v", err)
+	}
+	if f := s.Class("Slow").Fields["b"]; f.Type != schema.TypeString {
+		t.Fatalf("b is %q", f.Type)
 	}
 }

@@ -453,6 +453,11 @@ func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
 	if len(locked) > 0 {
 		if len(newSchemas) > 0 {
 			pending = s.beginSchemaCommit(newSchemas)
+			defer func() {
+				if pending != nil { // a panic in between: never leave the classes in flight
+					s.endSchemaCommit(pending, false)
+				}
+			}()
 		}
 		s.schemaMu.Unlock()
 	}
@@ -463,6 +468,7 @@ func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
 	var created []string
 	if pending != nil {
 		created = s.endSchemaCommit(pending, err == nil)
+		pending = nil
 	}
 	if err != nil {
 		if _, ok := schema.AsError(err); ok {
