@@ -150,3 +150,33 @@ func Benchmark_Subscription_Event_1Sub(b *testing.B) { benchSubscription(b, 1) }
 // Benchmark_Subscription_Event_50Subs: a create to 50 sockets subscribed
 // to the same query (LiveQuery matches it once).
 func Benchmark_Subscription_Event_50Subs(b *testing.B) { benchSubscription(b, 50) }
+
+// Benchmark_Request_Health_StoredConfig is the smallest request with a
+// stored /graphql-config (three classes configured): what reading the
+// configuration costs every request.
+func Benchmark_Request_Health_StoredConfig(b *testing.B) {
+	srv := servertest.Start(b, nil)
+	svc := srv.Service
+	master := service.Auth{Master: true}
+	var configs []any
+	for _, class := range []string{"Author", "Book", "Review"} {
+		if _, err := svc.Create(master, class, map[string]any{"name": "x"}); err != nil {
+			b.Fatal(err)
+		}
+		configs = append(configs, map[string]any{"className": class,
+			"type":  map[string]any{"outputFields": []any{"name"}, "sortFields": []any{map[string]any{"field": "name", "asc": true, "desc": true}}},
+			"query": map[string]any{"get": true, "find": true}})
+	}
+	if err := svc.SetGraphQLConfig(master, map[string]any{"disabledForClasses": []any{"Review"}, "classConfigs": configs}); err != nil {
+		b.Fatal(err)
+	}
+	h := graphql.New(svc, graphql.Options{})
+	if out := h.Execute(service.Auth{}, `{ health }`, "", nil); !bytes.Contains(out, []byte(`"health":true`)) {
+		b.Fatalf("%s", out)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		h.Execute(service.Auth{}, `{ health }`, "", nil)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -81,6 +82,9 @@ type Handler struct {
 	cfgKey  string          // and the /graphql-config class filter
 	fnKey   string          // and the cloud functions
 
+	// filter is the class filter of the last GraphQL configuration read.
+	filter atomic.Pointer[filterFrom]
+
 	sockets sockets
 }
 
@@ -147,10 +151,33 @@ type classFilter struct {
 	key               string
 }
 
+// filterFrom is the class filter made from one GraphQL configuration.
+type filterFrom struct {
+	settings *service.GraphQLSettings
+	filter   classFilter
+}
+
+// classFilter is the filter of the stored configuration, made once per
+// change of it: the service shares one decoded configuration until the
+// next change, so a request reads it with no lock, decoding or encoding.
 func (h *Handler) classFilter() (classFilter, error) {
-	cfg, err := h.svc.GraphQLConfig()
-	if err != nil || len(cfg) == 0 {
-		return classFilter{}, err
+	g := h.svc.GraphQLSettings()
+	if g.Err != nil {
+		return classFilter{}, g.Err
+	}
+	if last := h.filter.Load(); last != nil && last.settings == g {
+		return last.filter, nil
+	}
+	f := makeClassFilter(g.Config)
+	h.filter.Store(&filterFrom{settings: g, filter: f})
+	return f, nil
+}
+
+// makeClassFilter reads a decoded configuration, which it does not
+// modify.
+func makeClassFilter(cfg map[string]any) classFilter {
+	if len(cfg) == 0 {
+		return classFilter{}
 	}
 	f := classFilter{}
 	set := func(v any) map[string]bool {
@@ -170,7 +197,7 @@ func (h *Handler) classFilter() (classFilter, error) {
 	f.classConfigs = classConfigs(cfg["classConfigs"])
 	key, _ := json.Marshal([]any{cfg["enabledForClasses"], cfg["disabledForClasses"], cfg["classConfigs"]})
 	f.key = string(key)
-	return f, nil
+	return f
 }
 
 // keep reports which classes the filter lets through, nil for all; _User

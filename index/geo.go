@@ -162,36 +162,77 @@ func (gx *geoIndex) build(recs []*record) {
 
 // EnsureGeoIndex declares a geo index of kind (GeoPoints or GeoShapes) on
 // a path and builds it from the current objects. Declaring it again does
-// nothing; a path holds one geo index, so another kind is ErrBadPath.
+// nothing (while it is built, waits for the build); a path holds one geo
+// index, so another kind is ErrBadPath. Like EnsureIndex, the build holds
+// no lock and the index is published with the writes made meanwhile.
 func (c *Collection) EnsureGeoIndex(path string, kind GeoKind) error {
 	if path == "" || (kind != GeoPoints && kind != GeoShapes) {
 		return ErrBadPath
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if gx := c.geo[path]; gx != nil {
+		c.mu.Unlock()
 		if gx.kind != kind {
 			return ErrBadPath
 		}
 		return nil
 	}
-	gx := newGeoIndex(path, kind)
-	if !c.deferred {
-		recs, _ := c.records()
-		gx.build(recs)
+	key := geoBuildKey(path)
+	if b := c.building[key]; b != nil {
+		c.mu.Unlock()
+		if b.kind != kind {
+			return ErrBadPath
+		}
+		<-b.done
+		return nil
 	}
+	gx := newGeoIndex(path, kind)
+	if c.deferred {
+		c.publishGeoLocked(gx)
+		c.mu.Unlock()
+		return nil
+	}
+	b, recs := c.startBuildLocked(key, kind)
+	c.mu.Unlock()
+	defer close(b.done)
+	gx.build(recs)
+	c.buildHook(path)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.building[key] != b {
+		return nil // dropped (DropGeoIndex) while it was built
+	}
+	delete(c.building, key)
+	for id, old := range b.touched {
+		gx.replace(old, c.objects[id])
+	}
+	c.publishGeoLocked(gx)
+	return nil
+}
+
+// geoBuildKey keys a geo build in Collection.building apart from a
+// B-tree's on the same path.
+func geoBuildKey(path string) string { return "\x00geo\x00" + path }
+
+// publishGeoLocked lists a built geo index; the caller holds the write
+// lock.
+func (c *Collection) publishGeoLocked(gx *geoIndex) {
 	if c.geo == nil {
 		c.geo = map[string]*geoIndex{}
 	}
-	c.geo[path] = gx
+	c.geo[gx.path] = gx
 	c.geoList = append(c.geoList, gx)
-	return nil
 }
 
 // DropGeoIndex removes a geo index and reports whether there was one.
 func (c *Collection) DropGeoIndex(path string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if key := geoBuildKey(path); c.building[key] != nil {
+		delete(c.building, key) // the build ends without publishing
+		return true
+	}
 	gx := c.geo[path]
 	if gx == nil {
 		return false

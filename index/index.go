@@ -4,7 +4,9 @@
 // index keys are read field by field (fields.go) and maps are decoded only
 // when asked for and cached weakly (record.go), ordered B-tree indexes
 // over field paths (objectId, createdAt and
-// updatedAt always, others on request) built in bulk (build.go), S2 cell
+// updatedAt always, others on request) built in bulk (build.go), once
+// loaded outside the lock from a snapshot (the writes made meanwhile
+// replayed before the index is published), S2 cell
 // indexes over GeoPoint and Polygon paths (geo.go), range and cell scans
 // with a callback and a deadline that hand out Refs (ref.go: the versions
 // they read, whose maps and bytes a reply takes with no second lookup),
@@ -69,6 +71,9 @@ type DB struct {
 	standing map[string][]string
 	// loading defers index building while a store loads (BeginLoad).
 	loading bool
+	// onBuild is the test hook SetBuildHook sets, shared with the
+	// collections.
+	onBuild atomic.Pointer[func(class, path string)]
 }
 
 // New returns an empty DB.
@@ -103,6 +108,7 @@ func (db *DB) Collection(class string, create bool) *Collection {
 		c = newCollection(class)
 		c.flag, c.flagReads = db.flag, db.flagReads
 		c.deferred = db.loading
+		c.onBuild = &db.onBuild
 		for _, p := range db.standing[class] {
 			c.ensureStanding(p)
 		}
@@ -162,6 +168,12 @@ type Collection struct {
 	geoList []*geoIndex
 	// standing are the paths DropIndex leaves (DB.SetStandingIndexes).
 	standing map[string]bool
+	// building are the indexes being built outside the lock, by path
+	// (EnsureIndex); writes note in them the objects they change.
+	building map[string]*building
+	// onBuild is the DB's build hook (DB.SetBuildHook), nil for a
+	// collection made without a DB.
+	onBuild *atomic.Pointer[func(class, path string)]
 
 	// snapMu serializes taking snapshots under mu's read lock: copying a
 	// tree writes to the source tree's copy-on-write bookkeeping.
@@ -303,6 +315,7 @@ func (c *Collection) insert(rec *record) {
 		c.loaded = append(c.loaded, rec)
 		c.loadedMixed = c.loadedMixed || old != nil
 	} else {
+		c.noteLocked(rec.id, old)
 		for _, ix := range c.list {
 			ix.replace(old, rec)
 		}
@@ -322,6 +335,7 @@ func (c *Collection) Delete(id string) {
 		if old.flagged {
 			c.flagged--
 		}
+		c.noteLocked(id, old)
 		for _, ix := range c.list {
 			ix.replace(old, nil)
 		}
@@ -393,23 +407,120 @@ func (c *Collection) ensureStanding(path string) {
 // EnsureIndex declares an index on a field path (a top-level key or a dot
 // path into nested objects) and builds it from the current objects. Declaring
 // an existing index, including the built-in objectId, createdAt and updatedAt
-// indexes, does nothing.
+// indexes, does nothing; declaring one being built waits for that build.
+//
+// The build holds no lock: it reads a copy-on-write snapshot of the
+// objects, while writes go on and note the objects they change; those are
+// replayed into the new index under the write lock, which then publishes
+// it. Until then the index is neither listed nor scanned (HasIndex is
+// false), so a plan never reads a half-built one, and scans that started
+// before keep reading what they read.
 func (c *Collection) EnsureIndex(path string) error {
 	if !validPath(path) {
 		return ErrBadPath
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.indexes[path] != nil {
+		c.mu.Unlock()
+		return nil
+	}
+	if b := c.building[path]; b != nil {
+		c.mu.Unlock()
+		<-b.done
 		return nil
 	}
 	ix := newIndex(path, true)
-	if !c.deferred {
-		ix.build(c.records())
+	if c.deferred {
+		c.publishLocked(ix)
+		c.mu.Unlock()
+		return nil
 	}
-	c.indexes[path] = ix
-	c.list = append(c.list, ix)
+	b, recs := c.startBuildLocked(path, GeoNone)
+	c.mu.Unlock()
+	defer close(b.done)
+	ix.build(recs, true)
+	c.buildHook(path)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.building[path] != b {
+		return nil // dropped (DropIndex) while it was built
+	}
+	delete(c.building, path)
+	for id, old := range b.touched {
+		ix.replace(old, c.objects[id])
+	}
+	c.publishLocked(ix)
 	return nil
+}
+
+// building is an index being built outside the lock (EnsureIndex,
+// EnsureGeoIndex).
+type building struct {
+	// touched maps each object a write changed since the build's
+	// snapshot to its version in the snapshot (nil when it had none).
+	touched map[string]*record
+	// done is closed when the build is over, published or not.
+	done chan struct{}
+	// kind is a geo index's kind, GeoNone for a B-tree.
+	kind GeoKind
+}
+
+// startBuildLocked registers a build under key and returns it with the
+// records it indexes, in objectId order: a copy-on-write snapshot's,
+// taken in O(1) under the write lock the caller holds, and read after
+// the caller releases it.
+func (c *Collection) startBuildLocked(key string, kind GeoKind) (*building, []*record) {
+	b := &building{touched: map[string]*record{}, done: make(chan struct{}), kind: kind}
+	if c.building == nil {
+		c.building = map[string]*building{}
+	}
+	c.building[key] = b
+	snap := c.snapshotLocked(c.indexes["objectId"])
+	recs := make([]*record, 0, snap.tree.Len())
+	snap.tree.Scan(func(e entry) bool {
+		recs = append(recs, e.rec)
+		return true
+	})
+	return b, recs
+}
+
+// buildHook calls the DB's build hook, if any (SetBuildHook).
+func (c *Collection) buildHook(path string) {
+	if c.onBuild != nil {
+		if hook := c.onBuild.Load(); hook != nil {
+			(*hook)(c.name, path)
+		}
+	}
+}
+
+// noteLocked records, for every index being built, that the object id
+// (old its version before this write) changed; the caller holds the
+// write lock.
+func (c *Collection) noteLocked(id string, old *record) {
+	for _, b := range c.building {
+		if _, seen := b.touched[id]; !seen {
+			b.touched[id] = old
+		}
+	}
+}
+
+// publishLocked lists a built index; the caller holds the write lock.
+func (c *Collection) publishLocked(ix *index) {
+	c.indexes[ix.path] = ix
+	c.list = append(c.list, ix)
+}
+
+// SetBuildHook makes every index build of the DB's collections call fn
+// (class and path) once its snapshot is indexed and before it replays
+// the writes made meanwhile and publishes: tests hold a build there to
+// read and write around it. nil removes it.
+func (db *DB) SetBuildHook(fn func(class, path string)) {
+	if fn == nil {
+		db.onBuild.Store(nil)
+		return
+	}
+	db.onBuild.Store(&fn)
 }
 
 // DropIndex removes a declared index and reports whether there was one. The
@@ -424,6 +535,10 @@ func (c *Collection) DropIndex(path string) bool {
 	defer c.mu.Unlock()
 	if c.standing[path] {
 		return false
+	}
+	if c.building[path] != nil {
+		delete(c.building, path) // the build ends without publishing
+		return true
 	}
 	ix := c.indexes[path]
 	if ix == nil {

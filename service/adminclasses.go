@@ -19,9 +19,14 @@ const graphQLConfigMeta = "graphQLConfig"
 
 // GraphQLConfig returns the stored GraphQL configuration ({} when none).
 func (s *Service) GraphQLConfig() (map[string]any, error) {
+	g := s.GraphQLSettings()
+	if g.Err != nil {
+		return nil, g.Err
+	}
 	out := map[string]any{}
-	if b, ok := s.Meta(graphQLConfigMeta); ok {
-		if err := json.Unmarshal(b, &out); err != nil {
+	if g.Raw != nil {
+		// A copy the caller may keep and change: decoded again.
+		if err := json.Unmarshal(g.Raw, &out); err != nil {
 			return nil, fmt.Errorf("stored GraphQL config: %w", err)
 		}
 	}

@@ -177,13 +177,7 @@ func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions, toEven
 			}
 			s.data.SetRelation(owning, key, owningID, relatedID, r.Value != nil)
 		case store.KindMeta:
-			s.metaMu.Lock()
-			if r.Value == nil {
-				delete(s.meta, r.Key)
-			} else {
-				s.meta[r.Key] = r.Value
-			}
-			s.metaMu.Unlock()
+			s.putMeta(r.Key, r.Value)
 		}
 	}
 	if roles {
@@ -200,8 +194,8 @@ func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions, toEven
 	toEvents.Push(events...)
 }
 
-// applyForeignSchemas stores the commit's schema records, building the
-// indexes a new schema declares.
+// applyForeignSchemas stores the commit's schema records, then builds
+// the indexes a new schema declares.
 func (s *Service) applyForeignSchemas(fc store.ForeignCommit) {
 	var names []string
 	next := map[string]*schema.Class{}
@@ -227,10 +221,11 @@ func (s *Service) applyForeignSchemas(fc store.ForeignCommit) {
 		return
 	}
 	sort.Strings(names)
-	// Asked under the schema lock, which local schema writes hold across
-	// their Commit: none can slip in between the question and the store.
-	s.schemaMu.Lock()
-	defer s.schemaMu.Unlock()
+	// Asked under the schema lock, with no local schema commit of these
+	// classes in flight (lockSchema): none can slip in between the
+	// question and the store.
+	s.lockSchema(names...)
+	var stored []string
 	for _, name := range names {
 		if fc.Superseded(rec[name]) {
 			continue
@@ -244,13 +239,22 @@ func (s *Service) applyForeignSchemas(fc store.ForeignCommit) {
 			continue
 		}
 		s.schemas.Store(name, c)
+		stored = append(stored, name)
+	}
+	s.schemaMu.Unlock()
+	// The indexes are built after the unlock: this instance's schema
+	// decisions go on meanwhile.
+	for _, name := range stored {
 		if coll := s.data.Collection(name, false); coll != nil {
-			ensureGeoIndexes(coll, c.Fields)
-		}
-		for _, path := range indexedPaths(c) {
-			if err := s.data.Collection(name, true).EnsureIndex(path); err != nil {
-				s.warn(fmt.Sprintf("following: index %s.%s: %v", name, path, err))
+			if c := s.Class(name); c != nil {
+				ensureGeoIndexes(coll, c.Fields)
 			}
+		}
+		if s.isSQLClass(name) {
+			continue // the instance that declared them built them in the shared database
+		}
+		if err := s.buildIndexes(name); err != nil {
+			s.warn(fmt.Sprintf("following: indexes of %s: %v", name, err))
 		}
 	}
 }

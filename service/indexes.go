@@ -15,7 +15,10 @@ func indexName(path string) string { return path + "_1" }
 
 // EnsureIndex declares a secondary index on a field (a dot path into an
 // Object field is allowed). The declaration is kept in the class schema's
-// indexes, so the index is rebuilt at every start; the planner uses it at once.
+// indexes, so the index is rebuilt at every start. The schema lock covers
+// the declaration only: the index is built after (buildIndexes), reads and
+// writes of the class going on meanwhile, and the planner uses it once
+// EnsureIndex returns.
 func (s *Service) EnsureIndex(class, path string) error {
 	if !schema.ValidClassName(class) {
 		return schema.ClassNameError(class)
@@ -23,8 +26,16 @@ func (s *Service) EnsureIndex(class, path string) error {
 	if !validIndexPath(path) {
 		return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", path)
 	}
-	defer s.announceSchemas() // after the unlock
-	s.schemaMu.Lock()
+	if err := s.declareIndex(class, path); err != nil {
+		return err
+	}
+	s.announceSchemas()
+	return s.buildIndexes(class)
+}
+
+// declareIndex commits path's index declaration in class's schema.
+func (s *Service) declareIndex(class, path string) error {
+	s.lockSchema(class)
 	defer s.schemaMu.Unlock()
 	cls := s.Class(class)
 	if cls == nil {
@@ -33,27 +44,25 @@ func (s *Service) EnsureIndex(class, path string) error {
 		cls = cls.Clone()
 	}
 	name := indexName(path)
-	if _, ok := cls.Indexes[name]; !ok {
-		indexes := make(map[string]any, len(cls.Indexes)+1)
-		for k, v := range cls.Indexes {
-			indexes[k] = v
-		}
-		indexes[name] = map[string]any{path: 1.0}
-		cls.Indexes = indexes
-		b, err := json.Marshal(cls)
-		if err != nil {
-			return err
-		}
-		if err := s.store.Commit([]store.Record{{Kind: store.KindSchema, Class: class, Value: b}}); err != nil {
-			return err
-		}
-		s.schemas.Store(class, cls)
-		s.schemaNews.mark(class)
+	if _, ok := cls.Indexes[name]; ok {
+		return nil
 	}
-	if s.isSQLClass(class) {
-		return s.sqlIndexes(class)
+	indexes := make(map[string]any, len(cls.Indexes)+1)
+	for k, v := range cls.Indexes {
+		indexes[k] = v
 	}
-	return s.data.Collection(class, true).EnsureIndex(path)
+	indexes[name] = map[string]any{path: 1.0}
+	cls.Indexes = indexes
+	b, err := json.Marshal(cls)
+	if err != nil {
+		return err
+	}
+	if err := s.store.Commit([]store.Record{{Kind: store.KindSchema, Class: class, Value: b}}); err != nil {
+		return err
+	}
+	s.schemas.Store(class, cls)
+	s.schemaNews.mark(class)
+	return nil
 }
 
 // validIndexPath reports whether path names a field, or a dot path into
@@ -112,7 +121,7 @@ func indexedPaths(cls *schema.Class) []string {
 // unless another declaration still covers the field.
 func (s *Service) DropIndex(class, name string) error {
 	defer s.announceSchemas() // after the unlock
-	s.schemaMu.Lock()
+	s.lockSchema(class)
 	defer s.schemaMu.Unlock()
 	cur := s.Class(class)
 	if cur == nil {

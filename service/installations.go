@@ -448,7 +448,7 @@ func (s *Service) ensureBuiltinSchema(class string) error {
 		return nil
 	}
 	defer s.announceSchemas() // after the unlock
-	s.schemaMu.Lock()
+	s.lockSchema(class)
 	defer s.schemaMu.Unlock()
 	cur := s.Class(class)
 	if complete(cur) {

@@ -128,7 +128,7 @@ func (s *Service) loadRecord(r store.Record) error {
 		}
 		s.schemas.Store(c.Name, &c)
 	case store.KindMeta:
-		s.meta[r.Key] = r.Value
+		s.putMeta(r.Key, r.Value)
 	case store.KindJoin:
 		key, owningClass, ok1 := cutJoinClass(r.Class)
 		owningID, relatedID, ok2 := cutJoinKey(r.Key)

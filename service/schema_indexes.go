@@ -95,31 +95,26 @@ func indexUses(spec any, fields []string) bool {
 	return false
 }
 
-// syncIndexes builds the B-trees the new declarations need and drops the
-// ones no declaration (or the service's own lookups) needs any more.
+// syncIndexes drops the B-trees no declaration (or the service's own
+// lookups) needs any more; the new declarations are built after the
+// schema lock is released (buildIndexes). The caller holds schemaMu.
 func (s *Service) syncIndexes(class string, before, after *schema.Class) {
-	if s.isSQLClass(class) {
+	if s.isSQLClass(class) || before == nil {
 		// PostgreSQL's indexes are kept while any declaration is dropped:
 		// they cost writes, never answers.
-		if err := s.sqlIndexes(class); err != nil {
-			s.warn(err.Error())
-		}
 		return
 	}
 	want := map[string]bool{}
 	for _, p := range indexedPaths(after) {
 		want[p] = true
 	}
-	coll := s.data.Collection(class, true)
-	if before != nil {
-		for _, p := range indexedPaths(before) {
-			if !want[p] {
-				coll.DropIndex(p)
-			}
-		}
+	coll := s.data.Collection(class, false)
+	if coll == nil {
+		return
 	}
-	for p := range want {
-		// Paths were validated; EnsureIndex fails only on malformed ones.
-		_ = coll.EnsureIndex(p)
+	for _, p := range indexedPaths(before) {
+		if !want[p] {
+			coll.DropIndex(p)
+		}
 	}
 }

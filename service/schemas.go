@@ -190,8 +190,9 @@ func (s *Service) CreateSchema(auth Auth, class string, body map[string]any) (ma
 	if !isPublicClass(class) {
 		return nil, invalidClassName(class)
 	}
-	defer s.announceSchemas() // after the unlock
-	s.schemaMu.Lock()
+	defer s.announceSchemas()        // after the unlock
+	defer s.buildIndexesAfter(class) // after the unlock too
+	s.lockSchema(class)
 	defer s.schemaMu.Unlock()
 	if s.Class(class) != nil {
 		return nil, schema.Errorf(schema.CodeInvalidClassName, "Class %s already exists.", class)
@@ -259,14 +260,15 @@ func (s *Service) UpdateSchema(auth Auth, class string, body map[string]any) (ma
 			deleting = true
 		}
 	}
-	defer s.announceSchemas() // after the unlocks
+	defer s.announceSchemas()        // after the unlocks
+	defer s.buildIndexesAfter(class) // after the unlocks too
 	if deleting {
 		// Dropping a field's data rewrites objects: no write may run
 		// meanwhile, or it could bring the field back half-deleted.
 		unlock := s.lockClass(class)
 		defer unlock()
 	}
-	s.schemaMu.Lock()
+	s.lockSchema(class)
 	defer s.schemaMu.Unlock()
 	cur := s.Class(class)
 	if cur == nil {
@@ -306,7 +308,7 @@ func (s *Service) DeleteSchema(auth Auth, class string) error {
 	defer s.announceSchemas() // after the unlocks
 	unlock := s.lockClass(class)
 	defer unlock()
-	s.schemaMu.Lock()
+	s.lockSchema(class)
 	defer s.schemaMu.Unlock()
 	cur := s.Class(class)
 	if cur == nil {

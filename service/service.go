@@ -158,8 +158,15 @@ type Service struct {
 	store     store.Adapter
 	data      *index.DB
 
-	schemaMu sync.Mutex // serializes schema changes, held across their commit
-	schemas  sync.Map   // class name -> *schema.Class (replaced, never mutated)
+	// schemaMu serializes schema decisions (schema_lock.go). Writes that
+	// add fields commit after unlocking, their classes kept in
+	// schemaInFlight (guarded by schemaMu) until published.
+	schemaMu       sync.Mutex
+	schemaInFlight map[string]chan struct{}
+	// buildLocks (class name -> *sync.Mutex) serialize a class's index
+	// builds, which run outside schemaMu (buildIndexes).
+	buildLocks sync.Map
+	schemas    sync.Map // class name -> *schema.Class (replaced, never mutated)
 	// relFields caches each class's shown Relation fields per schema
 	// version (see relationFields): class name -> *relationFieldsEntry.
 	relFields sync.Map
@@ -186,8 +193,10 @@ type Service struct {
 	webhookMu    sync.Mutex
 	webhookCount atomic.Int64
 
+	// metaMu serializes SetMeta's commits; readers load meta, an
+	// immutable view swapped after each commit, without it (meta.go).
 	metaMu sync.Mutex
-	meta   map[string][]byte // server settings kept with the data
+	meta   atomic.Pointer[metaView]
 
 	// idemLocks serialize claims of one request id (striped by its hash).
 	idemLocks [64]sync.Mutex
@@ -237,7 +246,7 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	if opts.PasswordHashCost == 0 {
 		opts.PasswordHashCost = bcrypt.DefaultCost
 	}
-	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic, notPublicReads...), seed: maphash.MakeSeed(), meta: map[string][]byte{},
+	s := &Service{opts: opts, store: adapter, data: index.NewFlagging(notPublic, notPublicReads...), seed: maphash.MakeSeed(),
 		configIndexes: map[string][]string{}}
 	for i := range s.locks {
 		s.locks[i] = make(chan struct{}, 1)
@@ -302,25 +311,6 @@ var internalIndexes = map[string][]string{
 	classInstallation: {"installationId", "deviceToken"},
 	// request ids by id, and by expiry for the sweep
 	ClassIdempotency: {"reqId", "expire"},
-}
-
-// Meta returns a server setting kept with the data.
-func (s *Service) Meta(key string) ([]byte, bool) {
-	s.metaMu.Lock()
-	defer s.metaMu.Unlock()
-	v, ok := s.meta[key]
-	return v, ok
-}
-
-// SetMeta durably stores a server setting with the data.
-func (s *Service) SetMeta(key string, value []byte) error {
-	s.metaMu.Lock()
-	defer s.metaMu.Unlock()
-	if err := s.store.Commit([]store.Record{{Kind: store.KindMeta, Key: key, Value: value}}); err != nil {
-		return err
-	}
-	s.meta[key] = value
-	return nil
 }
 
 // Data exposes the in-memory index to the query engine.

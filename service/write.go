@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	gojson "github.com/goccy/go-json"
@@ -435,120 +436,54 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 // commit makes drafts durable in one store commit, then updates memory and
 // announces the changes. Schema additions commit in the same unit.
 func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
-	var records []store.Record
-	var newSchemas map[string]*schema.Class
-	needSchema := false
+	// The classes whose schema this commit may change: their decision is
+	// taken under the schema lock, their commit runs after it (a
+	// schemaCommit, schema_lock.go).
+	var locked []string
 	for _, d := range drafts {
-		if len(d.fields) > 0 && s.missingFields(d) {
-			needSchema = true
+		if d.obj != nil && !slices.Contains(locked, d.class) && s.missingFields(d) {
+			locked = append(locked, d.class)
 		}
 	}
-	if needSchema {
-		s.schemaMu.Lock()
-		defer s.schemaMu.Unlock()
+	newSchemas, err := s.decideSchemas(auth, drafts, locked)
+	if err != nil {
+		if len(locked) > 0 {
+			s.schemaMu.Unlock()
+		}
+		return err
 	}
-	// Type lock-in is checked here, against the schema as it is now, so two
-	// writers racing to introduce one field cannot both win.
-	newSchemas = map[string]*schema.Class{}
-	for _, d := range drafts {
-		if d.obj == nil {
-			continue
-		}
-		cls := newSchemas[d.class]
-		if cls == nil {
-			cls = s.Class(d.class)
-		}
-		for key, f := range d.fields {
-			add, err := checkType(cls, d.class, key, f)
-			if err != nil {
-				return err
-			}
-			if add && cls != nil && !auth.Master && !auth.internal {
-				fields, err := s.checkCLP(auth, d.class, opAddField)
-				if err != nil {
-					return err
+	var pending *schemaCommit
+	if len(locked) > 0 {
+		if len(newSchemas) > 0 {
+			pending = s.beginSchemaCommit(newSchemas)
+			defer func() {
+				if pending != nil { // a panic in between: never leave the classes in flight
+					s.endSchemaCommit(pending, false)
 				}
-				if len(fields) > 0 && (d.original == nil || !pointsToAny(d.original, fields, auth.UserID)) {
-					return schema.Errorf(schema.CodeOperationForbidden, "Permission denied for action addField on class %s.", d.class)
-				}
-			}
-			if add {
-				if !needSchema {
-					return fmt.Errorf("service: field %s.%s appeared without the schema lock", d.class, key)
-				}
-				if cls == nil {
-					cls = s.newClass(d.class)
-				} else if newSchemas[d.class] == nil {
-					cls = cls.Clone()
-				}
-				if len(cls.Fields) >= MaxFieldsPerClass {
-					return tooManyFields(d.class)
-				}
-				cls.Fields[key] = f
-				newSchemas[d.class] = cls
-			}
+			}()
 		}
-		if s.Class(d.class) == nil && newSchemas[d.class] == nil {
-			newSchemas[d.class] = s.newClass(d.class)
-		}
+		s.schemaMu.Unlock()
 	}
-	if len(newSchemas) > 0 && !needSchema {
-		// A brand-new class with no typed fields still needs its schema row.
-		s.schemaMu.Lock()
-		defer s.schemaMu.Unlock()
+	records, err := s.commitRecordsOf(newSchemas, drafts)
+	if err == nil {
+		err = s.commitRecords(records, drafts, base)
 	}
-	for name, cls := range newSchemas {
-		b, err := json.Marshal(cls)
-		if err != nil {
-			return err
-		}
-		records = append(records, store.Record{Kind: store.KindSchema, Class: name, Value: b})
+	var created []string
+	if pending != nil {
+		created = s.endSchemaCommit(pending, err == nil)
+		pending = nil
 	}
-	for _, d := range drafts {
-		rec := store.Record{Kind: store.KindObject, Class: d.class, Key: d.id}
-		if d.obj != nil {
-			b, err := encodeStored(d.obj)
-			if err != nil {
-				return err
-			}
-			if len(b) > MaxObjectBytes {
-				return schema.Errorf(schema.CodeObjectTooLarge, "object is larger than %d bytes", MaxObjectBytes)
-			}
-			rec.Value, d.enc = b, b
-		}
-		if s.isSQLClass(d.class) {
-			prev, err := previousVersion(d)
-			if err != nil {
-				return err
-			}
-			rec.Previous = prev
-		}
-		records = append(records, rec)
-		for _, j := range d.joins {
-			r := store.Record{Kind: store.KindJoin, Class: joinClass(j.key, d.class), Key: joinKey(d.id, j.relatedID)}
-			if j.present {
-				r.Value = []byte{}
-			}
-			records = append(records, r)
-		}
-		if d.obj == nil {
-			records = append(records, s.ownedJoinDeletes(d)...)
-		}
-	}
-	if err := s.commitRecords(records, drafts, base); err != nil {
+	if err != nil {
 		if _, ok := schema.AsError(err); ok {
-			return err // a unique value taken (decide.go)
+			return err // a unique value taken (decide.go), a value too large
 		}
 		return fmt.Errorf("commit: %w", err)
 	}
-	for name, cls := range newSchemas {
-		created := s.Class(name) == nil
-		s.schemas.Store(name, cls)
-		s.schemaNews.mark(name)
-		if created && s.isSQLClass(name) {
+	for _, name := range created {
+		if s.isSQLClass(name) {
 			// Its table is new and empty: indexing it is instant, and the
 			// declarations (the indexes option) wait for it.
-			if err := s.sqlIndexes(name); err != nil {
+			if err := s.buildIndexes(name); err != nil {
 				s.warn(err.Error())
 			}
 		}
@@ -604,6 +539,109 @@ func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
 // allocation instead of one per value.
 func encodeStored(obj schema.Object) ([]byte, error) {
 	return gojson.Marshal(obj)
+}
+
+// decideSchemas checks the drafts' fields against their classes' schemas
+// (type lock-in, the addField permission) and returns the schemas the
+// commit adds fields or classes to. With locked classes it takes the
+// schema lock (lockSchema) and returns holding it, also on error: so two
+// writers racing to introduce one field cannot both win.
+func (s *Service) decideSchemas(auth Auth, drafts []*draft, locked []string) (map[string]*schema.Class, error) {
+	if len(locked) > 0 {
+		s.lockSchema(locked...)
+	}
+	newSchemas := map[string]*schema.Class{}
+	for _, d := range drafts {
+		if d.obj == nil {
+			continue
+		}
+		cls := newSchemas[d.class]
+		if cls == nil {
+			cls = s.Class(d.class)
+		}
+		for key, f := range d.fields {
+			add, err := checkType(cls, d.class, key, f)
+			if err != nil {
+				return nil, err
+			}
+			if add && cls != nil && !auth.Master && !auth.internal {
+				fields, err := s.checkCLP(auth, d.class, opAddField)
+				if err != nil {
+					return nil, err
+				}
+				if len(fields) > 0 && (d.original == nil || !pointsToAny(d.original, fields, auth.UserID)) {
+					return nil, schema.Errorf(schema.CodeOperationForbidden, "Permission denied for action addField on class %s.", d.class)
+				}
+			}
+			if add {
+				if !slices.Contains(locked, d.class) {
+					return nil, fmt.Errorf("service: field %s.%s appeared without the schema lock", d.class, key)
+				}
+				if cls == nil {
+					cls = s.newClass(d.class)
+				} else if newSchemas[d.class] == nil {
+					cls = cls.Clone()
+				}
+				if len(cls.Fields) >= MaxFieldsPerClass {
+					return nil, tooManyFields(d.class)
+				}
+				cls.Fields[key] = f
+				newSchemas[d.class] = cls
+			}
+		}
+		if s.Class(d.class) == nil && newSchemas[d.class] == nil {
+			if !slices.Contains(locked, d.class) {
+				return nil, fmt.Errorf("service: class %s appeared without the schema lock", d.class)
+			}
+			newSchemas[d.class] = s.newClass(d.class)
+		}
+	}
+	return newSchemas, nil
+}
+
+// commitRecordsOf lists the store records of a commit: the changed
+// schemas, then each draft's object and relation records.
+func (s *Service) commitRecordsOf(newSchemas map[string]*schema.Class, drafts []*draft) ([]store.Record, error) {
+	var records []store.Record
+	for name, cls := range newSchemas {
+		b, err := json.Marshal(cls)
+		if err != nil {
+			return nil, err
+		}
+		records = append(records, store.Record{Kind: store.KindSchema, Class: name, Value: b})
+	}
+	for _, d := range drafts {
+		rec := store.Record{Kind: store.KindObject, Class: d.class, Key: d.id}
+		if d.obj != nil {
+			b, err := encodeStored(d.obj)
+			if err != nil {
+				return nil, err
+			}
+			if len(b) > MaxObjectBytes {
+				return nil, schema.Errorf(schema.CodeObjectTooLarge, "object is larger than %d bytes", MaxObjectBytes)
+			}
+			rec.Value, d.enc = b, b
+		}
+		if s.isSQLClass(d.class) {
+			prev, err := previousVersion(d)
+			if err != nil {
+				return nil, err
+			}
+			rec.Previous = prev
+		}
+		records = append(records, rec)
+		for _, j := range d.joins {
+			r := store.Record{Kind: store.KindJoin, Class: joinClass(j.key, d.class), Key: joinKey(d.id, j.relatedID)}
+			if j.present {
+				r.Value = []byte{}
+			}
+			records = append(records, r)
+		}
+		if d.obj == nil {
+			records = append(records, s.ownedJoinDeletes(d)...)
+		}
+	}
+	return records, nil
 }
 
 // missingFields reports whether d introduces a field or class the current

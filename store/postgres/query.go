@@ -295,7 +295,9 @@ var _ store.Querier = (*Adapter)(nil)
 // EnsureIndexes implements store.Querier: a B-tree per typed column
 // (strings under the C collation, as queries compare them), a GiST index
 // per GeoPoint and Polygon column. Several instances may race to create one: the
-// loser's duplicate is no error.
+// loser's duplicate is no error. The indexes are built concurrently with
+// writes; one whose build was cut short by a crash stays invalid
+// (PostgreSQL maintains it but plans without it) until it is dropped.
 func (a *Adapter) EnsureIndexes(ctx context.Context, class string, keys []string) error {
 	l, ok := a.tableOf(class)
 	if !ok {
@@ -322,9 +324,16 @@ func (a *Adapter) EnsureIndexes(ctx context.Context, class string, keys []string
 			using = "(" + quote(c.name) + ")"
 		}
 		name := identName(l.table + ":" + c.name + ":idx")
-		_, err := a.pool.Exec(ctx, "CREATE INDEX IF NOT EXISTS "+quote(name)+" ON "+quote(l.table)+" "+using)
+		// CONCURRENTLY: writes to the table go on while it builds (a
+		// plain CREATE INDEX would hold them for the whole build).
+		_, err := a.pool.Exec(ctx, "CREATE INDEX CONCURRENTLY IF NOT EXISTS "+quote(name)+" ON "+quote(l.table)+" "+using)
 		var pe *pgconn.PgError
 		if err != nil && !(errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07")) && !noTable(err) {
+			// A failed concurrent build leaves its index invalid (kept up
+			// by writes, never used): it goes, so a later call builds it.
+			dctx, dcancel := context.WithTimeout(context.Background(), a.opts.Timeout)
+			_, _ = a.pool.Exec(dctx, "DROP INDEX CONCURRENTLY IF EXISTS "+quote(name))
+			dcancel()
 			return fmt.Errorf("postgres: index on %s.%s: %w", class, key, err)
 		}
 	}
