@@ -13,6 +13,7 @@ require (
 	github.com/go-ldap/ldap/v3 v3.4.15
 	github.com/golang/geo v0.0.0-20260818125358-b200a1149890
 	github.com/hashicorp/go-hclog v1.6.3
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jimlambrt/gldap v0.1.14
 	github.com/johannesboyne/gofakes3 v1.2.0
