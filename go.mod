@@ -30,6 +30,7 @@ require (
 	github.com/vektah/gqlparser/v2 v2.5.64
 	go.mongodb.org/mongo-driver/v2 v2.8.0
 	golang.org/x/crypto v0.58.0
+	golang.org/x/oauth2 v0.30.0
 	golang.org/x/sync v0.25.0
 )
 
