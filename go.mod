@@ -13,6 +13,7 @@ require (
 	github.com/go-ldap/ldap/v3 v3.4.15
 	github.com/golang/geo v0.0.0-20260818125358-b200a1149890
 	github.com/hashicorp/go-hclog v1.6.3
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jimlambrt/gldap v0.1.14
 	github.com/johannesboyne/gofakes3 v1.2.0
@@ -29,6 +30,7 @@ require (
 	github.com/vektah/gqlparser/v2 v2.5.64
 	go.mongodb.org/mongo-driver/v2 v2.8.0
 	golang.org/x/crypto v0.58.0
+	golang.org/x/oauth2 v0.30.0
 	golang.org/x/sync v0.25.0
 )
 

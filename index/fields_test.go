@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/quarrydata/quarry/schema"
 )
@@ -78,9 +77,9 @@ func pathsOf(obj map[string]any, prefix string, out []string) []string {
 	return out
 }
 
-// TestHandedOutMapIsTheStoredVersion: while a reader holds the map Get
-// handed out, every read hands out that same map, and its encoding is the
-// kept bytes, across collections; a map dropped is decoded anew later.
+// TestHandedOutMapIsTheStoredVersion: while the map Get handed out is
+// among the last cached (keepHot's ring), every read hands out that same
+// map, and its encoding is the kept bytes, across collections.
 func TestHandedOutMapIsTheStoredVersion(t *testing.T) {
 	c := New().Collection("C", true)
 	stored := []byte(`{"objectId":"a","v":1}`)
@@ -115,10 +114,10 @@ func TestRecentlyDecodedMapsSurviveACollection(t *testing.T) {
 	stored := []byte(`{"objectId":"a","v":1}`)
 	loaded, _ := Decode(stored)
 	c.PutStored(loaded, stored)
-	first := func() uintptr { obj, _ := c.Get("a"); return uintptr(unsafe.Pointer(bodyOf(obj))) }()
+	first := func() uintptr { obj, _ := c.Get("a"); return uintptr(reflect.ValueOf(obj).UnsafePointer()) }()
 	runtime.GC()
 	runtime.GC()
-	if again, _ := c.Get("a"); uintptr(unsafe.Pointer(bodyOf(again))) != first {
+	if again, _ := c.Get("a"); uintptr(reflect.ValueOf(again).UnsafePointer()) != first {
 		t.Fatal("a map decoded a moment ago was decoded again after a collection")
 	}
 }

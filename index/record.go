@@ -14,8 +14,9 @@ import (
 // entries. It keeps the version's JSON (encoding.go: the bytes a write
 // committed or the store loaded, the store's own memory) and no decoded
 // map: index keys are read from the bytes (fields.go), and the map that
-// Get and the scans hand out is decoded on demand and cached weakly, so it
-// lives while someone uses it and until the next collection after that.
+// Get and the scans hand out is decoded on demand and cached weakly (a
+// weak.Pointer to a box holding it), kept alive while it is among the
+// last hotMaps cached and until the next collection after that.
 // Records are immutable (Put makes a new one), but for enc, set once more
 // when the first read checks bytes loaded from the store, and the cache.
 type record struct {
@@ -33,11 +34,19 @@ type record struct {
 	// the allocator rounds to 80; here it takes 64.
 	flagged bool
 	alt     atomic.Pointer[encoding]
-	// decoded is the map last handed out for this version, held weakly:
-	// handing out the same map while it is alive keeps Encoding's test
-	// of identity working (a map still in use is always the cached one).
-	decoded atomic.Pointer[weak.Pointer[mapBody]]
+	// decoded is the map last handed out for this version, in a box held
+	// weakly: handing out the same map while the box is alive keeps
+	// Encoding's test of identity working. The hot ring (keepHot) keeps
+	// the boxes of the maps decoded or written last alive.
+	decoded atomic.Pointer[weak.Pointer[decodedMap]]
 }
+
+// decodedMap boxes a decoded map so that a weak pointer can name it: a
+// map value is not a pointer weak.Make takes. The box lives while the
+// ring holds it, and until the next collection after that; a caller that
+// keeps the map longer keeps a map that is no longer the cached one, and
+// Encoding marshals it anew (correct, not free).
+type decodedMap struct{ obj schema.Object }
 
 // newRecord makes the record of obj with its JSON encoding enc (nil:
 // made here, with Marshal's output; checked says whether enc is that).
@@ -77,7 +86,7 @@ func (rec *record) object() schema.Object {
 		w := rec.decoded.Load()
 		if w != nil {
 			if p := w.Value(); p != nil {
-				return mapOf(p)
+				return p.obj
 			}
 		}
 		obj, err := Decode(b)
@@ -86,36 +95,40 @@ func (rec *record) object() schema.Object {
 			// when loaded. Hand out what identifies the object.
 			return schema.Object{"objectId": rec.id}
 		}
-		nw := weak.Make(bodyOf(obj))
+		box := &decodedMap{obj}
+		nw := weak.Make(box)
 		if rec.decoded.CompareAndSwap(w, &nw) {
-			keepHot(obj)
+			keepHot(box)
 			return obj
 		}
 	}
 }
 
-// hotMaps is how many of the maps decoded last are kept alive across
-// collections (keepHot): a weak cache alone is emptied by every
+// hotMaps is how many of the maps decoded or written last are kept alive
+// across collections (keepHot): a weak cache alone is emptied by every
 // collection, and the next query of a hot page decodes it again. About
 // 3 MB for small objects.
 const hotMaps = 4096
 
-// hot holds the hotMaps maps decoded last, in a ring; hotNext counts the
-// decodings. A slot holds a map's body, which keeps the map alive.
+// hot holds the boxes of the hotMaps maps cached last, in a ring; hotNext
+// counts them.
 var (
-	hot     [hotMaps]atomic.Pointer[mapBody]
+	hot     [hotMaps]atomic.Pointer[decodedMap]
 	hotNext atomic.Uint64
 )
 
-// keepHot keeps obj alive until hotMaps more maps have been decoded.
-func keepHot(obj schema.Object) {
-	hot[(hotNext.Add(1)-1)%hotMaps].Store(bodyOf(obj))
+// keepHot keeps box alive until hotMaps more maps have been cached.
+func keepHot(box *decodedMap) {
+	hot[(hotNext.Add(1)-1)%hotMaps].Store(box)
 }
 
-// cache makes obj the version's cached map.
+// cache makes obj the version's cached map (a write's: the writer hands
+// it on, to the reply and to LiveQuery, and KeptEncoding knows it).
 func (rec *record) cache(obj schema.Object) {
-	w := weak.Make(bodyOf(obj))
+	box := &decodedMap{obj}
+	w := weak.Make(box)
 	rec.decoded.Store(&w)
+	keepHot(box)
 }
 
 // isCached reports whether obj is the map this version hands out.
@@ -124,7 +137,11 @@ func (rec *record) isCached(obj schema.Object) bool {
 		return sameMap(pinned, obj)
 	}
 	w := rec.decoded.Load()
-	return w != nil && w.Value() == bodyOf(obj)
+	if w == nil {
+		return false
+	}
+	p := w.Value()
+	return p != nil && sameMap(p.obj, obj)
 }
 
 // value returns the value at a dot path, read from the bytes (valueAt).
@@ -148,13 +165,3 @@ func (rec *record) json() (b []byte, checked bool, pinned schema.Object) {
 	}
 	return rec.b, rec.checked.Load(), nil
 }
-
-// mapBody stands for the runtime's map object a map value points to: a
-// map value is one pointer, and the weak pointer to what it points to is
-// the weak reference to the map (the map package's own types are not
-// ours to name). It is never dereferenced.
-type mapBody struct{ _ byte }
-
-func bodyOf(m schema.Object) *mapBody { return *(**mapBody)(unsafe.Pointer(&m)) }
-
-func mapOf(p *mapBody) schema.Object { return *(*schema.Object)(unsafe.Pointer(&p)) }

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -20,6 +17,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jws"
+	"github.com/lestrrat-go/jwx/v3/jwt"
 )
 
 // APNs hosts and limits.
@@ -265,27 +266,27 @@ func (p *apnsProvider) post(ctx context.Context, d Device, body []byte, headers 
 }
 
 // providerToken is the ES256 JWT APNs authenticates token-based providers
-// with, reused until it ages.
+// with (the key id in its header, the team id and the issue time as its
+// claims), signed by jwx and reused until it ages.
 func (p *apnsProvider) providerToken(now time.Time) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.token != "" && now.Sub(p.tokenAt) < apnsTokenAge {
 		return p.token, nil
 	}
-	enc := base64.RawURLEncoding
-	header, _ := json.Marshal(map[string]string{"alg": "ES256", "kid": p.keyID})
-	claims, _ := json.Marshal(map[string]any{"iss": p.teamID, "iat": now.Unix()})
-	signing := enc.EncodeToString(header) + "." + enc.EncodeToString(claims)
-	sum := sha256.Sum256([]byte(signing))
-	r, s, err := ecdsa.Sign(rand.Reader, p.key, sum[:])
+	claims, err := jwt.NewBuilder().Issuer(p.teamID).IssuedAt(now).Build()
+	if err != nil {
+		return "", fmt.Errorf("apns: the provider token's claims: %w", err)
+	}
+	header := jws.NewHeaders()
+	if err := header.Set(jws.KeyIDKey, p.keyID); err != nil {
+		return "", fmt.Errorf("apns: the provider token's header: %w", err)
+	}
+	signed, err := jwt.Sign(claims, jwt.WithKey(jwa.ES256(), p.key, jws.WithProtectedHeaders(header)))
 	if err != nil {
 		return "", fmt.Errorf("apns: signing the provider token: %w", err)
 	}
-	// JWS wants the two 32-byte halves, not ASN.1.
-	sig := make([]byte, 64)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
-	p.token, p.tokenAt = signing+"."+enc.EncodeToString(sig), now
+	p.token, p.tokenAt = string(signed), now
 	return p.token, nil
 }
 

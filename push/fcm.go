@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/oauth2/jwt"
 )
 
 // FCM defaults: Google's endpoint and the OAuth scope of FCM HTTP v1.
@@ -44,9 +46,9 @@ type FCMOptions struct {
 // request per device, authenticated with an OAuth token obtained by a
 // service-account JWT (RS256) and renewed before it expires.
 type FCMAdapter struct {
-	sendURL, tokenURI, email, keyID string
-	key                             *rsa.PrivateKey
-	client                          *http.Client
+	sendURL string
+	oauth   *jwt.Config // the service account's JWT-bearer token flow
+	client  *http.Client
 
 	mu      sync.Mutex
 	token   string
@@ -75,19 +77,20 @@ func NewFCM(o FCMOptions) (*FCMAdapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fcm service account private_key: %w", err)
 	}
-	key, ok := parsed.(*rsa.PrivateKey)
-	if !ok {
+	if _, ok := parsed.(*rsa.PrivateKey); !ok {
 		return nil, errors.New("fcm service account: private_key is not an RSA key")
 	}
-	a := &FCMAdapter{tokenURI: o.TokenURI, email: sa.ClientEmail, keyID: sa.PrivateKeyID, key: key, client: o.Client}
-	if a.tokenURI == "" {
-		a.tokenURI = sa.TokenURI
+	tokenURI := o.TokenURI
+	if tokenURI == "" {
+		tokenURI = sa.TokenURI
 	}
+	a := &FCMAdapter{client: o.Client, oauth: &jwt.Config{Email: sa.ClientEmail, PrivateKey: []byte(sa.PrivateKey),
+		PrivateKeyID: sa.PrivateKeyID, Scopes: []string{fcmScope}, TokenURL: tokenURI, Expires: time.Hour}}
 	project := o.ProjectID
 	if project == "" {
 		project = sa.ProjectID
 	}
-	if project == "" || a.tokenURI == "" {
+	if project == "" || tokenURI == "" {
 		return nil, errors.New("fcm: the project id and the token URI are required")
 	}
 	endpoint := o.Endpoint

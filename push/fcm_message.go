@@ -2,19 +2,14 @@ package push
 
 import (
 	"context"
-	"crypto"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
+
+	"golang.org/x/oauth2"
 )
 
 // apsKeys are the payload keys that go into an iOS aps dictionary.
@@ -74,9 +69,10 @@ func fcmMessage(n Notification, d Device) map[string]any {
 	return msg
 }
 
-// accessToken returns the OAuth token, exchanging a fresh signed JWT when
-// the kept one is missing or about to expire. The lock is not held across
-// the exchange.
+// accessToken returns the OAuth token, exchanging a fresh service-account
+// JWT for one (x/oauth2/jwt: the RS256 assertion and the JWT-bearer grant)
+// when the kept one is missing or about to expire. The lock is not held
+// across the exchange, which ends with ctx.
 func (a *FCMAdapter) accessToken(ctx context.Context) (string, error) {
 	now := time.Now()
 	a.mu.Lock()
@@ -85,46 +81,38 @@ func (a *FCMAdapter) accessToken(ctx context.Context) (string, error) {
 	if token != "" && now.Add(time.Minute).Before(expires) {
 		return token, nil
 	}
-	assertion, err := a.signedJWT(now)
+	client := &http.Client{Transport: ctxTransport{ctx: ctx, base: a.client.Transport}, Timeout: a.client.Timeout}
+	// A new TokenSource per exchange: oauth2's own reuse cannot be told
+	// that FCM revoked a token early (forgetToken).
+	tok, err := a.oauth.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, client)).Token()
 	if err != nil {
-		return "", err
-	}
-	form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {assertion}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.tokenURI, strings.NewReader(form.Encode()))
-	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			return "", fmt.Errorf("fcm token: the token URI answered HTTP %d", re.Response.StatusCode)
+		}
 		return "", fmt.Errorf("fcm token: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	res, err := a.client.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("fcm token: %w", err)
-	}
-	defer res.Body.Close()
-	var reply struct {
-		AccessToken string `json:"access_token"`
-		ExpiresIn   int64  `json:"expires_in"`
-	}
-	body, _ := io.ReadAll(io.LimitReader(res.Body, fcmMaxReply))
-	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &reply) != nil || reply.AccessToken == "" {
-		return "", fmt.Errorf("fcm token: the token URI answered HTTP %d", res.StatusCode)
+	if tok.AccessToken == "" {
+		return "", errors.New("fcm token: the token URI answered no access token")
 	}
 	a.mu.Lock()
-	a.token, a.expires = reply.AccessToken, now.Add(time.Duration(reply.ExpiresIn)*time.Second)
+	a.token, a.expires = tok.AccessToken, tok.Expiry
 	a.mu.Unlock()
-	return reply.AccessToken, nil
+	return tok.AccessToken, nil
 }
 
-// signedJWT is the service account's assertion for the token URI.
-func (a *FCMAdapter) signedJWT(now time.Time) (string, error) {
-	enc := base64.RawURLEncoding
-	header, _ := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "kid": a.keyID})
-	claims, _ := json.Marshal(map[string]any{"iss": a.email, "scope": fcmScope, "aud": a.tokenURI,
-		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
-	signing := enc.EncodeToString(header) + "." + enc.EncodeToString(claims)
-	sum := sha256.Sum256([]byte(signing))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, a.key, crypto.SHA256, sum[:])
-	if err != nil {
-		return "", fmt.Errorf("fcm: signing the token request: %w", err)
+// ctxTransport sends every request with ctx: x/oauth2/jwt posts without
+// the caller's context, and a send whose context ended must not wait for
+// the token URI.
+type ctxTransport struct {
+	ctx  context.Context
+	base http.RoundTripper
+}
+
+func (t ctxTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
 	}
-	return signing + "." + enc.EncodeToString(sig), nil
+	return base.RoundTrip(r.WithContext(t.ctx))
 }

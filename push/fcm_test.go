@@ -2,6 +2,9 @@ package push
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/quarrydata/quarry/push/pushtest"
@@ -100,5 +103,47 @@ func TestNewFCMRefusesBadAccounts(t *testing.T) {
 		if _, err := NewFCM(FCMOptions{ServiceAccount: []byte(sa)}); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestFCMTokenExchangeEndsWithContext: a token URI that never answers
+// holds a send only until its context ends, and a refused assertion is an
+// error naming the HTTP status.
+func TestFCMTokenExchangeEndsWithContext(t *testing.T) {
+	f := newFakeFCM(t)
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer stuck.Close()
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
+	}))
+	defer refusing.Close()
+	for _, c := range []struct {
+		name, tokenURI, want string
+		cancel               bool
+	}{
+		{"stuck", stuck.URL, "context canceled", true},
+		{"refused", refusing.URL, "HTTP 400", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := NewFCM(FCMOptions{ServiceAccount: f.ServiceAccount(), Endpoint: f.URL, TokenURI: c.tokenURI})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := a.Send(ctx, Notification{Data: Data{"alert": "x"}}, []Device{{ObjectID: "a", DeviceType: "android", DeviceToken: "tok"}})
+				done <- err
+			}()
+			if c.cancel {
+				cancel()
+			}
+			if err := <-done; err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("send: %v, want an error with %q", err, c.want)
+			}
+		})
 	}
 }

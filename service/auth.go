@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 )
@@ -74,13 +75,19 @@ func (s *Service) findOne(class, field string, value any) (schema.Object, bool) 
 	return found, found != nil
 }
 
-// roleCache remembers each user's role names. Any write to _Role bumps
-// the generation and empties it, so membership changes apply at once.
+// roleCache remembers the role names of the users asked about last, at
+// most roleCacheUsers of them (least recently used go first), so a server
+// that sees many users once keeps a bounded cache. Any write to _Role
+// bumps the generation and empties it, so membership changes apply at
+// once.
 type roleCache struct {
 	mu    sync.Mutex
-	gen   uint64 // bumped by every _Role write
-	users map[string][]string
+	gen   uint64                           // bumped by every _Role write
+	users *simplelru.LRU[string, []string] // nil until the first user is kept
 }
+
+// roleCacheUsers bounds how many users' role names are cached.
+const roleCacheUsers = 10_000
 
 // rolesOf computes the names of the roles a user holds: roles whose users
 // relation holds the user, then every role whose roles relation holds one
@@ -88,9 +95,11 @@ type roleCache struct {
 // Cycles end because each role is visited once.
 func (s *Service) rolesOf(userID string) []string {
 	s.roles.mu.Lock()
-	if names, ok := s.roles.users[userID]; ok {
-		s.roles.mu.Unlock()
-		return names
+	if s.roles.users != nil {
+		if names, ok := s.roles.users.Get(userID); ok {
+			s.roles.mu.Unlock()
+			return names
+		}
 	}
 	gen := s.roles.gen
 	s.roles.mu.Unlock()
@@ -129,9 +138,9 @@ func (s *Service) rolesOf(userID string) []string {
 	// in names: such a result answers this request but is not kept.
 	if s.roles.gen == gen {
 		if s.roles.users == nil {
-			s.roles.users = map[string][]string{}
+			s.roles.users, _ = simplelru.NewLRU[string, []string](roleCacheUsers, nil)
 		}
-		s.roles.users[userID] = names
+		s.roles.users.Add(userID, names)
 	}
 	s.roles.mu.Unlock()
 	return names
@@ -143,6 +152,8 @@ const MaxRolesPerUser = 10_000
 func (s *Service) forgetRoles() {
 	s.roles.mu.Lock()
 	s.roles.gen++
-	s.roles.users = nil
+	if s.roles.users != nil {
+		s.roles.users.Purge()
+	}
 	s.roles.mu.Unlock()
 }

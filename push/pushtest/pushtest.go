@@ -269,10 +269,16 @@ func (f *FCM) validJWT(s string) bool {
 	if err != nil || rsa.VerifyPKCS1v15(&f.key.PublicKey, crypto.SHA256, sum[:], sig) != nil {
 		return false
 	}
-	raw, _ := enc.DecodeString(parts[1])
-	var c map[string]any
-	json.Unmarshal(raw, &c)
-	return c["iss"] == Email && c["aud"] == f.URL+"/token" && c["scope"] == scope
+	var h, c map[string]any
+	for i, into := range []*map[string]any{&h, &c} {
+		raw, err := enc.DecodeString(parts[i])
+		if err != nil || json.Unmarshal(raw, into) != nil {
+			return false
+		}
+	}
+	exp, _ := c["exp"].(float64)
+	return h["alg"] == "RS256" && h["kid"] == "k1" && c["iss"] == Email && c["aud"] == f.URL+"/token" &&
+		c["scope"] == scope && time.Unix(int64(exp), 0).After(time.Now())
 }
 
 // ServiceAccount is a service account key file for this server's key.
