@@ -100,6 +100,15 @@ type Options struct {
 	// MasterKeyIPs is masterKeyIps: the addresses (IPs or CIDR ranges) from
 	// which the master key is accepted.
 	MasterKeyIPs []string
+	// MaintenanceKey is maintenanceKey; MaintenanceKeyIPs are the
+	// addresses or CIDR ranges it is accepted from (requests.go).
+	MaintenanceKey    string
+	MaintenanceKeyIPs []string
+	// TrustProxy is trustProxy (requests.go).
+	TrustProxy TrustProxy
+	// RequestKeywordDenylist is requestKeywordDenylist: {key, value}
+	// patterns refused in request data.
+	RequestKeywordDenylist []map[string]any
 
 	// Port is port; 0 asks the server to pick a free port.
 	Port int
@@ -428,6 +437,8 @@ func Defaults() *Options {
 	return &Options{
 		AppID:                      DevAppID,
 		MasterKeyIPs:               []string{"127.0.0.1", "::1"},
+		MaintenanceKeyIPs:          []string{"127.0.0.1", "::1"},
+		RequestKeywordDenylist:     DefaultRequestKeywordDenylist(),
 		Port:                       DefaultPort,
 		Host:                       DefaultHost,
 		MountPath:                  DefaultMountPath,

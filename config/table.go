@@ -483,11 +483,11 @@ var unsupported = []string{
 	"enableSingleSchemaCache",
 	"encodeParseObjectInCloudFunction",
 	"loggerAdapter", "logLevels",
-	"logsFolder", "maintenanceKey", "maintenanceKeyIps", "maxLogFiles",
+	"logsFolder", "maxLogFiles",
 	"middleware", "nonMasterExplain", "pages",
-	"requestKeywordDenylist", "scheduledPush", "schema", "schemaCacheTTL", "security",
+	"scheduledPush", "schema", "schemaCacheTTL", "security",
 	"serverCloseComplete", "serverStartComplete",
-	"startLiveQueryServer", "trustProxy", "userSensitiveFields",
+	"startLiveQueryServer", "userSensitiveFields",
 	"push.adapterOptions", "push.android.apiKey",
 	"liveQuery.pubSubAdapter", "liveQuery.redisOptions", "liveQuery.wssAdapter",
 	"liveQueryServerOptions.pubSubAdapter", "liveQueryServerOptions.redisOptions", "liveQueryServerOptions.wssAdapter",
@@ -500,6 +500,7 @@ var (
 
 func init() {
 	options = append(options, accountOptions...) // accounts.go
+	options = append(options, requestOptions...) // requests.go
 	groups = append(groups, groupAccounts)
 	for _, o := range options {
 		byName[o.name] = o
@@ -558,6 +559,8 @@ func (o *option) typeName() string {
 		return "seconds"
 	case *[]map[string]any:
 		return "objects"
+	case *TrustProxy:
+		return "proxies"
 	case *map[string]any, *[]RateLimitOptions, *CacheAdapterOptions:
 		return "json"
 	}

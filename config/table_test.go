@@ -90,6 +90,10 @@ func TestEnvNames(t *testing.T) {
 		"protectedFields":                  "QUARRY_PROTECTED_FIELDS PARSE_SERVER_PROTECTED_FIELDS",
 		"allowCustomObjectId":              "QUARRY_ALLOW_CUSTOM_OBJECT_ID PARSE_SERVER_ALLOW_CUSTOM_OBJECT_ID",
 		"objectIdSize":                     "QUARRY_OBJECT_ID_SIZE PARSE_SERVER_OBJECT_ID_SIZE",
+		"maintenanceKey":                   "QUARRY_MAINTENANCE_KEY PARSE_SERVER_MAINTENANCE_KEY",
+		"maintenanceKeyIps":                "QUARRY_MAINTENANCE_KEY_IPS PARSE_SERVER_MAINTENANCE_KEY_IPS",
+		"trustProxy":                       "QUARRY_TRUST_PROXY PARSE_SERVER_TRUST_PROXY",
+		"requestKeywordDenylist":           "QUARRY_REQUEST_KEYWORD_DENYLIST PARSE_SERVER_REQUEST_KEYWORD_DENYLIST",
 		"convertUsernameToLowercase":       "QUARRY_CONVERT_USERNAME_TO_LOWERCASE PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE",
 		"convertEmailToLowercase":          "QUARRY_CONVERT_EMAIL_TO_LOWERCASE PARSE_SERVER_CONVERT_EMAIL_TO_LOWERCASE",
 		"extendSessionOnUse":               "QUARRY_EXTEND_SESSION_ON_USE PARSE_SERVER_EXTEND_SESSION_ON_USE",
@@ -234,7 +238,7 @@ func TestOptionTable(t *testing.T) {
 		if o.field == nil {
 			continue
 		}
-		value := map[string]string{"string": "x", "int": "7", "bool": "true", "list": "a", "size": "1kb", "seconds": "9", "objects": `{"a": 1}`, "json": "{}"}[o.typeName()]
+		value := map[string]string{"string": "x", "int": "7", "bool": "true", "list": "a", "size": "1kb", "seconds": "9", "objects": `{"a": 1}`, "json": "{}", "proxies": "true"}[o.typeName()]
 		if o.name == "rateLimit" {
 			value = `[{"requestPath": "*", "requestTimeWindow": 1000, "requestCount": 1}]`
 		}

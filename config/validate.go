@@ -59,6 +59,19 @@ func (l *loader) finish() {
 		}
 		check("masterKeyIps", fmt.Errorf("%q is not an IP address or CIDR range", ip))
 	}
+	for _, ip := range o.MaintenanceKeyIPs {
+		if _, err := netip.ParseAddr(ip); err == nil {
+			continue
+		}
+		if _, err := netip.ParsePrefix(ip); err == nil {
+			continue
+		}
+		check("maintenanceKeyIps", fmt.Errorf("%q is not an IP address or CIDR range", ip))
+	}
+	if o.MaintenanceKey != "" && (o.MaintenanceKey == o.MasterKey || o.MaintenanceKey == o.ReadOnlyMasterKey) {
+		check("maintenanceKey", errors.New("must differ from masterKey and readOnlyMasterKey"))
+	}
+	check("requestKeywordDenylist", checkDenylist(o.RequestKeywordDenylist))
 	if o.Port < 0 || o.Port > 65535 {
 		check("port", fmt.Errorf("must be between 1 and 65535 (or 0 for any free port), got %d", o.Port))
 	}
