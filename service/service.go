@@ -82,8 +82,8 @@ type Options struct {
 	AllowCustomObjectID bool
 	// Denylist is requestKeywordDenylist (denylist.go); nil is Parse
 	// Server's default, empty refuses nothing.
-	Denylist []DeniedKeyword
-	ObjectIDSize        int
+	Denylist     []DeniedKeyword
+	ObjectIDSize int
 	// ExtendSessionOnUse moves a session's expiry to SessionLength from
 	// now when it is used past half its life (extendSessionOnUse).
 	ExtendSessionOnUse bool

@@ -36,4 +36,3 @@ func (s *Server) limitFiles(ctx *fasthttp.RequestCtx, path string) bool {
 	s.writeError(ctx, err)
 	return true
 }
-

@@ -533,7 +533,9 @@ func corsAllowHeaders(extra []string) string {
 	return allow
 }
 
-func (s *Server) masterAllowed(ctx *fasthttp.RequestCtx) bool { return s.clientAllowed(ctx, s.masterIP) }
+func (s *Server) masterAllowed(ctx *fasthttp.RequestCtx) bool {
+	return s.clientAllowed(ctx, s.masterIP)
+}
 
 // allowedFrom reports whether the request comes from one of prefixes; an
 // empty list allows every address.
