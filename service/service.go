@@ -80,10 +80,10 @@ type Options struct {
 	// (allowCustomObjectId); ObjectIDSize is the length of the ids Quarry
 	// makes (objectIdSize; 0 means DefaultObjectIDSize).
 	AllowCustomObjectID bool
+	ObjectIDSize        int
 	// Denylist is requestKeywordDenylist (denylist.go); nil is Parse
 	// Server's default, empty refuses nothing.
-	Denylist     []DeniedKeyword
-	ObjectIDSize int
+	Denylist []DeniedKeyword
 	// ExtendSessionOnUse moves a session's expiry to SessionLength from
 	// now when it is used past half its life (extendSessionOnUse).
 	ExtendSessionOnUse bool
