@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -168,6 +169,13 @@ func TestScenarioRequestKeywordDenylist(t *testing.T) {
 				res := srv.Do(t, "PUT", "/classes/Doc/"+id, nested("constructor", 1), servertest.App())
 				if res.Status != 400 || !strings.Contains(string(res.Body), `"code":105`) {
 					t.Errorf("update with a denied key: %d %s", res.Status, res.Body)
+				}
+				// So are file metadata and tags.
+				file := map[string]any{"base64": base64.StdEncoding.EncodeToString([]byte("x")), "_ApplicationId": servertest.AppID,
+					"_MasterKey": servertest.MasterKey, "fileData": map[string]any{"metadata": map[string]any{"__proto__": "x"}}}
+				res = srv.Do(t, "POST", "/files/m.txt", file, nil)
+				if res.Status != 400 || !strings.Contains(string(res.Body), `Prohibited keyword in request data: {\"key\":\"__proto__\"}.`) {
+					t.Errorf("file metadata with a denied key: %d %s", res.Status, res.Body)
 				}
 			}
 		})
