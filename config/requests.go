@@ -53,12 +53,14 @@ func asTrustProxy(raw any) (TrustProxy, error) {
 		}
 		return TrustProxy{Hops: n}, nil
 	case string:
-		s := strings.TrimSpace(v)
-		if b, err := strconv.ParseBool(s); err == nil {
-			return TrustProxy{All: b}, nil
-		}
-		if n, err := strconv.Atoi(s); err == nil && n >= 0 {
-			return TrustProxy{Hops: n}, nil
+		// Parse Server reads the text as JSON first: "1" is one hop.
+		switch s := strings.TrimSpace(v); s {
+		case "true", "false":
+			return TrustProxy{All: s == "true"}, nil
+		default:
+			if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+				return TrustProxy{Hops: n}, nil
+			}
 		}
 	}
 	list, err := asList(raw)
@@ -116,4 +118,65 @@ func checkDenylist(list []map[string]any) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// optionsWithoutEffect are options Parse Server 9 takes that change nothing
+// Quarry's clients can observe, accepted in silence with their values.
+var optionsWithoutEffect = []*option{
+	{name: "enableCollationCaseComparison", group: groupQuery, env: []string{"PARSE_SERVER_ENABLE_COLLATION_CASE_COMPARISON"},
+		usage: "accepted either way: how MongoDB compares names case-insensitively; same results",
+		field: func(o *Options) any { return &o.EnableCollationCaseComparison }},
+	{name: "allowExpiredAuthDataToken", group: groupSession, env: []string{"PARSE_SERVER_ALLOW_EXPIRED_AUTH_DATA_TOKEN"},
+		usage: "log in with authData equal to the stored one without asking the provider again",
+		field: func(o *Options) any { return &o.AllowExpiredAuthDataToken }},
+	{name: "encodeParseObjectInCloudFunction", group: groupLog, env: []string{"PARSE_SERVER_ENCODE_PARSE_OBJECT_IN_CLOUD_FUNCTION"},
+		def:   "true (Parse Server 9 removed the option)",
+		usage: "objects and pointers in cloud function params arrive as Parse.Object; false is refused",
+		field: func(o *Options) any { return &o.EncodeParseObjectInCloudFunction }},
+}
+
+// ignoredBecause says why an option in unsupported is ignored; the ones
+// not listed are not built yet.
+var ignoredBecause = map[string]string{
+	"cluster":                   "no meaning here: one Quarry process uses every core; several instances share PostgreSQL (docs/scaling.md)",
+	"collectionPrefix":          "no meaning here: a MongoDB setting",
+	"databaseAdapter":           "no meaning here: the store is chosen by databaseURI",
+	"databaseOptions":           "no meaning here: MongoDB and pg-promise settings",
+	"directAccess":              "no meaning here: cloud code always calls the server directly",
+	"cacheMaxSize":              "no meaning here: Quarry keeps sessions, roles and schemas in memory itself (cacheAdapter shares them)",
+	"cacheTTL":                  "no meaning here: Quarry keeps sessions, roles and schemas in memory itself (cacheAdapter shares them)",
+	"enableSingleSchemaCache":   "no meaning here: there is one schema cache",
+	"schemaCacheTTL":            "no meaning here: schema changes reach every instance through the change log",
+	"analyticsAdapter":          "no meaning here: /events are stored by Quarry",
+	"dashboardOptions":          "no meaning here: Parse Dashboard's settings",
+	"enableExpressErrorHandler": "no meaning here: there is no Express",
+	"middleware":                "no meaning here: a JavaScript function for Express",
+	"serverStartComplete":       "no meaning here: a JavaScript callback",
+	"serverCloseComplete":       "no meaning here: a JavaScript callback",
+	"loggerAdapter":             "no meaning here: logs go to stderr (docs/operations.md)",
+	"logsFolder":                "no meaning here: logs go to stderr (docs/operations.md)",
+	"maxLogFiles":               "no meaning here: logs go to stderr (docs/operations.md)",
+	"logLevels":                 "no meaning here: logLevel sets the level of every line",
+	"startLiveQueryServer":      "no meaning here: LiveQuery is served on the API's port, or by quarry livequery",
+	"userSensitiveFields":       "Parse Server removed it: use protectedFields",
+	"liveQuery.pubSubAdapter":   "no meaning here: LiveQuery scales out through liveQuery.redisURL or PostgreSQL",
+	"liveQuery.wssAdapter":      "no meaning here: Quarry serves WebSockets itself",
+}
+
+// whyIgnoredEnv is whyIgnored for a PARSE_SERVER_ variable of an ignored
+// option.
+func whyIgnoredEnv(env string) string {
+	for _, n := range unsupported {
+		if "PARSE_SERVER_"+envSuffix(n) == env {
+			return whyIgnored(n)
+		}
+	}
+	return "not supported yet"
+}
+
+func whyIgnored(name string) string {
+	if why, ok := ignoredBecause[name]; ok {
+		return why
+	}
+	return "not supported yet"
 }

@@ -475,13 +475,11 @@ var options = []*option{
 // with a warning, so that a Parse Server config file still starts. Any other
 // unknown name is an error.
 var unsupported = []string{
-	"allowExpiredAuthDataToken",
 	"analyticsAdapter", "cacheMaxSize",
 	"cacheTTL", "cluster", "collectionPrefix", "dashboardOptions",
 	"databaseAdapter", "databaseOptions", "directAccess",
-	"enableCollationCaseComparison", "enableExpressErrorHandler",
+	"enableExpressErrorHandler",
 	"enableSingleSchemaCache",
-	"encodeParseObjectInCloudFunction",
 	"loggerAdapter", "logLevels",
 	"logsFolder", "maxLogFiles",
 	"middleware", "nonMasterExplain", "pages",
@@ -501,6 +499,7 @@ var (
 func init() {
 	options = append(options, accountOptions...) // accounts.go
 	options = append(options, requestOptions...) // requests.go
+	options = append(options, optionsWithoutEffect...)
 	groups = append(groups, groupAccounts)
 	for _, o := range options {
 		byName[o.name] = o

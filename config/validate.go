@@ -72,6 +72,10 @@ func (l *loader) finish() {
 		check("maintenanceKey", errors.New("must differ from masterKey and readOnlyMasterKey"))
 	}
 	check("requestKeywordDenylist", checkDenylist(o.RequestKeywordDenylist))
+	if !o.EncodeParseObjectInCloudFunction {
+		check("encodeParseObjectInCloudFunction", errors.New("false is not supported: Parse Server 9 removed the option, "+
+			"and objects and pointers in cloud function params always arrive as Parse.Object instances; remove it"))
+	}
 	if o.Port < 0 || o.Port > 65535 {
 		check("port", fmt.Errorf("must be between 1 and 65535 (or 0 for any free port), got %d", o.Port))
 	}

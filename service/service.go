@@ -81,6 +81,10 @@ type Options struct {
 	// makes (objectIdSize; 0 means DefaultObjectIDSize).
 	AllowCustomObjectID bool
 	ObjectIDSize        int
+	// AllowExpiredAuthDataToken logs a user in with authData equal to
+	// the stored one without asking the provider again
+	// (allowExpiredAuthDataToken; authdata_expired.go).
+	AllowExpiredAuthDataToken bool
 	// Denylist is requestKeywordDenylist (denylist.go); nil is Parse
 	// Server's default, empty refuses nothing.
 	Denylist []DeniedKeyword

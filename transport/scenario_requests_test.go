@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 )
@@ -178,6 +179,34 @@ func TestScenarioRequestKeywordDenylist(t *testing.T) {
 					t.Errorf("file metadata with a denied key: %d %s", res.Status, res.Body)
 				}
 			}
+		})
+	}
+}
+
+// TestScenarioAllowExpiredAuthDataToken: a log-in with exactly the
+// authData a user has stored asks the provider again by default (its
+// token may have expired: refused), and not with allowExpiredAuthDataToken.
+func TestScenarioAllowExpiredAuthDataToken(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		srv := servertest.Start(t, func(o *config.Options) {
+			o.Auth.Providers = map[string]any{"acme": map[string]any{"word": "swordfish"}}
+			o.Auth.Adapters = map[string]auth.Adapter{"acme": acmeAdapter{}}
+			o.AllowExpiredAuthDataToken = allow
+		})
+		// acme keeps {"id"} only: a log-in with it alone carries no word.
+		stored := authBody("acme", map[string]any{"id": "a-7"})
+		again := scenario{name: "stored authData again", method: "POST", path: "/users", headers: servertest.App(), body: stored,
+			expectedStatus: 400, check: msgIs(251, "acme says no.")}
+		if allow {
+			again.expectedStatus, again.check = 200, nil
+			again.expectedContains = []string{`"sessionToken":"r:`}
+		}
+		runScenarios(t, srv, []scenario{
+			{name: "sign up", method: "POST", path: "/users", headers: servertest.App(),
+				body: authBody("acme", map[string]any{"id": "a-7", "word": "swordfish"}), expectedStatus: 201},
+			again,
+			{name: "changed authData is checked either way", method: "POST", path: "/users", headers: servertest.App(),
+				body: authBody("acme", map[string]any{"id": "a-7", "word": "trout"}), expectedStatus: 400, check: codeIs(251)},
 		})
 	}
 }
