@@ -28,7 +28,9 @@ func TestRequestOptionsFromParseConfigFile(t *testing.T) {
 		{loadCase: loadCase{name: "trustProxy true", args: []string{"$FILE"}, file: `{"trustProxy": true}`},
 			check: func(o *Options) bool { return o.TrustProxy.All }},
 		{loadCase: loadCase{name: "trustProxy list", args: []string{"--trustProxy", "loopback, 10.0.0.0/8"}},
-			check: func(o *Options) bool { return reflect.DeepEqual(o.TrustProxy.Addrs, []string{"loopback", "10.0.0.0/8"}) }},
+			check: func(o *Options) bool {
+				return reflect.DeepEqual(o.TrustProxy.Addrs, []string{"loopback", "10.0.0.0/8"})
+			}},
 		{loadCase: loadCase{name: "trustProxy env hops", env: []string{"PARSE_SERVER_TRUST_PROXY=1"}},
 			check: func(o *Options) bool { return o.TrustProxy.Hops == 1 }},
 		{loadCase: loadCase{name: "trustProxy junk", args: []string{"--trustProxy", "proxy.example.com"}}, wantErr: "trustProxy"},
