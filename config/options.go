@@ -114,6 +114,9 @@ type Options struct {
 	// EncodeParseObjectInCloudFunction is encodeParseObjectInCloudFunction:
 	// only true, Parse Server 9's behaviour, is accepted.
 	EncodeParseObjectInCloudFunction bool
+	// Schema is the schema option: Parse Server's declared classes
+	// (definitions) and its switches; nil: none (schema.go).
+	Schema map[string]any
 	// RequestKeywordDenylist is requestKeywordDenylist: {key, value}
 	// patterns refused in request data.
 	RequestKeywordDenylist []map[string]any

@@ -29,6 +29,11 @@ var requestOptions = []*option{
 		field: func(o *Options) any { return &o.RequestKeywordDenylist }},
 }
 
+// schemaOption is Parse Server's schema option (schema.go).
+var schemaOption = &option{name: "schema", group: groupData, env: []string{"PARSE_SERVER_SCHEMA"},
+	usage: `classes applied at start-up: {"definitions": [...], "lockSchemas": true, ...}`,
+	field: func(o *Options) any { return &o.Schema }}
+
 // TrustProxy is trustProxy, read as Express reads its "trust proxy": the
 // zero value trusts no proxy.
 type TrustProxy struct {

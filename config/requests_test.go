@@ -41,6 +41,15 @@ func TestRequestOptionsFromParseConfigFile(t *testing.T) {
 		{loadCase: loadCase{name: "maintenance key is the master key", args: []string{"--masterKey", "k", "--maintenanceKey", "k"}},
 			wantErr: "maintenanceKey"},
 		{loadCase: loadCase{name: "bad maintenance ip", args: []string{"--maintenanceKeyIps", "10.0.0.0/99"}}, wantErr: "maintenanceKeyIps"},
+		{loadCase: loadCase{name: "schema option", args: []string{"$FILE"}, file: `{"schema": {"definitions": [{"className": "A",
+			"indexes": {"x_1": {"x": 1}}}], "lockSchemas": true}}`},
+			check: func(o *Options) bool {
+				return o.SchemaSwitch("lockSchemas") && o.SchemaDefinitions()[0]["className"] == "A"
+			}},
+		{loadCase: loadCase{name: "schema without class names", args: []string{"$FILE"}, file: `{"schema": {"definitions": [{}]}}`},
+			wantErr: "className"},
+		{loadCase: loadCase{name: "schema callbacks", args: []string{"$FILE"}, file: `{"schema": {"beforeMigration": "f"}}`},
+			wantErr: "unknown key"},
 		{loadCase: loadCase{name: "objects not encoded", args: []string{"$FILE"}, file: `{"encodeParseObjectInCloudFunction": false}`},
 			wantErr: "Parse Server 9 removed the option"},
 	}

@@ -483,7 +483,7 @@ var unsupported = []string{
 	"loggerAdapter", "logLevels",
 	"logsFolder", "maxLogFiles",
 	"middleware", "nonMasterExplain", "pages",
-	"scheduledPush", "schema", "schemaCacheTTL", "security",
+	"scheduledPush", "schemaCacheTTL", "security",
 	"serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "userSensitiveFields",
 	"push.adapterOptions", "push.android.apiKey",
@@ -500,6 +500,7 @@ func init() {
 	options = append(options, accountOptions...) // accounts.go
 	options = append(options, requestOptions...) // requests.go
 	options = append(options, optionsWithoutEffect...)
+	options = append(options, schemaOption)
 	groups = append(groups, groupAccounts)
 	for _, o := range options {
 		byName[o.name] = o

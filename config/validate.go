@@ -72,6 +72,7 @@ func (l *loader) finish() {
 		check("maintenanceKey", errors.New("must differ from masterKey and readOnlyMasterKey"))
 	}
 	check("requestKeywordDenylist", checkDenylist(o.RequestKeywordDenylist))
+	check("schema", checkSchemaOption(o.Schema))
 	if !o.EncodeParseObjectInCloudFunction {
 		check("encodeParseObjectInCloudFunction", errors.New("false is not supported: Parse Server 9 removed the option, "+
 			"and objects and pointers in cloud function params always arrive as Parse.Object instances; remove it"))

@@ -1,8 +1,29 @@
 package server
 
 import (
+	"log/slog"
+
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/declare"
 	"github.com/quarrydata/quarry/service"
 )
+
+// applySchemaOption brings the schema option's declared classes up to
+// date before the server listens; with strict a failure stops the start.
+func applySchemaOption(opts *config.Options, svc *service.Service, log *slog.Logger) error {
+	if opts.Schema == nil {
+		return nil
+	}
+	err := declare.Apply(svc, opts.SchemaDefinitions(), declare.Options{
+		Strict:                 opts.SchemaSwitch("strict"),
+		DeleteExtraFields:      opts.SchemaSwitch("deleteExtraFields"),
+		RecreateModifiedFields: opts.SchemaSwitch("recreateModifiedFields"),
+	}, log)
+	if opts.SchemaSwitch("strict") {
+		return err
+	}
+	return nil
+}
 
 // denylist turns requestKeywordDenylist (validated by config) into the
 // service's entries; nil stays nil (Parse Server's default).

@@ -220,6 +220,9 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if err := validateAuthOptions(opts, svc); err != nil { // auth.go
 		return nil, err
 	}
+	if err := applySchemaOption(opts, svc, log); err != nil { // requests.go
+		return nil, err
+	}
 	keyGenerated := opts.MasterKey == ""
 	if keyGenerated {
 		key, err := keptMasterKey(svc)
@@ -279,8 +282,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
 		DotNetKey: opts.DotNetKey, MasterKeyIPs: opts.MasterKeyIPs, MountPath: opts.MountPath,
 		MaintenanceKey: opts.MaintenanceKey, MaintenanceKeyIPs: opts.MaintenanceKeyIPs,
-		TrustProxy: transport.TrustProxy(opts.TrustProxy),
-		ServerURL:  opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
+		TrustProxy: transport.TrustProxy(opts.TrustProxy), LockSchemas: opts.SchemaSwitch("lockSchemas"),
+		ServerURL: opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
 		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
 		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, MetricsElsewhere: opts.MetricsPort != 0, ScriptLog: ring,
 		Ready:            storeReady(adapter),

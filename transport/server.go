@@ -43,6 +43,9 @@ type Options struct {
 	// accepted from; empty accepts it from nowhere.
 	MaintenanceKey    string
 	MaintenanceKeyIPs []string
+	// LockSchemas refuses schema changes through the API (the schema
+	// option's lockSchemas).
+	LockSchemas bool
 	// TrustProxy decides the client address behind proxies (clientip.go).
 	TrustProxy   TrustProxy
 	MountPath    string   // e.g. "/parse"
