@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,6 +28,32 @@ var requestOptions = []*option{
 		def:   "_bsontype: Code, constructor, __proto__",
 		usage: "{key, value} regular expressions refused (105) anywhere in written data and file metadata",
 		field: func(o *Options) any { return &o.RequestKeywordDenylist }},
+}
+
+// databaseOptionsOption is databaseOptions: only allowPublicExplain has a
+// meaning here; the database clients' settings are ignored with a warning.
+var databaseOptionsOption = &option{name: "databaseOptions", group: groupData, env: []string{"PARSE_SERVER_DATABASE_OPTIONS"},
+	def:   `{"allowPublicExplain": false}`,
+	usage: "allowPublicExplain: explain without the master key; other keys (MongoDB, pg settings) are ignored",
+	field: func(o *Options) any { return &o.DatabaseOptions }}
+
+// AllowPublicExplain is databaseOptions.allowPublicExplain (Parse Server
+// 9's default: false).
+func (o *Options) AllowPublicExplain() bool {
+	b, _ := o.DatabaseOptions["allowPublicExplain"].(bool)
+	return b
+}
+
+// IgnoredDatabaseOptions are the databaseOptions keys without meaning here.
+func (o *Options) IgnoredDatabaseOptions() []string {
+	var out []string
+	for k := range o.DatabaseOptions {
+		if k != "allowPublicExplain" {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // schemaOption is Parse Server's schema option (schema.go).
@@ -146,7 +173,6 @@ var ignoredBecause = map[string]string{
 	"cluster":                   "no meaning here: one Quarry process uses every core; several instances share PostgreSQL (docs/scaling.md)",
 	"collectionPrefix":          "no meaning here: a MongoDB setting",
 	"databaseAdapter":           "no meaning here: the store is chosen by databaseURI",
-	"databaseOptions":           "no meaning here: MongoDB and pg-promise settings",
 	"directAccess":              "no meaning here: cloud code always calls the server directly",
 	"cacheMaxSize":              "no meaning here: Quarry keeps sessions, roles and schemas in memory itself (cacheAdapter shares them)",
 	"cacheTTL":                  "no meaning here: Quarry keeps sessions, roles and schemas in memory itself (cacheAdapter shares them)",
@@ -164,6 +190,7 @@ var ignoredBecause = map[string]string{
 	"logLevels":                 "no meaning here: logLevel sets the level of every line",
 	"startLiveQueryServer":      "no meaning here: LiveQuery is served on the API's port, or by quarry livequery",
 	"userSensitiveFields":       "Parse Server removed it: use protectedFields",
+	"nonMasterExplain":          "Parse Server removed it: use databaseOptions.allowPublicExplain",
 	"liveQuery.pubSubAdapter":   "no meaning here: LiveQuery scales out through liveQuery.redisURL or PostgreSQL",
 	"liveQuery.wssAdapter":      "no meaning here: Quarry serves WebSockets itself",
 }

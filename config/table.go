@@ -477,7 +477,7 @@ var options = []*option{
 var unsupported = []string{
 	"analyticsAdapter", "cacheMaxSize",
 	"cacheTTL", "cluster", "collectionPrefix", "dashboardOptions",
-	"databaseAdapter", "databaseOptions", "directAccess",
+	"databaseAdapter", "directAccess",
 	"enableExpressErrorHandler",
 	"enableSingleSchemaCache",
 	"loggerAdapter", "logLevels",
@@ -500,7 +500,7 @@ func init() {
 	options = append(options, accountOptions...) // accounts.go
 	options = append(options, requestOptions...) // requests.go
 	options = append(options, optionsWithoutEffect...)
-	options = append(options, schemaOption)
+	options = append(options, schemaOption, databaseOptionsOption)
 	groups = append(groups, groupAccounts)
 	for _, o := range options {
 		byName[o.name] = o

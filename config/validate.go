@@ -73,6 +73,11 @@ func (l *loader) finish() {
 	}
 	check("requestKeywordDenylist", checkDenylist(o.RequestKeywordDenylist))
 	check("schema", checkSchemaOption(o.Schema))
+	if v, ok := o.DatabaseOptions["allowPublicExplain"]; ok {
+		if _, isBool := v.(bool); !isBool {
+			check("databaseOptions", errors.New("allowPublicExplain: want true or false"))
+		}
+	}
 	if !o.EncodeParseObjectInCloudFunction {
 		check("encodeParseObjectInCloudFunction", errors.New("false is not supported: Parse Server 9 removed the option, "+
 			"and objects and pointers in cloud function params always arrive as Parse.Object instances; remove it"))

@@ -42,3 +42,10 @@ func denylist(entries []map[string]any) []service.DeniedKeyword {
 	}
 	return out
 }
+
+// warnDatabaseOptions names the databaseOptions keys Quarry ignores.
+func warnDatabaseOptions(opts *config.Options, log *slog.Logger) {
+	for _, k := range opts.IgnoredDatabaseOptions() {
+		log.Warn("databaseOptions." + k + ": ignored (no meaning here: a setting of Parse Server's database clients)")
+	}
+}

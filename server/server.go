@@ -171,6 +171,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		AllowCustomObjectID:       opts.AllowCustomObjectID,
 		Denylist:                  denylist(opts.RequestKeywordDenylist),
 		AllowExpiredAuthDataToken: opts.AllowExpiredAuthDataToken,
+		AllowPublicExplain:        opts.AllowPublicExplain(),
 		ObjectIDSize:              opts.ObjectIDSize,
 		LowercaseEmails:           opts.ConvertEmailToLowercase,
 		SessionLength:             opts.SessionLength,
@@ -223,6 +224,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if err := applySchemaOption(opts, svc, log); err != nil { // requests.go
 		return nil, err
 	}
+	warnDatabaseOptions(opts, log)
 	keyGenerated := opts.MasterKey == ""
 	if keyGenerated {
 		key, err := keptMasterKey(svc)

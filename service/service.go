@@ -81,6 +81,9 @@ type Options struct {
 	// makes (objectIdSize; 0 means DefaultObjectIDSize).
 	AllowCustomObjectID bool
 	ObjectIDSize        int
+	// AllowPublicExplain lets callers without the master key explain
+	// queries (databaseOptions.allowPublicExplain).
+	AllowPublicExplain bool
 	// AllowExpiredAuthDataToken logs a user in with authData equal to
 	// the stored one without asking the provider again
 	// (allowExpiredAuthDataToken; authdata_expired.go).

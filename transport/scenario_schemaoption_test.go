@@ -66,3 +66,22 @@ func TestScenarioSchemaOption(t *testing.T) {
 		{name: "reading schemas still works", path: "/schemas", headers: master, expectedStatus: 200},
 	})
 }
+
+// TestScenarioPublicExplain: explain needs the master key, as in Parse
+// Server 9, unless databaseOptions.allowPublicExplain.
+func TestScenarioPublicExplain(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		srv := servertest.Start(t, func(o *config.Options) {
+			if allow {
+				o.DatabaseOptions = map[string]any{"allowPublicExplain": true, "maxPoolSize": 10}
+			}
+		})
+		mustCreate(t, srv, "Item", map[string]any{"n": 1})
+		sc := scenario{name: "public explain", path: "/classes/Item?explain=true", headers: servertest.App(), expectedStatus: 400, check: codeIs(119)}
+		if allow {
+			sc.expectedStatus, sc.check = 200, nil
+		}
+		runScenarios(t, srv, []scenario{sc,
+			{name: "master explain", path: "/classes/Item?explain=true", headers: servertest.Master(), expectedStatus: 200}})
+	}
+}
