@@ -114,6 +114,8 @@ type Options struct {
 	// EncodeParseObjectInCloudFunction is encodeParseObjectInCloudFunction:
 	// only true, Parse Server 9's behaviour, is accepted.
 	EncodeParseObjectInCloudFunction bool
+	// Security is security: enableCheck and enableCheckLog (requests.go).
+	Security map[string]any
 	// DatabaseOptions is databaseOptions (requests.go).
 	DatabaseOptions map[string]any
 	// Schema is the schema option: Parse Server's declared classes

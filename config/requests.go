@@ -56,6 +56,12 @@ func (o *Options) IgnoredDatabaseOptions() []string {
 	return out
 }
 
+// securityOption is security: enableCheck serves GET /security, the
+// configuration's check report; enableCheckLog logs failed checks.
+var securityOption = &option{name: "security", group: groupKeys, env: []string{"PARSE_SERVER_SECURITY"},
+	usage: `{"enableCheck": true, "enableCheckLog": false}: GET /security reports weak settings`,
+	field: func(o *Options) any { return &o.Security }}
+
 // schemaOption is Parse Server's schema option (schema.go).
 var schemaOption = &option{name: "schema", group: groupData, env: []string{"PARSE_SERVER_SCHEMA"},
 	usage: `classes applied at start-up: {"definitions": [...], "lockSchemas": true, ...}`,
@@ -190,7 +196,7 @@ var ignoredBecause = map[string]string{
 	"logLevels":                 "no meaning here: logLevel sets the level of every line",
 	"startLiveQueryServer":      "no meaning here: LiveQuery is served on the API's port, or by quarry livequery",
 	"userSensitiveFields":       "Parse Server removed it: use protectedFields",
-	"nonMasterExplain":          "Parse Server removed it: use databaseOptions.allowPublicExplain",
+	"nonMasterExplain":          "an older Parse Server option: use databaseOptions.allowPublicExplain",
 	"liveQuery.pubSubAdapter":   "no meaning here: LiveQuery scales out through liveQuery.redisURL or PostgreSQL",
 	"liveQuery.wssAdapter":      "no meaning here: Quarry serves WebSockets itself",
 }

@@ -483,7 +483,7 @@ var unsupported = []string{
 	"loggerAdapter", "logLevels",
 	"logsFolder", "maxLogFiles",
 	"middleware", "nonMasterExplain", "pages",
-	"scheduledPush", "schemaCacheTTL", "security",
+	"scheduledPush", "schemaCacheTTL",
 	"serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "userSensitiveFields",
 	"push.adapterOptions", "push.android.apiKey",
@@ -500,7 +500,7 @@ func init() {
 	options = append(options, accountOptions...) // accounts.go
 	options = append(options, requestOptions...) // requests.go
 	options = append(options, optionsWithoutEffect...)
-	options = append(options, schemaOption, databaseOptionsOption)
+	options = append(options, schemaOption, databaseOptionsOption, securityOption)
 	groups = append(groups, groupAccounts)
 	for _, o := range options {
 		byName[o.name] = o

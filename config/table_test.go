@@ -94,6 +94,7 @@ func TestEnvNames(t *testing.T) {
 		"allowExpiredAuthDataToken":        "QUARRY_ALLOW_EXPIRED_AUTH_DATA_TOKEN PARSE_SERVER_ALLOW_EXPIRED_AUTH_DATA_TOKEN",
 		"encodeParseObjectInCloudFunction": "QUARRY_ENCODE_PARSE_OBJECT_IN_CLOUD_FUNCTION PARSE_SERVER_ENCODE_PARSE_OBJECT_IN_CLOUD_FUNCTION",
 		"databaseOptions":                  "QUARRY_DATABASE_OPTIONS PARSE_SERVER_DATABASE_OPTIONS",
+		"security":                         "QUARRY_SECURITY PARSE_SERVER_SECURITY",
 		"schema":                           "QUARRY_SCHEMA PARSE_SERVER_SCHEMA",
 		"maintenanceKey":                   "QUARRY_MAINTENANCE_KEY PARSE_SERVER_MAINTENANCE_KEY",
 		"maintenanceKeyIps":                "QUARRY_MAINTENANCE_KEY_IPS PARSE_SERVER_MAINTENANCE_KEY_IPS",

@@ -73,6 +73,11 @@ func (l *loader) finish() {
 	}
 	check("requestKeywordDenylist", checkDenylist(o.RequestKeywordDenylist))
 	check("schema", checkSchemaOption(o.Schema))
+	for k, v := range o.Security {
+		if _, isBool := v.(bool); (k != "enableCheck" && k != "enableCheckLog") || !isBool {
+			check("security", fmt.Errorf("%s: want enableCheck or enableCheckLog, true or false (checkGroups, JavaScript, cannot be given here)", k))
+		}
+	}
 	if v, ok := o.DatabaseOptions["allowPublicExplain"]; ok {
 		if _, isBool := v.(bool); !isBool {
 			check("databaseOptions", errors.New("allowPublicExplain: want true or false"))

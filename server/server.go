@@ -285,6 +285,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		DotNetKey: opts.DotNetKey, MasterKeyIPs: opts.MasterKeyIPs, MountPath: opts.MountPath,
 		MaintenanceKey: opts.MaintenanceKey, MaintenanceKeyIPs: opts.MaintenanceKeyIPs,
 		TrustProxy: transport.TrustProxy(opts.TrustProxy), LockSchemas: opts.SchemaSwitch("lockSchemas"),
+		Security:  securityReport(opts, log),
 		ServerURL: opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
 		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
 		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, MetricsElsewhere: opts.MetricsPort != 0, ScriptLog: ring,

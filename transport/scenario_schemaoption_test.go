@@ -85,3 +85,47 @@ func TestScenarioPublicExplain(t *testing.T) {
 			{name: "master explain", path: "/classes/Item?explain=true", headers: servertest.Master(), expectedStatus: 200}})
 	}
 }
+
+// TestScenarioSecurityCheck: GET /security answers 409 until
+// security.enableCheck, then the checks report in Parse Server's shape.
+func TestScenarioSecurityCheck(t *testing.T) {
+	off := servertest.Start(t, nil)
+	runScenarios(t, off, []scenario{
+		{name: "off", path: "/security", headers: servertest.Master(), expectedStatus: 409,
+			expectedContains: []string{"Enable Parse Server option `security.enableCheck` to run security check."}},
+	})
+	on := servertest.Start(t, func(o *config.Options) {
+		o.Security = map[string]any{"enableCheck": true}
+		o.AllowClientClassCreation = false
+		o.EnforcePrivateUsers = true
+	})
+	runScenarios(t, on, []scenario{
+		{name: "master key only", path: "/security", headers: servertest.App(), expectedStatus: 403},
+		{name: "report", path: "/security", headers: servertest.Master(), expectedStatus: 200, check: func(t testing.TB, res servertest.Response) {
+			report, _ := res.Map()["report"].(map[string]any)
+			groups, _ := report["groups"].([]any)
+			if report["version"] != "1.0.0" || len(groups) != 2 {
+				t.Fatalf("report %v", report)
+			}
+			states := map[string]string{}
+			for _, g := range groups {
+				for _, c := range g.(map[string]any)["checks"].([]any) {
+					cm := c.(map[string]any)
+					states[cm["title"].(string)] = cm["state"].(string)
+				}
+			}
+			// The test master key is weak; the rest is as configured.
+			want := map[string]string{"Secure master key": "fail", "Security log disabled": "success",
+				"Client class creation disabled": "success", "Users are created without public access": "success",
+				"Public database explain disabled": "success"}
+			for title, st := range want {
+				if states[title] != st {
+					t.Errorf("%s: %q, want %q", title, states[title], st)
+				}
+			}
+			if report["state"] != "fail" {
+				t.Errorf("state %v, want fail", report["state"])
+			}
+		}},
+	})
+}

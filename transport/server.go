@@ -43,6 +43,9 @@ type Options struct {
 	// accepted from; empty accepts it from nowhere.
 	MaintenanceKey    string
 	MaintenanceKeyIPs []string
+	// Security is the security check report GET /security answers; nil
+	// while security.enableCheck is off (409).
+	Security *SecurityReport
 	// LockSchemas refuses schema changes through the API (the schema
 	// option's lockSchemas).
 	LockSchemas bool
