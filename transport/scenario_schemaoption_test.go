@@ -100,6 +100,8 @@ func TestScenarioSecurityCheck(t *testing.T) {
 		o.EnforcePrivateUsers = true
 	})
 	runScenarios(t, on, []scenario{
+		{name: "Dashboard sees the check", path: "/serverInfo", headers: servertest.Master(), expectedStatus: 200,
+			expectedContains: []string{`"securityCheck":true`}},
 		{name: "master key only", path: "/security", headers: servertest.App(), expectedStatus: 403},
 		{name: "report", path: "/security", headers: servertest.Master(), expectedStatus: 200, check: func(t testing.TB, res servertest.Response) {
 			report, _ := res.Map()["report"].(map[string]any)
