@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 
@@ -107,6 +108,28 @@ func (s *Server) clientIP(ctx *fasthttp.RequestCtx) string {
 		}
 	}
 	return ip
+}
+
+// forwardedPeer makes the request's peer address the client trustProxy
+// finds, for a front end that reads the peer itself (GraphQL's rate
+// limits); the port is kept. restore puts the connection's address back:
+// fasthttp keeps it across the requests of a kept-alive connection.
+func (s *Server) forwardedPeer(ctx *fasthttp.RequestCtx) (restore func()) {
+	restore = func() {}
+	if s.trust.none() {
+		return restore
+	}
+	a, err := netip.ParseAddr(s.clientIP(ctx))
+	if err != nil {
+		return restore
+	}
+	orig := ctx.RemoteAddr()
+	port := 0
+	if tcp, ok := ctx.RemoteAddr().(*net.TCPAddr); ok {
+		port = tcp.Port
+	}
+	ctx.SetRemoteAddr(net.TCPAddrFromAddrPort(netip.AddrPortFrom(a, uint16(port))))
+	return func() { ctx.SetRemoteAddr(orig) }
 }
 
 // clientAllowed reports whether the request's client (clientIP) is in

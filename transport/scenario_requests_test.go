@@ -121,6 +121,27 @@ func TestScenarioTrustProxy(t *testing.T) {
 	})
 }
 
+// TestTrustProxyGraphQL: GraphQL's rate limits count the forwarded client
+// too (the rule covers REST and GraphQL log-ins alike).
+func TestTrustProxyGraphQL(t *testing.T) {
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.MountGraphQL = true
+		o.TrustProxy = config.TrustProxy{Addrs: []string{"loopback"}}
+		o.RateLimit = []config.RateLimitOptions{{RequestPath: "/login", RequestTimeWindow: 3600_000, RequestCount: 1, ErrorResponseMessage: "slow down"}}
+	})
+	from := func(ip string) map[string]string { return with(servertest.App(), "X-Forwarded-For", ip) }
+	const logIn = `{"query":"mutation { logIn(input: {username: \"u\", password: \"p\"}) { viewer { sessionToken } } }"}`
+	for i, c := range []struct {
+		ip      string
+		limited bool
+	}{{"10.0.0.1", false}, {"10.0.0.1", true}, {"10.0.0.2", false}} {
+		res := doRoot(t, srv, "POST", "/graphql", logIn, from(c.ip))
+		if got := strings.Contains(string(res.Body), "slow down"); got != c.limited {
+			t.Errorf("request %d from %s: limited %v, want %v: %s", i, c.ip, got, c.limited, res.Body)
+		}
+	}
+}
+
 // TestScenarioRequestKeywordDenylist: Parse's default list, a list of the
 // operator's own (keys and values as regular expressions, at any depth),
 // and an empty list.

@@ -417,6 +417,7 @@ func (s *Server) serveGraphQL(ctx *fasthttp.RequestCtx) {
 		s.writeError(ctx, err)
 		return
 	}
+	defer s.forwardedPeer(ctx)() // clientip.go
 	s.opts.GraphQL(ctx, c.auth)
 }
 
