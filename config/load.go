@@ -129,7 +129,7 @@ func (l *loader) lookup(name, source string) *option {
 		return o
 	}
 	if isUnsupported[name] {
-		l.warn("%s (%s): ignored (not supported yet)", name, source)
+		l.warn("%s (%s): ignored (%s)", name, source, whyIgnored(name))
 		return nil
 	}
 	l.fail(name, source, ErrUnknownOption)
@@ -333,7 +333,7 @@ func (l *loader) parseEnv(env []string) []assignment {
 		case strings.HasPrefix(k, "QUARRY_"):
 			l.warn("env %s: ignored, not a Quarry option; see --help", k)
 		case strings.HasPrefix(k, "PARSE_SERVER_"), strings.HasPrefix(k, "PARSE_PUBLIC_"):
-			l.warn("env %s: ignored (not supported yet)", k)
+			l.warn("env %s: ignored (%s)", k, whyIgnoredEnv(k))
 		}
 	}
 	return out

@@ -100,6 +100,30 @@ type Options struct {
 	// MasterKeyIPs is masterKeyIps: the addresses (IPs or CIDR ranges) from
 	// which the master key is accepted.
 	MasterKeyIPs []string
+	// MaintenanceKey is maintenanceKey; MaintenanceKeyIPs are the
+	// addresses or CIDR ranges it is accepted from (requests.go).
+	MaintenanceKey    string
+	MaintenanceKeyIPs []string
+	// TrustProxy is trustProxy (requests.go).
+	TrustProxy TrustProxy
+	// EnableCollationCaseComparison is enableCollationCaseComparison:
+	// accepted, with no effect on results (requests.go).
+	EnableCollationCaseComparison bool
+	// AllowExpiredAuthDataToken is allowExpiredAuthDataToken.
+	AllowExpiredAuthDataToken bool
+	// EncodeParseObjectInCloudFunction is encodeParseObjectInCloudFunction:
+	// only true, Parse Server 9's behaviour, is accepted.
+	EncodeParseObjectInCloudFunction bool
+	// Security is security: enableCheck and enableCheckLog (requests.go).
+	Security map[string]any
+	// DatabaseOptions is databaseOptions (requests.go).
+	DatabaseOptions map[string]any
+	// Schema is the schema option: Parse Server's declared classes
+	// (definitions) and its switches; nil: none (schema.go).
+	Schema map[string]any
+	// RequestKeywordDenylist is requestKeywordDenylist: {key, value}
+	// patterns refused in request data.
+	RequestKeywordDenylist []map[string]any
 
 	// Port is port; 0 asks the server to pick a free port.
 	Port int
@@ -429,32 +453,35 @@ func (o *Options) ParseServerDefaults() bool { return o.Compatibility == CompatP
 
 func Defaults() *Options {
 	return &Options{
-		AppID:                      DevAppID,
-		MasterKeyIPs:               []string{"127.0.0.1", "::1"},
-		Port:                       DefaultPort,
-		Host:                       DefaultHost,
-		MountPath:                  DefaultMountPath,
-		AllowOrigin:                []string{"*"},
-		DatabaseURI:                DefaultDatabaseURI,
-		MaxUploadSize:              DefaultMaxUploadSize,
-		DefaultLimit:               DefaultQueryLimit,
-		BatchSize:                  DefaultBatchSize,
-		MaxScan:                    DefaultMaxScan,
-		GCHeadroomPercent:          DefaultGCHeadroomPercent,
-		NearSphereMaxDistanceMiles: DefaultNearSphereMaxMiles,
-		PasswordHashCost:           DefaultPasswordHashCost,
-		MaxJSONDepth:               DefaultMaxJSONDepth,
-		AllowClientClassCreation:   true,
-		Compatibility:              CompatSpecification,
-		ObjectIDSize:               10,
-		SessionLength:              DefaultSessionLength,
-		GraphQLPath:                DefaultGraphQLPath,
-		PlaygroundPath:             DefaultPlaygroundPath,
-		LogLevel:                   DefaultLogLevel,
-		RequestLogPercent:          100,
-		SlowQueryMs:                DefaultSlowQueryMs,
-		CloudCodeTimeout:           DefaultCloudCodeTimeout,
-		CloudCodeMaxMemory:         DefaultCloudCodeMaxMemory,
+		AppID:                            DevAppID,
+		MasterKeyIPs:                     []string{"127.0.0.1", "::1"},
+		MaintenanceKeyIPs:                []string{"127.0.0.1", "::1"},
+		RequestKeywordDenylist:           DefaultRequestKeywordDenylist(),
+		EncodeParseObjectInCloudFunction: true,
+		Port:                             DefaultPort,
+		Host:                             DefaultHost,
+		MountPath:                        DefaultMountPath,
+		AllowOrigin:                      []string{"*"},
+		DatabaseURI:                      DefaultDatabaseURI,
+		MaxUploadSize:                    DefaultMaxUploadSize,
+		DefaultLimit:                     DefaultQueryLimit,
+		BatchSize:                        DefaultBatchSize,
+		MaxScan:                          DefaultMaxScan,
+		GCHeadroomPercent:                DefaultGCHeadroomPercent,
+		NearSphereMaxDistanceMiles:       DefaultNearSphereMaxMiles,
+		PasswordHashCost:                 DefaultPasswordHashCost,
+		MaxJSONDepth:                     DefaultMaxJSONDepth,
+		AllowClientClassCreation:         true,
+		Compatibility:                    CompatSpecification,
+		ObjectIDSize:                     10,
+		SessionLength:                    DefaultSessionLength,
+		GraphQLPath:                      DefaultGraphQLPath,
+		PlaygroundPath:                   DefaultPlaygroundPath,
+		LogLevel:                         DefaultLogLevel,
+		RequestLogPercent:                100,
+		SlowQueryMs:                      DefaultSlowQueryMs,
+		CloudCodeTimeout:                 DefaultCloudCodeTimeout,
+		CloudCodeMaxMemory:               DefaultCloudCodeMaxMemory,
 		LiveQueryServer: LiveQueryServerOptions{WebsocketTimeout: DefaultWebsocketTimeout,
 			CacheTimeout: DefaultCacheTimeout, LogLevel: DefaultLiveQueryLogLevel},
 		LiveQuery:   LiveQueryOptions{AllClasses: true},

@@ -478,19 +478,17 @@ var options = []*option{
 // with a warning, so that a Parse Server config file still starts. Any other
 // unknown name is an error.
 var unsupported = []string{
-	"allowExpiredAuthDataToken",
 	"analyticsAdapter", "cacheMaxSize",
 	"cacheTTL", "cluster", "collectionPrefix", "dashboardOptions",
-	"databaseAdapter", "databaseOptions", "directAccess",
-	"enableCollationCaseComparison", "enableExpressErrorHandler",
+	"databaseAdapter", "directAccess",
+	"enableExpressErrorHandler",
 	"enableSingleSchemaCache",
-	"encodeParseObjectInCloudFunction",
 	"loggerAdapter", "logLevels",
-	"logsFolder", "maintenanceKey", "maintenanceKeyIps", "maxLogFiles",
+	"logsFolder", "maxLogFiles",
 	"middleware", "nonMasterExplain", "pages",
-	"requestKeywordDenylist", "scheduledPush", "schema", "schemaCacheTTL", "security",
+	"scheduledPush", "schemaCacheTTL",
 	"serverCloseComplete", "serverStartComplete",
-	"startLiveQueryServer", "trustProxy", "userSensitiveFields",
+	"startLiveQueryServer", "userSensitiveFields",
 	"push.adapterOptions", "push.android.apiKey",
 	"liveQuery.pubSubAdapter", "liveQuery.redisOptions", "liveQuery.wssAdapter",
 	"liveQueryServerOptions.pubSubAdapter", "liveQueryServerOptions.redisOptions", "liveQueryServerOptions.wssAdapter",
@@ -503,6 +501,9 @@ var (
 
 func init() {
 	options = append(options, accountOptions...) // accounts.go
+	options = append(options, requestOptions...) // requests.go
+	options = append(options, optionsWithoutEffect...)
+	options = append(options, schemaOption, databaseOptionsOption, securityOption)
 	groups = append(groups, groupAccounts)
 	for _, o := range options {
 		byName[o.name] = o
@@ -561,6 +562,8 @@ func (o *option) typeName() string {
 		return "seconds"
 	case *[]map[string]any:
 		return "objects"
+	case *TrustProxy:
+		return "proxies"
 	case *map[string]any, *[]RateLimitOptions, *CacheAdapterOptions:
 		return "json"
 	}

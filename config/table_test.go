@@ -90,6 +90,16 @@ func TestEnvNames(t *testing.T) {
 		"protectedFields":                  "QUARRY_PROTECTED_FIELDS PARSE_SERVER_PROTECTED_FIELDS",
 		"allowCustomObjectId":              "QUARRY_ALLOW_CUSTOM_OBJECT_ID PARSE_SERVER_ALLOW_CUSTOM_OBJECT_ID",
 		"objectIdSize":                     "QUARRY_OBJECT_ID_SIZE PARSE_SERVER_OBJECT_ID_SIZE",
+		"enableCollationCaseComparison":    "QUARRY_ENABLE_COLLATION_CASE_COMPARISON PARSE_SERVER_ENABLE_COLLATION_CASE_COMPARISON",
+		"allowExpiredAuthDataToken":        "QUARRY_ALLOW_EXPIRED_AUTH_DATA_TOKEN PARSE_SERVER_ALLOW_EXPIRED_AUTH_DATA_TOKEN",
+		"encodeParseObjectInCloudFunction": "QUARRY_ENCODE_PARSE_OBJECT_IN_CLOUD_FUNCTION PARSE_SERVER_ENCODE_PARSE_OBJECT_IN_CLOUD_FUNCTION",
+		"databaseOptions":                  "QUARRY_DATABASE_OPTIONS PARSE_SERVER_DATABASE_OPTIONS",
+		"security":                         "QUARRY_SECURITY PARSE_SERVER_SECURITY",
+		"schema":                           "QUARRY_SCHEMA PARSE_SERVER_SCHEMA",
+		"maintenanceKey":                   "QUARRY_MAINTENANCE_KEY PARSE_SERVER_MAINTENANCE_KEY",
+		"maintenanceKeyIps":                "QUARRY_MAINTENANCE_KEY_IPS PARSE_SERVER_MAINTENANCE_KEY_IPS",
+		"trustProxy":                       "QUARRY_TRUST_PROXY PARSE_SERVER_TRUST_PROXY",
+		"requestKeywordDenylist":           "QUARRY_REQUEST_KEYWORD_DENYLIST PARSE_SERVER_REQUEST_KEYWORD_DENYLIST",
 		"convertUsernameToLowercase":       "QUARRY_CONVERT_USERNAME_TO_LOWERCASE PARSE_SERVER_CONVERT_USERNAME_TO_LOWERCASE",
 		"convertEmailToLowercase":          "QUARRY_CONVERT_EMAIL_TO_LOWERCASE PARSE_SERVER_CONVERT_EMAIL_TO_LOWERCASE",
 		"extendSessionOnUse":               "QUARRY_EXTEND_SESSION_ON_USE PARSE_SERVER_EXTEND_SESSION_ON_USE",
@@ -235,7 +245,7 @@ func TestOptionTable(t *testing.T) {
 		if o.field == nil {
 			continue
 		}
-		value := map[string]string{"string": "x", "int": "7", "bool": "true", "list": "a", "size": "1kb", "seconds": "9", "objects": `{"a": 1}`, "json": "{}"}[o.typeName()]
+		value := map[string]string{"string": "x", "int": "7", "bool": "true", "list": "a", "size": "1kb", "seconds": "9", "objects": `{"a": 1}`, "json": "{}", "proxies": "true"}[o.typeName()]
 		if o.name == "rateLimit" {
 			value = `[{"requestPath": "*", "requestTimeWindow": 1000, "requestCount": 1}]`
 		}

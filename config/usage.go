@@ -55,7 +55,7 @@ func Usage(w io.Writer) {
 			fmt.Fprintf(&b, "      file: %s\n", o.fileForm())
 		}
 	}
-	b.WriteString("\nParse Server options accepted in any form but ignored, with a warning\n(not supported yet):\n")
+	b.WriteString("\nParse Server options accepted in any form but ignored, with a warning\nsaying why (no meaning here, or not supported yet):\n")
 	b.WriteString(wrap(strings.Join(unsupported, ", "), 76, "  "))
 	io.WriteString(w, b.String())
 }

@@ -59,6 +59,34 @@ func (l *loader) finish() {
 		}
 		check("masterKeyIps", fmt.Errorf("%q is not an IP address or CIDR range", ip))
 	}
+	for _, ip := range o.MaintenanceKeyIPs {
+		if _, err := netip.ParseAddr(ip); err == nil {
+			continue
+		}
+		if _, err := netip.ParsePrefix(ip); err == nil {
+			continue
+		}
+		check("maintenanceKeyIps", fmt.Errorf("%q is not an IP address or CIDR range", ip))
+	}
+	if o.MaintenanceKey != "" && (o.MaintenanceKey == o.MasterKey || o.MaintenanceKey == o.ReadOnlyMasterKey) {
+		check("maintenanceKey", errors.New("must differ from masterKey and readOnlyMasterKey"))
+	}
+	check("requestKeywordDenylist", checkDenylist(o.RequestKeywordDenylist))
+	check("schema", checkSchemaOption(o.Schema))
+	for k, v := range o.Security {
+		if _, isBool := v.(bool); (k != "enableCheck" && k != "enableCheckLog") || !isBool {
+			check("security", fmt.Errorf("%s: want enableCheck or enableCheckLog, true or false (checkGroups, JavaScript, cannot be given here)", k))
+		}
+	}
+	if v, ok := o.DatabaseOptions["allowPublicExplain"]; ok {
+		if _, isBool := v.(bool); !isBool {
+			check("databaseOptions", errors.New("allowPublicExplain: want true or false"))
+		}
+	}
+	if !o.EncodeParseObjectInCloudFunction {
+		check("encodeParseObjectInCloudFunction", errors.New("false is not supported: Parse Server 9 removed the option, "+
+			"and objects and pointers in cloud function params always arrive as Parse.Object instances; remove it"))
+	}
 	if o.Port < 0 || o.Port > 65535 {
 		check("port", fmt.Errorf("must be between 1 and 65535 (or 0 for any free port), got %d", o.Port))
 	}

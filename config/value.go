@@ -71,6 +71,12 @@ func set(o *Options, opt *option, raw any) error {
 			return err
 		}
 		*p = v
+	case *TrustProxy:
+		v, err := asTrustProxy(raw)
+		if err != nil {
+			return err
+		}
+		*p = v
 	case *CacheAdapterOptions:
 		v, err := asCacheAdapter(raw)
 		if err != nil {

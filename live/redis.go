@@ -121,6 +121,12 @@ type Redis struct {
 	lostClasses map[string]bool
 	lostForget  bool
 	lostCount   int
+	// queued numbers the messages taken into the queue; lostAfter is the
+	// number of the last one queued before the first drop still to be
+	// reported: the notice goes out once that one is published, so
+	// subscribers get it at the gap, after every change queued before it.
+	queued    uint64
+	lostAfter uint64
 
 	// Owned by the publish loop.
 	seq       uint64 // the last sequence number given to a message
@@ -131,6 +137,7 @@ type Redis struct {
 
 type redisOut struct {
 	seq    uint64 // in the stream, per publisher: 1, 2, 3… (0: not yet given)
+	queued uint64 // its place in the publish queue: 1, 2, 3… (0: a notice)
 	change *Change
 	forget *string
 	lost   *lostMessage
@@ -225,12 +232,19 @@ func (r *Redis) enqueue(m redisOut) {
 		return
 	default:
 	}
+	// Numbering and queueing under r.mu keep the numbers in queue order.
+	r.mu.Lock()
+	m.queued = r.queued + 1
 	select {
 	case r.out <- m:
+		r.queued++
+		r.mu.Unlock()
 	default:
 		r.dropped.Add(1)
-		r.mu.Lock()
 		first := r.lostCount == 0
+		if first {
+			r.lostAfter = r.queued
+		}
 		r.noteLost(m)
 		r.mu.Unlock()
 		if first {
@@ -302,7 +316,7 @@ func (r *Redis) send(batch []redisOut) {
 	for attempt := 0; ; attempt++ {
 		err := r.flush(batch)
 		if err == nil {
-			r.published()
+			r.published(batch[len(batch)-1].queued)
 			return
 		}
 		if !r.down {
@@ -325,19 +339,23 @@ func (r *Redis) send(batch []redisOut) {
 	}
 }
 
-// published runs after every successful flush: it ends an outage and
-// reports what was dropped, so that the subscribers' clients refetch.
-func (r *Redis) published() {
+// published runs after every successful flush, last the message queued
+// as number upTo: it ends an outage and, once every change queued before
+// the first drop is out, reports what was dropped, so that the
+// subscribers' clients refetch.
+func (r *Redis) published(upTo uint64) {
 	r.mu.Lock()
+	if pending := r.lostCount; pending > 0 && upTo < r.lostAfter {
+		r.mu.Unlock() // changes queued before the gap are still to go
+		r.endOutage(pending)
+		return
+	}
 	count, forget := r.lostCount, r.lostForget
 	classes := slices.Sorted(maps.Keys(r.lostClasses))
 	r.lostCount, r.lostForget = 0, false
 	clear(r.lostClasses)
 	r.mu.Unlock()
-	if r.down {
-		r.down = false
-		r.log.Warn("livequery: redis reachable again", "outage", time.Since(r.downSince).Round(time.Millisecond), "dropped", count)
-	} else if count > 0 {
+	if !r.endOutage(count) && count > 0 {
 		r.log.Warn("livequery: redis caught up after dropping changes", "dropped", count)
 	}
 	if count == 0 {
@@ -352,6 +370,17 @@ func (r *Redis) published() {
 	if err := r.flush(notice); err != nil {
 		r.log.Error("livequery: cannot tell subscribers that changes were dropped", "err", err)
 	}
+}
+
+// endOutage logs the end of an outage once, with what it dropped, and
+// reports whether one ended.
+func (r *Redis) endOutage(dropped int) bool {
+	if !r.down {
+		return false
+	}
+	r.down = false
+	r.log.Warn("livequery: redis reachable again", "outage", time.Since(r.downSince).Round(time.Millisecond), "dropped", dropped)
+	return true
 }
 
 // backoff is the default retryWait: a doubling wait; once Close has been

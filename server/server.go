@@ -156,35 +156,38 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		protected = access.Protected(sets)
 	}
 	svc, err := service.Open(adapter, service.Options{
-		Hooks:                    hooks,
-		DefaultLimit:             opts.DefaultLimit,
-		MaxLimit:                 opts.MaxLimit,
-		BatchSize:                opts.BatchSize,
-		AllowClientClassCreation: opts.AllowClientClassCreation,
-		QueryReadAfterWrites:     opts.QueryReadAfterWrites,
-		MaxScan:                  opts.MaxScan,
-		PasswordHashCost:         opts.PasswordHashCost,
-		PrivateUsers:             opts.EnforcePrivateUsers,
-		LowercaseUsernames:       opts.ConvertUsernameToLowercase,
-		ProtectedFields:          protected,
-		AllowCustomObjectID:      opts.AllowCustomObjectID,
-		ObjectIDSize:             opts.ObjectIDSize,
-		LowercaseEmails:          opts.ConvertEmailToLowercase,
-		SessionLength:            opts.SessionLength,
-		ExtendSessionOnUse:       opts.ExtendSessionOnUse,
-		Now:                      opts.Now,
-		Auth:                     authProviders,
-		ScanBudgetForMaster:      opts.MaxScanMasterKey,
-		ScanBudgetWarnOnly:       opts.MaxScanWarnOnly,
-		NearSphereMaxDistance:    nearSphereMax(opts.NearSphereMaxDistanceMiles),
-		Indexes:                  opts.Indexes,
-		SQLClasses:               opts.SQLClasses,
-		SQLClassesOver:           opts.SQLClassesOver,
-		Files:                    filesOpts,
-		Accounts:                 accountOptions(opts, mailer, links, log),
-		Warn:                     func(msg string) { log.Warn(msg) },
-		ChangeConsumers:          changeConsumers(shared, publish, liveQueryOn(opts)), // delivery.go
-		OnSchemaChange:           shared.schemaChanged,
+		Hooks:                     hooks,
+		DefaultLimit:              opts.DefaultLimit,
+		MaxLimit:                  opts.MaxLimit,
+		BatchSize:                 opts.BatchSize,
+		AllowClientClassCreation:  opts.AllowClientClassCreation,
+		QueryReadAfterWrites:      opts.QueryReadAfterWrites,
+		MaxScan:                   opts.MaxScan,
+		PasswordHashCost:          opts.PasswordHashCost,
+		PrivateUsers:              opts.EnforcePrivateUsers,
+		LowercaseUsernames:        opts.ConvertUsernameToLowercase,
+		ProtectedFields:           protected,
+		AllowCustomObjectID:       opts.AllowCustomObjectID,
+		Denylist:                  denylist(opts.RequestKeywordDenylist),
+		AllowExpiredAuthDataToken: opts.AllowExpiredAuthDataToken,
+		AllowPublicExplain:        opts.AllowPublicExplain(),
+		ObjectIDSize:              opts.ObjectIDSize,
+		LowercaseEmails:           opts.ConvertEmailToLowercase,
+		SessionLength:             opts.SessionLength,
+		ExtendSessionOnUse:        opts.ExtendSessionOnUse,
+		Now:                       opts.Now,
+		Auth:                      authProviders,
+		ScanBudgetForMaster:       opts.MaxScanMasterKey,
+		ScanBudgetWarnOnly:        opts.MaxScanWarnOnly,
+		NearSphereMaxDistance:     nearSphereMax(opts.NearSphereMaxDistanceMiles),
+		Indexes:                   opts.Indexes,
+		SQLClasses:                opts.SQLClasses,
+		SQLClassesOver:            opts.SQLClassesOver,
+		Files:                     filesOpts,
+		Accounts:                  accountOptions(opts, mailer, links, log),
+		Warn:                      func(msg string) { log.Warn(msg) },
+		ChangeConsumers:           changeConsumers(shared, publish, liveQueryOn(opts)), // delivery.go
+		OnSchemaChange:            shared.schemaChanged,
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrDamaged) {
@@ -214,6 +217,10 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if err := validateAuthOptions(opts, svc); err != nil { // auth.go
 		return nil, err
 	}
+	if err := applySchemaOption(opts, svc, log); err != nil { // requests.go
+		return nil, err
+	}
+	warnDatabaseOptions(opts, log)
 	keyGenerated := opts.MasterKey == ""
 	if keyGenerated {
 		key, err := keptMasterKey(svc)
@@ -273,6 +280,9 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
 		DotNetKey: opts.DotNetKey, MasterKeyIPs: opts.MasterKeyIPs, MountPath: opts.MountPath,
+		MaintenanceKey: opts.MaintenanceKey, MaintenanceKeyIPs: opts.MaintenanceKeyIPs,
+		TrustProxy: transport.TrustProxy(opts.TrustProxy), LockSchemas: opts.SchemaSwitch("lockSchemas"),
+		Security:  securityReport(opts, log),
 		ServerURL: opts.PublicServerURL, MaxBodyBytes: int(opts.MaxUploadSize), MaxJSONDepth: opts.MaxJSONDepth,
 		AllowOrigin: opts.AllowOrigin, AllowHeaders: opts.AllowHeaders, Logger: log,
 		WebSocket: upgrade, Metrics: m, MetricsIPs: opts.MetricsIPs, MetricsElsewhere: opts.MetricsPort != 0, ScriptLog: ring,

@@ -266,6 +266,11 @@ func (s *Service) SignUpWithAuthData(a Auth, body map[string]any) (AuthDataSignU
 		res, token, err := s.SignUp(a, rest)
 		return AuthDataSignUp{Created: true, Create: res, SessionToken: token}, err
 	}
+	if s.opts.AllowExpiredAuthDataToken {
+		if out, done, err := s.logInAsStored(a, logins, m[auth.MFA]); done { // authdata_expired.go
+			return out, err
+		}
+	}
 	plan, err := s.planAuthData(a, "", logins, nil)
 	if err != nil {
 		return AuthDataSignUp{}, err

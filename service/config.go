@@ -72,6 +72,9 @@ func (s *Service) UpdateConfig(auth Auth, body map[string]any) error {
 			return schema.Errorf(schema.CodeInvalidJSON, "unknown config key: %s", k)
 		}
 	}
+	if err := s.checkDenylist(body); err != nil { // denylist.go
+		return err
+	}
 	changes, err := objectParam(body, "params")
 	if err != nil {
 		return err

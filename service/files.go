@@ -67,6 +67,11 @@ func (s *Service) SaveFile(auth Auth, up FileUpload) (SavedFile, error) {
 	if err := s.mayUpload(auth, up); err != nil {
 		return SavedFile{}, err
 	}
+	for _, m := range []map[string]string{up.Metadata, up.Tags} {
+		if err := s.checkDenylist(m); err != nil { // denylist.go
+			return SavedFile{}, err
+		}
+	}
 	if err := s.beforeSaveFile(auth, &up); err != nil {
 		return SavedFile{}, err
 	}

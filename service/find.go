@@ -152,7 +152,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	if err := s.limits(&p); err != nil {
 		return FindResult{}, err
 	}
-	if p.Explain && !auth.Master {
+	if p.Explain && !auth.Master && !s.opts.AllowPublicExplain {
 		// Refused before the query runs: a plan would tell a client what
 		// the indexes hold, and the run would cost the server for nothing.
 		return FindResult{}, schema.Errorf(schema.CodeOperationForbidden, "explain requires the master key")

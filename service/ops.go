@@ -77,9 +77,6 @@ func (d *draft) applyKey(key string, val any, creating bool) error {
 	if schema.IsReservedKey(key) || key == "id" && creating {
 		return schema.Errorf(schema.CodeInvalidKeyName, "%s is an invalid field name.", key)
 	}
-	if prohibitedKeys[key] {
-		return schema.Errorf(schema.CodeInvalidKeyName, "Prohibited keyword in request data: %s.", key)
-	}
 	if key == "ACL" {
 		if isDeleteOp(val) {
 			delete(d.obj, "ACL")

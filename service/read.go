@@ -60,7 +60,7 @@ func (s *Service) presentWithRoom(class string, obj schema.Object, opts ReadOpti
 	}
 	if mayHoldInternalKeys(class) {
 		for k := range out {
-			if k[0] == '_' {
+			if k[0] == '_' && !(g != nil && g.maintenance && maintenanceFields[k]) {
 				delete(out, k)
 			}
 		}

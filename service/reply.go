@@ -54,7 +54,7 @@ func (s *Service) getDirect(auth Auth, class, id string, opts ReadOptions, res *
 	if h := s.opts.Hooks; h != nil && (h.Has(BeforeFind, class) || h.Has(AfterFind, class)) {
 		return false, nil
 	}
-	if s.isSQLClass(class) {
+	if s.isSQLClass(class) || auth.Maintenance {
 		return false, nil
 	}
 	if len(opts.Include) > 0 || opts.IncludeAll || dotted(opts.Keys) {

@@ -82,6 +82,16 @@ type Options struct {
 	// makes (objectIdSize; 0 means DefaultObjectIDSize).
 	AllowCustomObjectID bool
 	ObjectIDSize        int
+	// AllowPublicExplain lets callers without the master key explain
+	// queries (databaseOptions.allowPublicExplain).
+	AllowPublicExplain bool
+	// AllowExpiredAuthDataToken logs a user in with authData equal to
+	// the stored one without asking the provider again
+	// (allowExpiredAuthDataToken; authdata_expired.go).
+	AllowExpiredAuthDataToken bool
+	// Denylist is requestKeywordDenylist (denylist.go); nil is Parse
+	// Server's default, empty refuses nothing.
+	Denylist []DeniedKeyword
 	// ExtendSessionOnUse moves a session's expiry to SessionLength from
 	// now when it is used past half its life (extendSessionOnUse).
 	ExtendSessionOnUse bool
@@ -144,6 +154,11 @@ type Auth struct {
 	Roles []string
 	// LoginAuthData is the authData sent with a login (the mfa token).
 	LoginAuthData map[string]any
+	// Maintenance is the maintenance key (maintenanceKey), as Parse
+	// Server 9 scopes it: writes pass every CLP and ACL, reads are the
+	// public's but show Parse's internal account fields and no field is
+	// protected; master-key-only operations stay refused.
+	Maintenance bool
 	// internal marks writes the service makes on its own behalf (sessions,
 	// password hashes): they may touch internal fields and classes.
 	internal bool
@@ -152,6 +167,8 @@ type Auth struct {
 // Service is the shared core. It is safe for concurrent use.
 type Service struct {
 	opts Options
+	// denylist is opts.Denylist compiled (denylist.go).
+	denylist []keywordRule
 	// extending holds the ids of sessions whose expiry is being moved
 	// (extendSessionOnUse), so a burst of requests writes once.
 	extending sync.Map
@@ -254,6 +271,14 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 	if err := s.keepOut(); err != nil {
 		return nil, err
 	}
+	if opts.Denylist == nil {
+		opts.Denylist = DefaultDenylist
+	}
+	rules, err := compileDenylist(opts.Denylist)
+	if err != nil {
+		return nil, err
+	}
+	s.denylist = rules
 	// The GC headroom policy (memtune) waits for the indexes too: the
 	// builds' sorts make garbage in bulk, and a headroom sized for the
 	// loaded data would collect it many times over.

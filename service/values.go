@@ -40,9 +40,6 @@ func normalizeValue(v any, depth int) (any, error) {
 		}
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			if prohibitedKeys[k] {
-				return nil, schema.Errorf(schema.CodeInvalidKeyName, "Prohibited keyword in request data: %s.", k)
-			}
 			if strings.ContainsAny(k, "$.") {
 				return nil, schema.Errorf(schema.CodeInvalidNestedKey, "Nested keys should not contain the '$' or '.' characters")
 			}

@@ -71,7 +71,7 @@ func (s *Service) checkWritable(auth Auth, class string, creating bool) error {
 		return schema.ClassNameError(class)
 	}
 	// Built-in classes are the server's, never "client class creation".
-	if creating && !auth.Master && !s.opts.AllowClientClassCreation && s.Class(class) == nil && !schema.IsBuiltinClass(class) {
+	if creating && !auth.Master && !auth.Maintenance && !s.opts.AllowClientClassCreation && s.Class(class) == nil && !schema.IsBuiltinClass(class) {
 		return schema.Errorf(schema.CodeOperationForbidden,
 			"This user is not allowed to access non-existent class: %s", class)
 	}
@@ -162,6 +162,13 @@ func (s *Service) write(auth Auth, ops []WriteOp, atomic bool) ([]WriteResult, e
 // with 1, a write decided on a stale copy fails with store.ErrStale for
 // the caller to decide again from its own inputs.
 func (s *Service) writeAttempts(auth Auth, ops []WriteOp, atomic bool, attempts int) ([]WriteResult, error) {
+	if !auth.internal {
+		for _, op := range ops {
+			if err := s.checkDenylist(op.Body); err != nil { // denylist.go
+				return nil, err
+			}
+		}
+	}
 	s.catchUpForIDs(auth, ops) // current.go
 	// bcrypt takes tens of milliseconds: never under a lock.
 	for i, op := range ops {
@@ -354,7 +361,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 		return nil, err
 	}
 	if op.Method == MethodCreate {
-		if !auth.Master && !auth.internal {
+		if !auth.Master && !auth.internal && !auth.Maintenance {
 			if _, err := s.checkCLP(auth, op.Class, opCreate); err != nil {
 				return nil, err
 			}
@@ -564,7 +571,7 @@ func (s *Service) decideSchemas(auth Auth, drafts []*draft, locked []string) (ma
 			if err != nil {
 				return nil, err
 			}
-			if add && cls != nil && !auth.Master && !auth.internal {
+			if add && cls != nil && !auth.Master && !auth.internal && !auth.Maintenance {
 				fields, err := s.checkCLP(auth, d.class, opAddField)
 				if err != nil {
 					return nil, err

@@ -17,13 +17,14 @@ const (
 	hdrSessionToken
 	hdrInstallationID
 	hdrCloudContext
+	hdrMaintenanceKey
 	numEnvelopeHeaders
 )
 
 var envelopeHeaderNames = [numEnvelopeHeaders][]byte{
 	[]byte("Application-Id"), []byte("Master-Key"), []byte("Client-Key"), []byte("Javascript-Key"),
 	[]byte("REST-API-Key"), []byte("Windows-Key"), []byte("Session-Token"), []byte("Installation-Id"),
-	[]byte("Cloud-Context"),
+	[]byte("Cloud-Context"), []byte("Maintenance-Key"),
 }
 
 var (

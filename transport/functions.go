@@ -137,7 +137,7 @@ func parseContext(s string) map[string]any {
 // headers (names lower-cased, as Node gives them), the client's address
 // and the cloud context (the body's _context, else headerContext: the
 // X-Parse-Cloud-Context header).
-func requestInfo(ctx *fasthttp.RequestCtx, body map[string]any, headerContext []byte, withHeaders bool) *service.RequestInfo {
+func (s *Server) requestInfo(ctx *fasthttp.RequestCtx, body map[string]any, headerContext []byte, withHeaders bool) *service.RequestInfo {
 	var cloudContext map[string]any
 	raw, inBody := body["_context"]
 	switch v := raw.(type) {
@@ -159,7 +159,7 @@ func requestInfo(ctx *fasthttp.RequestCtx, body map[string]any, headerContext []
 		ctx.Request.Header.VisitAll(func(k, v []byte) {
 			info.Headers[strings.ToLower(string(k))] = string(v)
 		})
-		info.IP = ctx.RemoteIP().String()
+		info.IP = s.clientIP(ctx) // trustProxy
 	}
 	return info
 }

@@ -29,13 +29,10 @@ func (s *Server) limitFiles(ctx *fasthttp.RequestCtx, path string) bool {
 		return false
 	}
 	master := equalKey(header(ctx, "Master-Key"), s.opts.MasterKey) && s.masterAllowed(ctx)
-	err := s.opts.RateLimit.Check(ratelimit.Request{Method: string(ctx.Method()), Path: "/files" + rel, IP: clientIP(ctx), Master: master})
+	err := s.opts.RateLimit.Check(ratelimit.Request{Method: string(ctx.Method()), Path: "/files" + rel, IP: s.clientIP(ctx), Master: master})
 	if err == nil {
 		return false
 	}
 	s.writeError(ctx, err)
 	return true
 }
-
-// clientIP is the address rate limits count by.
-func clientIP(ctx *fasthttp.RequestCtx) string { return ctx.RemoteIP().String() }

@@ -270,13 +270,16 @@ func (s *Server) unwrap(ctx *fasthttp.RequestCtx, hdr *requestHeaders) (*call, e
 		}
 	}
 	// For cloud code (functions.go).
-	c.auth.Request = requestInfo(ctx, body, cloudContext, s.opts.CloudCode || s.svc.HasWebhooks())
+	c.auth.Request = s.requestInfo(ctx, body, cloudContext, s.opts.CloudCode || s.svc.HasWebhooks())
 	if len(body) > 0 {
 		for _, k := range bodyCredentialKeys {
 			delete(body, k)
 		}
 	}
-	if err := s.checkKeys(ctx, c, master, &keys); err != nil {
+	if s.maintenance(ctx, c, hdr) {
+		// Parse's maintenance scope: no other key, no session.
+		c.auth.SessionToken = ""
+	} else if err := s.checkKeys(ctx, c, master, &keys); err != nil {
 		return nil, err
 	}
 	if !bodyIsJSON {
@@ -336,6 +339,23 @@ func (s *Server) checkKeys(ctx *fasthttp.RequestCtx, c *call, master []byte, key
 		return unauthorized
 	}
 	return nil
+}
+
+// maintenance reports whether the request carries the maintenance key
+// from an address maintenanceKeyIps allows, and then marks its caller. A
+// key from another address is logged and counts as no key, as in Parse
+// Server: the other credentials decide.
+func (s *Server) maintenance(ctx *fasthttp.RequestCtx, c *call, hdr *requestHeaders) bool {
+	key := hdr.get(hdrMaintenanceKey)
+	if len(key) == 0 || !equalKey(key, s.opts.MaintenanceKey) {
+		return false
+	}
+	if len(s.maintenanceIP) == 0 || !addrIn(s.clientIP(ctx), s.maintenanceIP) {
+		s.maintenanceRefused.Log("ip", s.clientIP(ctx))
+		return false
+	}
+	c.auth.Maintenance = true
+	return true
 }
 
 // equalKey compares secrets in constant time.

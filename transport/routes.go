@@ -41,6 +41,7 @@ var routeFamilies = []func() []route{
 	functionRoutes,
 	hookRoutes,
 	emailRoutes,
+	securityRoutes,
 }
 
 func (s *Server) registerRoutes() {

@@ -1,6 +1,9 @@
 package transport
 
-import "github.com/quarrydata/quarry/service"
+import (
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
 
 // schemaRoutes are the schemas API and purge; every route needs the
 // master key (a read-only master key reads, and its writes fail with 119).
@@ -34,6 +37,9 @@ func createSchema(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
+	if s.opts.LockSchemas {
+		return nil, errSchemasLocked
+	}
 	class, err := service.SchemaClassName(c.params.get("className"), c.body)
 	if err != nil {
 		return nil, err
@@ -44,6 +50,9 @@ func createSchema(s *Server, c *call) (any, error) {
 func updateSchema(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
+	}
+	if s.opts.LockSchemas {
+		return nil, errSchemasLocked
 	}
 	class, err := service.SchemaClassName(c.params.get("className"), c.body)
 	if err != nil {
@@ -56,6 +65,9 @@ func deleteSchema(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
+	if s.opts.LockSchemas {
+		return nil, errSchemasLocked
+	}
 	return map[string]any{}, s.svc.DeleteSchema(c.auth, c.params.get("className"))
 }
 
@@ -65,3 +77,7 @@ func purgeClass(s *Server, c *call) (any, error) {
 	}
 	return map[string]any{}, s.svc.Purge(c.auth, c.params.get("className"))
 }
+
+// errSchemasLocked refuses schema changes under the schema option's
+// lockSchemas, with Parse Server's message.
+var errSchemasLocked = schema.Errorf(schema.CodeOperationForbidden, "Cannot perform this operation when schemas options is used.")

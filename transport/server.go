@@ -38,6 +38,19 @@ type Options struct {
 	// MasterKeyIPs lists addresses or CIDR ranges allowed to use the
 	// master key; empty allows every address.
 	MasterKeyIPs []string
+	// MaintenanceKey is maintenanceKey (X-Parse-Maintenance-Key); empty:
+	// off. MaintenanceKeyIPs are the addresses or CIDR ranges it is
+	// accepted from; empty accepts it from nowhere.
+	MaintenanceKey    string
+	MaintenanceKeyIPs []string
+	// Security is the security check report GET /security answers; nil
+	// while security.enableCheck is off (409).
+	Security *SecurityReport
+	// LockSchemas refuses schema changes through the API (the schema
+	// option's lockSchemas).
+	LockSchemas bool
+	// TrustProxy decides the client address behind proxies (clientip.go).
+	TrustProxy   TrustProxy
 	MountPath    string   // e.g. "/parse"
 	ServerURL    string   // used for Location headers when set
 	MaxBodyBytes int      // request body limit (maxUploadSize)
@@ -110,6 +123,12 @@ type Server struct {
 	table    routeTable
 	routes   []route
 	masterIP []netip.Prefix
+	// maintenanceIP limits who may use the maintenance key.
+	maintenanceIP []netip.Prefix
+	// trust is TrustProxy compiled (clientip.go).
+	trust proxyTrust
+	// maintenanceRefused logs maintenance keys sent from other addresses.
+	maintenanceRefused *logring.Throttled
 	// metricsIP limits who may read /metrics (MetricsIPs).
 	metricsIP []netip.Prefix
 	log       *slog.Logger
@@ -187,6 +206,20 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 		}
 		s.masterIP = append(s.masterIP, p)
 	}
+	for _, ip := range opts.MaintenanceKeyIPs {
+		p, err := parseIPOrPrefix(ip)
+		if err != nil {
+			return nil, fmt.Errorf("maintenanceKeyIps: %w", err)
+		}
+		s.maintenanceIP = append(s.maintenanceIP, p)
+	}
+	trust, err := compileTrustProxy(opts.TrustProxy)
+	if err != nil {
+		return nil, err
+	}
+	s.trust = trust
+	s.maintenanceRefused = logring.NewThrottled(s.log, slog.LevelError,
+		"request using the maintenance key refused: its client address is not in maintenanceKeyIps", refusedWriteLogEvery)
 	for _, ip := range opts.MetricsIPs {
 		p, err := parseIPOrPrefix(ip)
 		if err != nil {
@@ -337,7 +370,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 			// After the envelope (its _method is the method counted),
 			// before the session lookup a flood would cost.
 			if s.opts.RateLimit != nil {
-				c.ip = clientIP(ctx) // only rate limits read it
+				c.ip = s.clientIP(ctx) // only rate limits read it
 			}
 			err = s.limit(c, string(ctx.Method()), strings.TrimPrefix(path, s.opts.MountPath))
 		}
@@ -384,6 +417,7 @@ func (s *Server) serveGraphQL(ctx *fasthttp.RequestCtx) {
 		s.writeError(ctx, err)
 		return
 	}
+	defer s.forwardedPeer(ctx)() // clientip.go
 	s.opts.GraphQL(ctx, c.auth)
 }
 
@@ -506,7 +540,9 @@ func corsAllowHeaders(extra []string) string {
 	return allow
 }
 
-func (s *Server) masterAllowed(ctx *fasthttp.RequestCtx) bool { return allowedFrom(ctx, s.masterIP) }
+func (s *Server) masterAllowed(ctx *fasthttp.RequestCtx) bool {
+	return s.clientAllowed(ctx, s.masterIP)
+}
 
 // allowedFrom reports whether the request comes from one of prefixes; an
 // empty list allows every address.

@@ -52,7 +52,8 @@ var dashboardFeatures = []dashboardFeature{
 	{"schemas", "exportClass", nil}, // Dashboard's export runs on parse.com only
 	{"schemas", "editClassLevelPermissions", []string{"PUT /schemas/{}"}},
 	{"schemas", "editPointerPermissions", []string{"PUT /schemas/{}"}},
-	{"settings", "securityCheck", []string{"GET /security"}},
+	// On with security.enableCheck, as in Parse Server (security.go).
+	{"settings", "securityCheck", []string{"GET /security", "CHECK security"}},
 }
 
 func serverInfoRoutes() []route {
@@ -75,6 +76,9 @@ func (s *Server) features() map[string]any {
 	}
 	if s.opts.Push != nil {
 		served[routeShape("ADAPTER", "push")] = true
+	}
+	if s.opts.Security != nil {
+		served[routeShape("CHECK", "security")] = true
 	}
 	out := map[string]any{}
 	for _, f := range dashboardFeatures {
