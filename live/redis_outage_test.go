@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -184,8 +185,10 @@ func (o *outage) publish(from, to int) {
 
 // cut kills Redis, publishes [from, to) meanwhile, waits until both sides
 // have failed, starts Redis again, waits until the publisher has flushed
-// (flushed reports it from the stream's newest entry), then lets the
-// subscriber read again.
+// (its queue is empty and flushed holds for one of the stream's entries:
+// on a loaded machine the publisher may drain part of the queue between
+// the test's publishes, so the entry sought need not be the newest), then
+// lets the subscriber read again.
 func (o *outage) cut(t *testing.T, from, to int, flushed func(newest map[string]any) bool) {
 	o.redis.kill()
 	o.publish(from, to)
@@ -201,12 +204,12 @@ func (o *outage) cut(t *testing.T, from, to int, flushed func(newest map[string]
 	defer raw.Close()
 	deadline := time.Now().Add(waitFor)
 	for {
-		newest, err := raw.XRevRangeN(context.Background(), o.pub.Stream(), "+", "-", 1).Result()
-		if err == nil && len(newest) == 1 && flushed(newest[0].Values) {
+		entries, err := raw.XRange(context.Background(), o.pub.Stream(), "-", "+").Result()
+		if err == nil && o.pub.Queued() == 0 && slices.ContainsFunc(entries, func(m redis.XMessage) bool { return flushed(m.Values) }) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the publisher never flushed: %v %v\n%s", newest, err, o.logs.String())
+			t.Fatalf("the publisher never flushed: %d entries, %v\n%s", len(entries), err, o.logs.String())
 		}
 		// Nothing tells the test when the publisher's retry succeeds.
 		time.Sleep(10 * time.Millisecond)
@@ -216,7 +219,7 @@ func (o *outage) cut(t *testing.T, from, to int, flushed func(newest map[string]
 
 func (o *outage) openGate() { o.gateOnce.Do(func() { close(o.gate) }) }
 
-// seqIs is a flushed condition: the newest entry has sequence number n.
+// seqIs is a flushed condition: the entry with sequence number n.
 func seqIs(n int) func(map[string]any) bool {
 	return func(v map[string]any) bool { return v["s"] == fmt.Sprint(n) }
 }
@@ -259,7 +262,9 @@ func TestRedisOverflowTellsSubscribers(t *testing.T) {
 	const queue = 10
 	o := newOutage(t, queue)
 	o.cut(t, 0, 100, func(v map[string]any) bool { return v["c"] == live.ChannelChangesLost })
-	waitUntil(t, "the lost-changes notice", o.rec.wake(), func() bool { return o.rec.lossCount() == 1 })
+	// One notice, or more when the publisher drained part of its queue
+	// while the changes were published and then dropped again.
+	waitUntil(t, "the lost-changes notice", o.rec.wake(), func() bool { return o.rec.lossCount() >= 1 })
 	dropped := o.pub.Dropped()
 	if dropped == 0 || dropped > 100-queue {
 		t.Fatalf("dropped %d of 100 with a queue of %d", dropped, queue)
