@@ -53,6 +53,12 @@ func (lc *liveCase) checkLive(wheres []map[string]any) (compiled int, err error)
 			}
 			return 0, fmt.Errorf("compile %v: %v", w, err)
 		}
+		if len(q.Joins()) > 0 {
+			// A live join's answer needs package live's inner set; Match
+			// alone tests the rest of the where. live's
+			// TestLiveJoinAgreesWithFind holds joins against find.
+			continue
+		}
 		ans := lc.world.Find(Query{Class: ItemClass, Where: w, Limit: 1 << 30})
 		if ans.Ambiguous {
 			continue

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/quarrydata/quarry/geo"
+	"github.com/quarrydata/quarry/matcher"
 	"github.com/quarrydata/quarry/planner"
 	"github.com/quarrydata/quarry/planner/sqlplan"
 	"github.com/quarrydata/quarry/schema"
@@ -377,8 +378,12 @@ func (s *Service) findSQL(auth Auth, class string, p FindParams, q planner.Query
 	}
 	out := FindResult{Results: res.Objects, Count: res.Count, Counted: p.Count, Plan: "sql", Examined: res.Examined}
 	g := guards.main
+	scorer := s.sqlTextScorer(class, p)
 	for i, o := range res.Objects {
 		out.Results[i] = s.present(class, o, p.Read, g)
+		if scorer != nil {
+			out.Results[i]["$score"] = scorer.Score(o)
+		}
 	}
 	s.includeAndProject(auth, class, &p, &out, includes, nil)
 	if p.Explain {
@@ -388,6 +393,19 @@ func (s *Service) findSQL(auth Auth, class string, p FindParams, q planner.Query
 		return FindResult{}, err
 	}
 	return out, nil
+}
+
+// sqlTextScorer rates a SQL class's results for their "$score" when the
+// find sorts by or selects it (nil otherwise, or without a $text).
+func (s *Service) sqlTextScorer(class string, p FindParams) *matcher.TextScorer {
+	if !wantsScore(p) {
+		return nil
+	}
+	tree, err := where.Parse(p.Where, where.Options{FieldType: func(name string) (schema.Type, bool) { return source{s}.FieldType(class, name) }, Now: s.opts.Now})
+	if err != nil {
+		return nil // the find itself parsed it: not reached
+	}
+	return matcher.NewTextScorer(tree)
 }
 
 // storedObject is one stored object, from memory or, for a class kept out

@@ -107,8 +107,20 @@ func Translate(t store.Table, q Query) (*Statement, error) {
 	order, inGo := b.orderBy(q.Order, b.nearOf(tree))
 	if inGo {
 		order = ""
+		var scorer *matcher.TextScorer
 		for _, k := range q.Order {
-			st.Order = append(st.Order, matcher.SortKey{Path: k.Path, Desc: k.Desc})
+			key := matcher.SortKey{Path: k.Path, Desc: k.Desc}
+			if k.Path == "$score" {
+				// The $text's rating, computed in Go as the in-memory
+				// planner does, so both stores page alike.
+				if scorer == nil {
+					scorer = matcher.NewTextScorer(tree)
+				}
+				if scorer != nil {
+					key.Score = scorer.Score
+				}
+			}
+			st.Order = append(st.Order, key)
 		}
 	}
 	if cond == "(TRUE)" || cond == "TRUE" {

@@ -106,6 +106,13 @@ func TestResidual(t *testing.T) {
 			if w != g || want.Count != got.Count {
 				t.Errorf("SQL %q (count %d), memory %q (count %d)", g, got.Count, w, want.Count)
 			}
+			if c.order == "$score" && w == g {
+				for i := range got.Results {
+					if gs, ws := got.Results[i]["$score"], want.Results[i]["$score"]; gs == nil || gs != ws {
+						t.Errorf("result %d: $score %v in SQL, %v in memory", i, gs, ws)
+					}
+				}
+			}
 			if c.caller.Master && c.order == "" && (want.Count == len(data) || want.Count == 0 && !strings.Contains(c.name, "outside")) {
 				t.Errorf("not informative: %d of %d objects match", want.Count, len(data))
 			}
