@@ -25,11 +25,15 @@ const (
 
 // JoinSource runs the queries live joins need: an authority that
 // implements it (ServiceAuthority) lets subscriptions use $inQuery,
-// $notInQuery, $select and $dontSelect.
+// $notInQuery, $select, $dontSelect and $relatedTo.
 type JoinSource interface {
 	// JoinFind runs a find of class with where for id (master: every
 	// object) and returns at most limit objects in the published form.
 	JoinFind(id Identity, master bool, class string, where map[string]any, limit int) ([]schema.Object, error)
+	// JoinRelated calls fn with the members of the relation key of the
+	// owner object (owningClass, owningID), in id order, until fn
+	// returns false.
+	JoinRelated(owningClass, key, owningID string, fn func(relatedID string) bool)
 }
 
 func (a serviceAuthority) JoinFind(id Identity, master bool, class string, where map[string]any, limit int) ([]schema.Object, error) {
@@ -46,6 +50,10 @@ func (a serviceAuthority) JoinFind(id Identity, master bool, class string, where
 		out[i] = p
 	}
 	return out, nil
+}
+
+func (a serviceAuthority) JoinRelated(owningClass, key, owningID string, fn func(string) bool) {
+	a.svc.Related(owningClass, key, owningID, fn)
 }
 
 // joins runs every live-join subscription on one goroutine, in the order
@@ -80,8 +88,11 @@ type joinSide struct {
 	sub   *subscription
 	join  match.Join
 	group *match.Group[*joinSide]
-	set   map[string]schema.Object       // inner objectId -> object
+	set   map[string]schema.Object       // inner objectId -> object ($relatedTo: the owner, when it exists)
 	byVal map[string]map[string]struct{} // $select: value key -> inner ids
+	// members are a $relatedTo's relation members (outer ids), as last
+	// read from the relation index.
+	members map[string]struct{}
 }
 
 func newJoins() *joins {
@@ -147,6 +158,10 @@ func (s *Server) joinInnerChange(side *joinSide, before, after schema.Object, in
 		obj = before
 	}
 	id, _ := obj["objectId"].(string)
+	if side.join.IsRelation() {
+		s.joinOwnerChange(side, id, before, after)
+		return
+	}
 	var lookup []any
 	if side.join.IsSelect() {
 		for _, o := range [2]schema.Object{before, after} {
@@ -168,15 +183,81 @@ func (s *Server) joinInnerChange(side *joinSide, before, after schema.Object, in
 	if len(lookup) == 0 {
 		return
 	}
+	s.joinRedecide(side, lookup)
+}
+
+// joinRedecide looks up the outer objects whose value at the join's path
+// is one of lookup and decides each again.
+func (s *Server) joinRedecide(side *joinSide, lookup []any) {
 	src := s.opts.Authority.(JoinSource)
-	outer, err := src.JoinFind(Identity{}, true, side.sub.query.Class(), map[string]any{side.join.Path: map[string]any{"$in": lookup}}, MaxJoinResults)
-	if err != nil {
-		s.log.Warn("livequery: a live join could not look up its outer objects", "class", side.sub.query.Class(), "err", err)
-		return
+	for len(lookup) > 0 {
+		// $in is bounded like any query's: large edits go in slices.
+		part := lookup[:min(len(lookup), joinLookupBatch)]
+		lookup = lookup[len(part):]
+		outer, err := src.JoinFind(Identity{}, true, side.sub.query.Class(), map[string]any{side.join.Path: map[string]any{"$in": part}}, MaxJoinResults)
+		if err != nil {
+			s.log.Warn("livequery: a live join could not look up its outer objects", "class", side.sub.query.Class(), "err", err)
+			return
+		}
+		for _, o := range outer {
+			s.joinDecide(side.sub, o, o, false, true)
+		}
 	}
-	for _, o := range outer {
-		s.joinDecide(side.sub, o, o, false, true)
+}
+
+// joinLookupBatch is the most ids one look-up of outer objects names.
+const joinLookupBatch = 1000
+
+// joinOwnerChange follows a change of a $relatedTo's owner: a relation
+// edit (AddRelation, RemoveRelation) is an update of the owner, committed
+// with its relation rows, so the owner's change is where the relation's
+// members are read again. The outer objects that joined or left the
+// relation are decided again; when the owner appeared, went, or became
+// readable or unreadable to the subscriber, every member is (a find's
+// $relatedTo answers nothing to whoever may not get the owner).
+func (s *Server) joinOwnerChange(side *joinSide, id string, before, after schema.Object) {
+	old := side.set[id]
+	side.remove(id)
+	if after != nil {
+		side.add(id, after)
 	}
+	next := map[string]struct{}{}
+	if after != nil {
+		s.opts.Authority.(JoinSource).JoinRelated(side.join.Owner.ClassName, side.join.Key, id, func(rel string) bool {
+			next[rel] = struct{}{}
+			return true
+		})
+	}
+	everyone := (old == nil) != (after == nil) || s.ownerReadable(side, old) != s.ownerReadable(side, after)
+	var lookup []any
+	for rel := range next {
+		if _, was := side.members[rel]; everyone || !was {
+			lookup = append(lookup, rel)
+		}
+	}
+	for rel := range side.members {
+		if _, still := next[rel]; !still {
+			lookup = append(lookup, rel)
+		}
+	}
+	side.members = next
+	s.joinRedecide(side, lookup)
+}
+
+// ownerReadable reports whether side's subscriber may list the relation
+// of owner (nil: no owner).
+func (s *Server) ownerReadable(side *joinSide, owner schema.Object) bool {
+	if owner == nil {
+		return false
+	}
+	var id Identity
+	if !side.sub.master && side.sub.token != "" {
+		var err error
+		if id, err = s.sessions.get(context.Background(), side.sub.token); err != nil {
+			return false
+		}
+	}
+	return side.readable(s, id, owner)
 }
 
 // joinOuterChange decides a change of an outer object for sub.
@@ -266,6 +347,12 @@ func (s *Server) joinMatches(sub *subscription, obj schema.Object) (matches bool
 // holds reports whether obj's value at the join's path reaches an inner
 // object of the set that the subscriber may read.
 func (side *joinSide) holds(s *Server, id Identity, obj schema.Object) bool {
+	if side.join.IsRelation() {
+		oid, _ := obj["objectId"].(string)
+		_, member := side.members[oid]
+		owner := side.set[side.join.Owner.ObjectID]
+		return member && owner != nil && side.readable(s, id, owner)
+	}
 	v, ok := schema.Get(obj, side.join.Path)
 	if !ok {
 		return false
@@ -296,12 +383,18 @@ func (side *joinSide) readable(s *Server, id Identity, inner schema.Object) bool
 	if side.sub.master {
 		return true
 	}
-	rf, err := s.opts.Authority.ReadFilter(id, side.join.Inner.Class(), service.ReadFind, nil)
+	op, fields := service.ReadFind, side.join.Inner.Fields()
+	if side.join.IsRelation() {
+		// A find lists a relation for whoever may get its owner and
+		// read the relation field.
+		op, fields = service.ReadGet, []string{side.join.Key}
+	}
+	rf, err := s.opts.Authority.ReadFilter(id, side.join.Inner.Class(), op, nil)
 	if err != nil {
 		return false
 	}
 	var hidden []string
-	return visible(rf, inner, side.join.Inner.Fields(), &hidden)
+	return visible(rf, inner, fields, &hidden)
 }
 
 func (side *joinSide) add(id string, obj schema.Object) {
@@ -383,6 +476,20 @@ func (s *Server) addJoin(sub *subscription) *protoError {
 		for _, o := range inner {
 			oid, _ := o["objectId"].(string)
 			side.add(oid, o)
+		}
+		if j.IsRelation() {
+			side.members = map[string]struct{}{}
+			if len(inner) > 0 {
+				var tooMany bool
+				src.JoinRelated(j.Owner.ClassName, j.Key, j.Owner.ObjectID, func(rel string) bool {
+					side.members[rel] = struct{}{}
+					tooMany = len(side.members) > MaxJoinInner
+					return !tooMany
+				})
+				if tooMany {
+					return &protoError{code: schema.CodeInefficientQuery, msg: fmt.Sprintf("The relation of this live join holds more than %d objects; narrow it", MaxJoinInner)}
+				}
+			}
 		}
 		st.sides = append(st.sides, side)
 	}

@@ -250,7 +250,7 @@ func TestBadInputKeepsTheConnection(t *testing.T) {
 		{`{"op": "subscribe", "requestId": 1, "query": {"className": "1bad", "where": {}}}`, 103, "", float64(1)},
 		{`{"op": "subscribe", "requestId": 1, "query": {"className": "Message", "where": {"a": {"$foo": 1}}}}`, 107, "$foo", float64(1)},
 		{`{"op": "subscribe", "requestId": 1, "query": {"className": "Message", "where": {"$or": [{"p": {"$inQuery": {"className": "Post", "where": {}}}}, {"a": 1}]}}}`, 102, "$inQuery is not supported", float64(1)},
-		{`{"op": "subscribe", "requestId": 1, "query": {"className": "Message", "where": {"$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "x"}, "key": "k"}}}}`, 102, "$relatedTo", float64(1)},
+		{`{"op": "subscribe", "requestId": 1, "query": {"className": "Message", "where": {"$or": [{"$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "x"}, "key": "k"}}, {"a": 1}]}}}`, 102, "$relatedTo", float64(1)},
 		{`{"op": "unsubscribe", "requestId": 99}`, 2, "requestId 99", nil},
 		{`{"op": "subscribe", "requestId": 1, "sessionToken": "r:nope", "query": {"className": "Message", "where": {}}}`, 209, "Invalid session token", float64(1)},
 	} {

@@ -279,6 +279,13 @@ func (src source) Related(owningClass, key, owningID string, fn func(string) boo
 	src.s.data.Related(owningClass, key, owningID, fn)
 }
 
+// Related calls fn with the members of the relation key of the object
+// (owningClass, owningID), in id order, until fn returns false: what
+// $relatedTo reads (LiveQuery follows a relation's members with it).
+func (s *Service) Related(owningClass, key, owningID string, fn func(relatedID string) bool) {
+	s.data.Related(owningClass, key, owningID, fn)
+}
+
 func (src source) RelatedCount(owningClass, key, owningID string) int {
 	return src.s.data.RelatedCount(owningClass, key, owningID)
 }

@@ -45,7 +45,8 @@ func TestCompileRefusesWhatWouldGoStale(t *testing.T) {
 		{`{"post": {"$inQuery": {"className": "Post", "where": {"$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "x"}, "key": "likes"}}}}}`, "$relatedTo"},
 		{`{"post": {"$inQuery": {"className": "Post", "where": {}, "redirectClassNameForKey": "likes"}}}`, "redirectClassNameForKey"},
 		{`{"post": {"$inQuery": {"className": "Post", "where": {}}}, "at": {"$lt": {"$relativeTime": "in 1 day"}}}`, "$relativeTime"},
-		{`{"$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "x"}, "key": "likes"}}`, "$relatedTo"},
+		{`{"$or": [{"a": 1}, {"$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "x"}, "key": "likes"}}]}`, "$relatedTo"},
+		{`{"$and": [{"$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "x"}, "key": "likes"}}, {"$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "y"}, "key": "likes"}}]}`, "$relatedTo"},
 		{`{"$or": [{"a": 1}, {"post": {"$inQuery": {"className": "Post", "where": {}}}}]}`, "$inQuery"},
 		{`{"members": {"__type": "Pointer", "className": "_User", "objectId": "u1"}}`, "relation membership"},
 	} {
@@ -63,6 +64,12 @@ func TestCompileRefusesWhatWouldGoStale(t *testing.T) {
 	q, err := Compile("Thing", whereOf(t, `{"a": 1, "post": {"$inQuery": {"className": "Post", "where": {"b": 2}}}, "n": {"$dontSelect": {"key": "k", "query": {"className": "Other", "where": {}}}}}`), Options{})
 	if err != nil || len(q.Joins()) != 2 || !q.Match(schema.Object{"a": 1.0}) || q.Match(schema.Object{"a": 2.0}) {
 		t.Fatalf("joins: %v %v", q, err)
+	}
+	// A top-level $relatedTo is a relation join on its owner.
+	q, err = Compile("Thing", whereOf(t, `{"a": 1, "$relatedTo": {"object": {"__type": "Pointer", "className": "Post", "objectId": "x"}, "key": "likes"}}`), Options{})
+	if err != nil || len(q.Joins()) != 1 || !q.Joins()[0].IsRelation() || q.Joins()[0].Key != "likes" ||
+		q.Joins()[0].Inner.Class() != "Post" || !q.Joins()[0].Inner.Match(schema.Object{"objectId": "x"}) || q.Joins()[0].Inner.Match(schema.Object{"objectId": "y"}) {
+		t.Fatalf("relation join: %v %v", q, err)
 	}
 	// What REST refuses is refused the same way.
 	for w, code := range map[string]int{

@@ -63,8 +63,8 @@ type Query struct {
 }
 
 // unsupported names the constraints a subscription cannot hold where
-// they stand: $relatedTo anywhere, and subqueries other than live joins
-// (top-level $inQuery, $notInQuery, $select, $dontSelect; see Join).
+// they stand: $relatedTo and subqueries other than live joins (top-level
+// $inQuery, $notInQuery, $select, $dontSelect, $relatedTo; see Join).
 // Their answer depends on other objects, which change without an event
 // for the subscribed class, so a snapshot taken at subscribe time would
 // silently go wrong; they are refused instead.
