@@ -534,8 +534,35 @@ func (s *Server) sendJoin(sub *subscription, ev match.Event, obj, original schem
 }
 
 func (s *Server) sendJoinHidden(sub *subscription, ev match.Event, obj, original schema.Object, hidden []string) {
-	object, _ := json.Marshal(match.Project(obj, sub.keys, hidden))
-	msg := make([]byte, 0, 64+len(sub.prefix)+2*len(object))
+	// As deliver's before and after: a delete's object is the deleted
+	// one, a create has no before.
+	before, after := original, obj
+	switch ev {
+	case match.Delete:
+		before, after = obj, nil
+	case match.Create:
+		before = nil
+	}
+	if t := s.opts.Triggers; t != nil && t.HasAfterEvent(sub.query.Class()) {
+		var ok bool
+		if before, after, ok = s.afterEvent(t, sub, &Change{Class: sub.query.Class()}, ev, before, after, hidden, hidden); !ok {
+			return
+		}
+	}
+	if sub.local != nil {
+		s.deliverLocal(sub, ev, before, after, hidden, hidden)
+		return
+	}
+	var object, orig []byte
+	if ev == match.Delete {
+		object, _ = json.Marshal(match.Project(before, sub.keys, hidden))
+	} else {
+		object, _ = json.Marshal(match.Project(after, sub.keys, hidden))
+	}
+	if before != nil && ev != match.Create && ev != match.Delete {
+		orig, _ = json.Marshal(match.Project(before, sub.keys, hidden))
+	}
+	msg := make([]byte, 0, 64+len(sub.prefix)+len(object)+len(orig))
 	msg = append(msg, `{"op":"`...)
 	msg = append(msg, ev.String()...)
 	msg = append(msg, `",`...)
@@ -544,8 +571,7 @@ func (s *Server) sendJoinHidden(sub *subscription, ev match.Event, obj, original
 	msg = append(msg, sub.requestID...)
 	msg = append(msg, `,"object":`...)
 	msg = append(msg, object...)
-	if original != nil && ev != match.Create && ev != match.Delete {
-		orig, _ := json.Marshal(match.Project(original, sub.keys, hidden))
+	if orig != nil {
 		msg = append(msg, `,"original":`...)
 		msg = append(msg, orig...)
 	}

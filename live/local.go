@@ -58,16 +58,15 @@ func (s *Server) SubscribeLocal(r LocalRequest, sink LocalSink) (cancel func(), 
 	if perr != nil {
 		return nil, schema.Errorf(perr.code, "%s", perr.msg)
 	}
-	if len(sub.query.Joins()) > 0 {
-		s.subscriptions.Add(-1)
-		return nil, schema.Errorf(schema.CodeInvalidQuery, "live joins are not supported in this kind of subscription")
-	}
 	sub.local = sink
-	sub.group = s.index.Add(sub.query, sub)
+	if perr := s.file(sub); perr != nil {
+		s.subscriptions.Add(-1)
+		return nil, schema.Errorf(perr.code, "%s", perr.msg)
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			s.index.Remove(sub.group, sub)
+			s.unfile(sub)
 			s.subscriptions.Add(-1)
 		})
 	}, nil

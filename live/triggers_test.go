@@ -58,3 +58,50 @@ func TestLiveQueryTriggers(t *testing.T) {
 		t.Fatalf("event object %v, want text shown, seenBy create", obj)
 	}
 }
+
+const liveJoinTriggersJS = `
+Parse.Cloud.afterLiveQueryEvent('Photo', (req) => {
+  if (req.object.get('n') === 13) { req.sendEvent = false; return; }
+  req.object.set('seenBy', req.event);
+});
+`
+
+// afterLiveQueryEvent runs for the events of live joins too: enter and
+// leave caused by a relation edit or an inner object's change, as for an
+// outer object's own change.
+func TestAfterLiveQueryEventRunsForJoinEvents(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.js"), []byte(liveJoinTriggersJS), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.Cloud = filepath.Join(dir, "main.js")
+		o.LiveQuery.ClassNames = []string{"Photo", "Album"}
+	})
+	master := servertest.Master()
+	album := call(t, srv, "POST", "/classes/Album", map[string]any{"open": false}, master)["objectId"].(string)
+	unlucky := call(t, srv, "POST", "/classes/Photo", map[string]any{"n": 13, "album": ptr("Album", album)}, master)["objectId"].(string)
+	photo := call(t, srv, "POST", "/classes/Photo", map[string]any{"n": 1, "album": ptr("Album", album)}, master)["objectId"].(string)
+
+	c := dial(t, wsURL(srv))
+	c.connect(nil)
+	c.subscribe(1, "Photo", inAlbum(album), nil)
+	c.subscribe(2, "Photo", map[string]any{"album": map[string]any{"$inQuery": map[string]any{"className": "Album", "where": map[string]any{"open": true}}}}, nil)
+
+	call(t, srv, "PUT", "/classes/Album/"+album, relationOp("AddRelation", unlucky, photo), master) // unlucky's enter is suppressed
+	if obj, _ := c.event("enter", 1); obj["objectId"] != photo || obj["seenBy"] != "enter" {
+		t.Fatalf("enter %v, want %s seen by the trigger", obj, photo)
+	}
+	call(t, srv, "PUT", "/classes/Album/"+album, map[string]any{"open": true}, master)
+	if obj, _ := c.event("enter", 2); obj["objectId"] != photo || obj["seenBy"] != "enter" {
+		t.Fatalf("enter %v, want %s seen by the trigger", obj, photo)
+	}
+	call(t, srv, "PUT", "/classes/Album/"+album, relationOp("RemoveRelation", photo), master)
+	if obj, _ := c.event("leave", 1); obj["objectId"] != photo || obj["seenBy"] != "leave" {
+		t.Fatalf("leave %v, want %s seen by the trigger", obj, photo)
+	}
+	call(t, srv, "DELETE", "/classes/Photo/"+photo, nil, master)
+	if obj, _ := c.event("delete", 2); obj["objectId"] != photo || obj["seenBy"] != "delete" {
+		t.Fatalf("delete %v, want %s seen by the trigger", obj, photo)
+	}
+}
