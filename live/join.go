@@ -29,14 +29,17 @@ const (
 type JoinSource interface {
 	// JoinFind runs a find of class with where for id (master: every
 	// object) and returns at most limit objects in the published form.
-	JoinFind(id Identity, master bool, class string, where map[string]any, limit int) ([]schema.Object, error)
+	// token is id's session token, for an authority that asks another
+	// server.
+	JoinFind(id Identity, token string, master bool, class string, where map[string]any, limit int) ([]schema.Object, error)
 	// JoinRelated calls fn with the members of the relation key of the
 	// owner object (owningClass, owningID), in id order, until fn
-	// returns false.
-	JoinRelated(owningClass, key, owningID string, fn func(relatedID string) bool)
+	// returns false. targetClass is the relation's target (the class
+	// subscribed to).
+	JoinRelated(owningClass, key, owningID, targetClass string, fn func(relatedID string) bool)
 }
 
-func (a serviceAuthority) JoinFind(id Identity, master bool, class string, where map[string]any, limit int) ([]schema.Object, error) {
+func (a serviceAuthority) JoinFind(id Identity, _ string, master bool, class string, where map[string]any, limit int) ([]schema.Object, error) {
 	auth := service.Auth{Master: master, UserID: id.UserID, Roles: id.Roles}
 	res, err := a.svc.Find(auth, class, service.FindParams{Where: where, Limit: limit})
 	if err != nil {
@@ -52,7 +55,7 @@ func (a serviceAuthority) JoinFind(id Identity, master bool, class string, where
 	return out, nil
 }
 
-func (a serviceAuthority) JoinRelated(owningClass, key, owningID string, fn func(string) bool) {
+func (a serviceAuthority) JoinRelated(owningClass, key, owningID, _ string, fn func(string) bool) {
 	a.svc.Related(owningClass, key, owningID, fn)
 }
 
@@ -194,7 +197,7 @@ func (s *Server) joinRedecide(side *joinSide, lookup []any) {
 		// $in is bounded like any query's: large edits go in slices.
 		part := lookup[:min(len(lookup), joinLookupBatch)]
 		lookup = lookup[len(part):]
-		outer, err := src.JoinFind(Identity{}, true, side.sub.query.Class(), map[string]any{side.join.Path: map[string]any{"$in": part}}, MaxJoinResults)
+		outer, err := src.JoinFind(Identity{}, "", true, side.sub.query.Class(), map[string]any{side.join.Path: map[string]any{"$in": part}}, MaxJoinResults)
 		if err != nil {
 			s.log.Warn("livequery: a live join could not look up its outer objects", "class", side.sub.query.Class(), "err", err)
 			return
@@ -223,7 +226,7 @@ func (s *Server) joinOwnerChange(side *joinSide, id string, before, after schema
 	}
 	next := map[string]struct{}{}
 	if after != nil {
-		s.opts.Authority.(JoinSource).JoinRelated(side.join.Owner.ClassName, side.join.Key, id, func(rel string) bool {
+		s.opts.Authority.(JoinSource).JoinRelated(side.join.Owner.ClassName, side.join.Key, id, side.sub.query.Class(), func(rel string) bool {
 			next[rel] = struct{}{}
 			return true
 		})
@@ -437,7 +440,7 @@ func (side *joinSide) remove(id string) {
 func (s *Server) addJoin(sub *subscription) *protoError {
 	src, ok := s.opts.Authority.(JoinSource)
 	if !ok {
-		return &protoError{code: schema.CodeInvalidQuery, msg: "live joins ($inQuery, $select) need the LiveQuery server to run with the REST server"}
+		return &protoError{code: schema.CodeInvalidQuery, msg: "live joins are not supported by this LiveQuery server"}
 	}
 	var id Identity
 	if !sub.master && sub.token != "" {
@@ -452,7 +455,7 @@ func (s *Server) addJoin(sub *subscription) *protoError {
 	// scan too much for them before the inner sets, read as the master
 	// key, are loaded.
 	told := map[string]bool{}
-	result, err := src.JoinFind(id, sub.master, sub.query.Class(), sub.query.Where(), MaxJoinResults+1)
+	result, err := src.JoinFind(id, sub.token, sub.master, sub.query.Class(), sub.query.Where(), MaxJoinResults+1)
 	if err != nil {
 		return joinError(err)
 	}
@@ -465,7 +468,7 @@ func (s *Server) addJoin(sub *subscription) *protoError {
 	}
 	st := &joinState{told: told}
 	for _, j := range sub.query.Joins() {
-		inner, err := src.JoinFind(Identity{}, true, j.Inner.Class(), j.Inner.Where(), MaxJoinInner+1)
+		inner, err := src.JoinFind(Identity{}, "", true, j.Inner.Class(), j.Inner.Where(), MaxJoinInner+1)
 		if err != nil {
 			return joinError(err)
 		}
@@ -481,7 +484,7 @@ func (s *Server) addJoin(sub *subscription) *protoError {
 			side.members = map[string]struct{}{}
 			if len(inner) > 0 {
 				var tooMany bool
-				src.JoinRelated(j.Owner.ClassName, j.Key, j.Owner.ObjectID, func(rel string) bool {
+				src.JoinRelated(j.Owner.ClassName, j.Key, j.Owner.ObjectID, sub.query.Class(), func(rel string) bool {
 					side.members[rel] = struct{}{}
 					tooMany = len(side.members) > MaxJoinInner
 					return !tooMany

@@ -94,8 +94,16 @@ type remoteSchema struct {
 }
 
 // get calls the REST server and decodes the JSON reply into out; a Parse
-// error reply comes back as a *schema.Error.
+// error reply comes back as a *schema.Error. It asks with token, or with
+// the master key when token is "".
 func (a *remoteAuthority) get(ctx context.Context, path string, query url.Values, token string, out any) error {
+	return a.getAs(ctx, path, query, token, token == "", out)
+}
+
+// getAs is get with the caller spelled out: the session token when not
+// "", else the master key when master, else the application id alone (a
+// public caller).
+func (a *remoteAuthority) getAs(ctx context.Context, path string, query url.Values, token string, master bool, out any) error {
 	u := a.opts.ServerURL + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
@@ -107,7 +115,7 @@ func (a *remoteAuthority) get(ctx context.Context, path string, query url.Values
 	req.Header.Set("X-Parse-Application-Id", a.opts.AppID)
 	if token != "" {
 		req.Header.Set("X-Parse-Session-Token", token)
-	} else {
+	} else if master {
 		req.Header.Set("X-Parse-Master-Key", a.opts.MasterKey)
 	}
 	resp, err := a.opts.Client.Do(req)
@@ -291,4 +299,59 @@ func (a *remoteAuthority) ForgetSchema(class string) {
 		return
 	}
 	delete(a.schemas, class)
+}
+
+// JoinFind runs a live join's find on the REST server (JoinSource), as the
+// subscriber (their session token) or with the master key: a standalone
+// LiveQuery server takes live joins too, each look-up a request.
+func (a *remoteAuthority) JoinFind(_ Identity, token string, master bool, class string, where map[string]any, limit int) ([]schema.Object, error) {
+	w, err := json.Marshal(where)
+	if err != nil {
+		return nil, schema.Errorf(schema.CodeInvalidJSON, "where is not JSON")
+	}
+	var page struct {
+		Results []schema.Object `json:"results"`
+	}
+	q := url.Values{"where": {string(w)}, "limit": {fmt.Sprint(limit)}}
+	if master {
+		token = ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.opts.Client.Timeout)
+	defer cancel()
+	if err := a.getAs(ctx, "/classes/"+url.PathEscape(class), q, token, master, &page); err != nil {
+		if _, ok := err.(*schema.Error); !ok {
+			a.lookupFailed("live join find", err)
+		}
+		return nil, err
+	}
+	for _, o := range page.Results {
+		o["className"] = class
+		o["__type"] = "Object"
+	}
+	return page.Results, nil
+}
+
+// JoinRelated lists a relation's members through the REST server
+// (JoinSource): a find of targetClass with $relatedTo, so only members
+// that exist as objects of targetClass are listed.
+func (a *remoteAuthority) JoinRelated(owningClass, key, owningID, targetClass string, fn func(string) bool) {
+	where := map[string]any{"$relatedTo": map[string]any{"object": schema.Pointer(owningClass, owningID), "key": key}}
+	w, _ := json.Marshal(where)
+	var page struct {
+		Results []struct {
+			ObjectID string `json:"objectId"`
+		} `json:"results"`
+	}
+	q := url.Values{"where": {string(w)}, "keys": {"objectId"}, "order": {"objectId"}, "limit": {fmt.Sprint(MaxJoinInner + 1)}}
+	ctx, cancel := context.WithTimeout(context.Background(), a.opts.Client.Timeout)
+	defer cancel()
+	if err := a.getAs(ctx, "/classes/"+url.PathEscape(targetClass), q, "", true, &page); err != nil {
+		a.lookupFailed("live join relation", err)
+		return
+	}
+	for _, r := range page.Results {
+		if !fn(r.ObjectID) {
+			return
+		}
+	}
 }
