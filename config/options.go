@@ -385,6 +385,14 @@ type LiveQueryServerOptions struct {
 	// RedisURL is liveQueryServerOptions.redisURL: the Redis server the
 	// LiveQuery server receives changes from.
 	RedisURL string
+	// MaxSubscriptionsPerClient, MaxSubscriptionsPerUser and
+	// MaxSubscriptions are liveQueryServerOptions.maxSubscriptionsPerClient,
+	// .maxSubscriptionsPerUser and .maxSubscriptions: the subscription
+	// quotas of one connection, one user and the app (0: the LiveQuery
+	// server's defaults, 1000, none and 200000).
+	MaxSubscriptionsPerClient int
+	MaxSubscriptionsPerUser   int
+	MaxSubscriptions          int
 }
 
 // LiveQueryKeyPairs is liveQueryServerOptions.keyPairs.

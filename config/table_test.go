@@ -205,6 +205,11 @@ func TestEnvNames(t *testing.T) {
 		"s3PresignedUrl":                                "QUARRY_S3_PRESIGNED_URL",
 		"s3PresignedUrlExpires":                         "QUARRY_S3_PRESIGNED_URL_EXPIRES",
 		"cacheAdapter":                                  "QUARRY_CACHE_ADAPTER PARSE_SERVER_CACHE_ADAPTER",
+
+		// The LiveQuery subscription quotas.
+		"liveQueryServerOptions.maxSubscriptionsPerClient": "QUARRY_LIVE_QUERY_SERVER_OPTIONS_MAX_SUBSCRIPTIONS_PER_CLIENT",
+		"liveQueryServerOptions.maxSubscriptionsPerUser":   "QUARRY_LIVE_QUERY_SERVER_OPTIONS_MAX_SUBSCRIPTIONS_PER_USER",
+		"liveQueryServerOptions.maxSubscriptions":          "QUARRY_LIVE_QUERY_SERVER_OPTIONS_MAX_SUBSCRIPTIONS",
 	}
 	if len(wantEnv) != len(options) {
 		t.Errorf("table has %d options, test knows %d", len(options), len(wantEnv))

@@ -163,6 +163,12 @@ func (l *loader) finish() {
 	if lq.WebsocketTimeout < 1 {
 		check("liveQueryServerOptions.websocketTimeout", fmt.Errorf("must be at least 1 ms, got %d", lq.WebsocketTimeout))
 	}
+	for name, n := range map[string]int{"maxSubscriptionsPerClient": lq.MaxSubscriptionsPerClient,
+		"maxSubscriptionsPerUser": lq.MaxSubscriptionsPerUser, "maxSubscriptions": lq.MaxSubscriptions} {
+		if n < 0 {
+			check("liveQueryServerOptions."+name, fmt.Errorf("must be 0 (the default) or more, got %d", n))
+		}
+	}
 	if lq.CacheTimeout < 0 {
 		check("liveQueryServerOptions.cacheTimeout", fmt.Errorf("must be 0 ms or more, got %d", lq.CacheTimeout))
 	}

@@ -73,6 +73,11 @@ type subscription struct {
 	// join is a live-join subscription's state (join.go); such a
 	// subscription is filed in Server.joins, not Server.index.
 	join *joinState
+	// user is the subscriber's user id ("" for the master key or no
+	// session); heldForUser says the subscription counts against the
+	// user's quota.
+	user        string
+	heldForUser bool
 }
 
 // file puts sub in the index that serves it.
@@ -381,18 +386,18 @@ func (c *client) subscribe(req *request) {
 	}
 	if len(c.subs) >= s.opts.MaxSubscriptionsPerClient {
 		c.mu.Unlock()
-		c.sendError(&protoError{code: schema.CodeOperationForbidden, requestID: req.requestID,
-			msg: fmt.Sprintf("This connection holds %d subscriptions, the most allowed", s.opts.MaxSubscriptionsPerClient)})
+		c.sendError(&protoError{code: CodeSubscriptionQuota, requestID: req.requestID,
+			msg: fmt.Sprintf("Subscription quota exceeded: this connection holds %d subscriptions, the most allowed (maxSubscriptionsPerClient)", s.opts.MaxSubscriptionsPerClient)})
 		return
 	}
-	if perr := s.hold(); perr != nil {
+	if perr := s.hold(sub); perr != nil {
 		c.mu.Unlock()
 		perr.requestID = req.requestID
 		c.sendError(perr)
 		return
 	}
 	if perr := s.file(sub); perr != nil {
-		s.subscriptions.Add(-1)
+		s.release(sub)
 		c.mu.Unlock()
 		perr.requestID = req.requestID
 		c.sendError(perr)
@@ -476,6 +481,9 @@ func (s *Server) prepare(p subscribeParams) (*subscription, *protoError) {
 		return fail(schema.CodeInvalidQuery, "invalid query")
 	}
 	sub := &subscription{query: q, keys: keys, watch: p.watch, token: p.token, master: p.master}
+	if !p.master {
+		sub.user = ident.UserID
+	}
 	sub.fields = rootFields(q.Fields(), p.watch)
 	if !p.master {
 		// As a find would, refuse a query on fields the caller may not see.
@@ -492,14 +500,39 @@ func (s *Server) prepare(p subscribeParams) (*subscription, *protoError) {
 	return sub, nil
 }
 
-// hold counts one more subscription against MaxSubscriptions.
-func (s *Server) hold() *protoError {
+// hold counts sub against the app's quota (MaxSubscriptions) and its
+// user's (MaxSubscriptionsPerUser); release gives both back.
+func (s *Server) hold(sub *subscription) *protoError {
 	if s.subscriptions.Add(1) > int64(s.opts.MaxSubscriptions) {
 		s.subscriptions.Add(-1)
-		return &protoError{code: schema.CodeOperationForbidden,
-			msg: fmt.Sprintf("The LiveQuery server holds %d subscriptions, the most allowed", s.opts.MaxSubscriptions)}
+		return &protoError{code: CodeSubscriptionQuota,
+			msg: fmt.Sprintf("Subscription quota exceeded: the app's LiveQuery server holds %d subscriptions, the most allowed (maxSubscriptions)", s.opts.MaxSubscriptions)}
 	}
+	if sub.user == "" || s.opts.MaxSubscriptionsPerUser <= 0 {
+		return nil
+	}
+	s.userMu.Lock()
+	defer s.userMu.Unlock()
+	if s.userSubs[sub.user] >= s.opts.MaxSubscriptionsPerUser {
+		s.subscriptions.Add(-1)
+		return &protoError{code: CodeSubscriptionQuota,
+			msg: fmt.Sprintf("Subscription quota exceeded: this user holds %d subscriptions, the most allowed (maxSubscriptionsPerUser)", s.opts.MaxSubscriptionsPerUser)}
+	}
+	s.userSubs[sub.user]++
+	sub.heldForUser = true
 	return nil
+}
+
+func (s *Server) release(sub *subscription) {
+	s.subscriptions.Add(-1)
+	if !sub.heldForUser {
+		return
+	}
+	s.userMu.Lock()
+	defer s.userMu.Unlock()
+	if s.userSubs[sub.user]--; s.userSubs[sub.user] <= 0 {
+		delete(s.userSubs, sub.user)
+	}
 }
 
 func (c *client) unsubscribe(req *request) {
@@ -527,7 +560,7 @@ func (c *client) removeSubscription(requestID string) bool {
 	}
 	delete(c.subs, requestID)
 	c.srv.unfile(sub)
-	c.srv.subscriptions.Add(-1)
+	c.srv.release(sub)
 	return true
 }
 
@@ -539,7 +572,7 @@ func (c *client) dropSubscriptions() {
 	for id, sub := range c.subs {
 		c.srv.unfile(sub)
 		delete(c.subs, id)
-		c.srv.subscriptions.Add(-1)
+		c.srv.release(sub)
 	}
 }
 

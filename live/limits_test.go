@@ -10,7 +10,7 @@ import (
 )
 
 // TestSubscriptionLimits: a connection and the whole server hold a bounded
-// number of subscriptions; past them a subscribe fails (119, its
+// number of subscriptions; past them a subscribe fails (155, its
 // requestId) and the connection goes on; an unsubscribe makes room.
 func TestSubscriptionLimits(t *testing.T) {
 	s, url := serveBare(t, Options{MaxSubscriptionsPerClient: 3, MaxSubscriptions: 5})
@@ -36,7 +36,7 @@ func TestSubscriptionLimits(t *testing.T) {
 			t.Fatalf("subscription %d: %s", id, r)
 		}
 	}
-	if r := sub(a, 4); !strings.Contains(r, `"code":119`) || !strings.Contains(r, `"requestId":4`) || !strings.Contains(r, "connection holds 3") {
+	if r := sub(a, 4); !strings.Contains(r, `"code":155`) || !strings.Contains(r, `"requestId":4`) || !strings.Contains(r, "connection holds 3") {
 		t.Fatalf("a fourth subscription on one connection: %s", r)
 	}
 	rawRoundTrip(t, a, `{"op":"unsubscribe","requestId":1}`, "unsubscribed")
@@ -48,7 +48,7 @@ func TestSubscriptionLimits(t *testing.T) {
 			t.Fatalf("b's subscription %d: %s", id, r)
 		}
 	}
-	if r := sub(b, 3); !strings.Contains(r, `"code":119`) || !strings.Contains(r, "server holds 5") {
+	if r := sub(b, 3); !strings.Contains(r, `"code":155`) || !strings.Contains(r, "server holds 5") {
 		t.Fatalf("a subscription past the server's limit: %s", r)
 	}
 	if n := s.subscriptions.Load(); n != 5 {

@@ -53,21 +53,21 @@ func (s *Server) SubscribeLocal(r LocalRequest, sink LocalSink) (cancel func(), 
 	}
 	sub, perr := s.prepare(subscribeParams{class: r.Class, where: r.Where, keys: r.Keys, token: r.SessionToken, master: r.Master, ip: r.IP})
 	if perr == nil {
-		perr = s.hold()
+		perr = s.hold(sub)
 	}
 	if perr != nil {
 		return nil, schema.Errorf(perr.code, "%s", perr.msg)
 	}
 	sub.local = sink
 	if perr := s.file(sub); perr != nil {
-		s.subscriptions.Add(-1)
+		s.release(sub)
 		return nil, schema.Errorf(perr.code, "%s", perr.msg)
 	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			s.unfile(sub)
-			s.subscriptions.Add(-1)
+			s.release(sub)
 		})
 	}, nil
 }

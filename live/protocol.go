@@ -18,6 +18,10 @@ const (
 	CodeKeyNotValid   = 4 // keyPairs configured and no key of the connect matched
 	CodeSessionToken  = 209
 	CodeClassDisabled = 119 // the class is not in liveQuery.classNames
+	// CodeSubscriptionQuota refuses a subscribe past a quota (per
+	// connection, per user, per app): Parse's REQUEST_LIMIT_EXCEEDED.
+	// Reconnecting would not help, so the frame says reconnect: false.
+	CodeSubscriptionQuota = 155
 )
 
 // errorReconnect says, per code, whether the error message carries

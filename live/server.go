@@ -112,10 +112,14 @@ type Options struct {
 	Authority   Authority
 	// Triggers are cloud code's LiveQuery triggers; nil runs none.
 	Triggers Triggers
-	// MaxSubscriptionsPerClient and MaxSubscriptions bound what one
-	// connection and the whole server hold (memory): a subscribe past them
-	// is refused with 119. 0 means the defaults.
+	// MaxSubscriptionsPerClient, MaxSubscriptionsPerUser and
+	// MaxSubscriptions are the subscription quotas: what one connection,
+	// one user (over all their connections and GraphQL subscriptions) and
+	// the whole server, that is the app, may hold. A subscribe past one is
+	// refused with CodeSubscriptionQuota (155), the connection going on.
+	// 0 means the defaults (MaxSubscriptionsPerUser: no per-user quota).
 	MaxSubscriptionsPerClient int
+	MaxSubscriptionsPerUser   int
 	MaxSubscriptions          int
 	Logger                    *slog.Logger
 	Now                       func() time.Time
@@ -143,6 +147,8 @@ type Server struct {
 
 	stats         counters
 	subscriptions atomic.Int64 // held by all clients (MaxSubscriptions)
+	userMu        sync.Mutex
+	userSubs      map[string]int // user id -> subscriptions held (MaxSubscriptionsPerUser)
 	masterIP      []netip.Prefix
 	lastLookupErr atomic.Int64 // unix nanos of the last logged lookup failure
 }
@@ -202,6 +208,7 @@ func New(opts Options) (*Server, error) {
 		seed:     maphash.MakeSeed(),
 		done:     make(chan struct{}),
 		clients:  map[*client]struct{}{},
+		userSubs: map[string]int{},
 	}
 	for _, ip := range opts.MasterKeyIPs {
 		p, err := netip.ParsePrefix(ip)

@@ -45,6 +45,10 @@ func liveOptions(opts *config.Options, auth live.Authority, log *slog.Logger) li
 		WebsocketTimeout: time.Duration(lq.WebsocketTimeout) * time.Millisecond,
 		CacheTimeout:     cacheTimeout(lq.CacheTimeout),
 		Authority:        auth,
+		// The subscription quotas (0: live's defaults).
+		MaxSubscriptionsPerClient: lq.MaxSubscriptionsPerClient,
+		MaxSubscriptionsPerUser:   lq.MaxSubscriptionsPerUser,
+		MaxSubscriptions:          lq.MaxSubscriptions,
 		// The same $nearSphere limit as finds, so both agree (geo).
 		NearSphereMax: nearSphereMax(opts.NearSphereMaxDistanceMiles),
 		Logger:        live.Logger(log, lq.LogLevel),
