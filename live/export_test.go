@@ -19,3 +19,8 @@ func JoinChange(s *Server, c Change) {
 // SetSendQueue sets the send queue of clients that connect from now on
 // (benchmarks whose events outrun a reader).
 func SetSendQueue(s *Server, n int) { s.opts.SendQueue = n }
+
+// IgnoreRelationEdits makes the live joins ignore the relation rows a
+// change carries, as for a change that comes without them (through Redis,
+// from another instance's log); call it before any subscription.
+func IgnoreRelationEdits(s *Server) { s.joins.ignoreRelationEdits = true }

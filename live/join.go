@@ -72,6 +72,9 @@ type joins struct {
 	mu    sync.Mutex
 	outer *match.Index[*subscription]
 	inner *match.Index[*joinSide]
+	// ignoreRelationEdits (tests) takes every change as one without its
+	// relation rows.
+	ignoreRelationEdits bool
 }
 
 // joinState is a live-join subscription's state.
@@ -143,7 +146,7 @@ func (s *Server) joinChange(c Change) {
 			continue
 		}
 		for _, side := range g.Members() {
-			s.joinInnerChange(side, before, after, inBefore, inAfter)
+			s.joinInnerChange(side, &c, before, after, inBefore, inAfter)
 		}
 	}
 	for _, g := range s.joins.outer.Candidates(c.Class, before, after, nil) {
@@ -155,14 +158,14 @@ func (s *Server) joinChange(c Change) {
 
 // joinInnerChange updates one side's set for a change of an inner object
 // and decides the outer objects that reach it again.
-func (s *Server) joinInnerChange(side *joinSide, before, after schema.Object, inBefore, inAfter bool) {
+func (s *Server) joinInnerChange(side *joinSide, c *Change, before, after schema.Object, inBefore, inAfter bool) {
 	obj := after
 	if obj == nil {
 		obj = before
 	}
 	id, _ := obj["objectId"].(string)
 	if side.join.IsRelation() {
-		s.joinOwnerChange(side, id, before, after)
+		s.joinOwnerChange(side, c, id, before, after)
 		return
 	}
 	var lookup []any
@@ -218,11 +221,30 @@ const joinLookupBatch = 1000
 // relation are decided again; when the owner appeared, went, or became
 // readable or unreadable to the subscriber, every member is (a find's
 // $relatedTo answers nothing to whoever may not get the owner).
-func (s *Server) joinOwnerChange(side *joinSide, id string, before, after schema.Object) {
+func (s *Server) joinOwnerChange(side *joinSide, c *Change, id string, before, after schema.Object) {
 	old := side.set[id]
 	side.remove(id)
 	if after != nil {
 		side.add(id, after)
+	}
+	if c.RelationsKnown && !s.joins.ignoreRelationEdits && old != nil && after != nil && s.ownerReadable(side, old) == s.ownerReadable(side, after) {
+		// The commit's own relation rows: O(edits), not O(members).
+		var lookup []any
+		for _, e := range c.Relations {
+			if e.Key != side.join.Key {
+				continue
+			}
+			if _, was := side.members[e.RelatedID]; was != e.Present {
+				if e.Present {
+					side.members[e.RelatedID] = struct{}{}
+				} else {
+					delete(side.members, e.RelatedID)
+				}
+				lookup = append(lookup, e.RelatedID)
+			}
+		}
+		s.joinRedecide(side, lookup)
+		return
 	}
 	next := map[string]struct{}{}
 	if after != nil {

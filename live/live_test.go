@@ -13,13 +13,13 @@ import (
 )
 
 // startLive runs a server with LiveQuery on for classes.
-func startLive(t *testing.T, classes ...string) *servertest.Server {
+func startLive(t testing.TB, classes ...string) *servertest.Server {
 	t.Helper()
 	return servertest.Start(t, func(o *config.Options) { o.LiveQuery.ClassNames = classes })
 }
 
 // call runs a REST request and fails unless it succeeds.
-func call(t *testing.T, s *servertest.Server, method, path string, body any, headers map[string]string) map[string]any {
+func call(t testing.TB, s *servertest.Server, method, path string, body any, headers map[string]string) map[string]any {
 	t.Helper()
 	r := s.Do(t, method, path, body, headers)
 	if r.Status >= 300 {

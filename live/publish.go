@@ -58,7 +58,7 @@ func (p *Publisher) OnChange(ch service.Change) {
 	if !p.publishes(ch.Class) {
 		return
 	}
-	c := Change{Class: ch.Class, Deleted: ch.Object == nil}
+	c := Change{Class: ch.Class, Deleted: ch.Object == nil, Relations: ch.Relations, RelationsKnown: ch.RelationsKnown}
 	if c.Deleted {
 		c.Object = p.full(ch.Class, ch.Original)
 		c.ObjectJSON = p.fullJSON(ch.Class, ch.Original, ch.OriginalJSON)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/quarrydata/quarry/live/match"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
 )
 
 // Change is one committed write as LiveQuery consumes it. Objects are in
@@ -39,6 +40,13 @@ type Change struct {
 	// instead of encoding the map. The Publisher sets them from the
 	// writer's stored bytes; changes from Redis come without.
 	ObjectJSON, OriginalJSON []byte
+	// Relations are the relation rows written with this object as their
+	// owner, when RelationsKnown (the REST server's own commits in the
+	// same process; changes through Redis or another instance's log come
+	// without): a $relatedTo join then follows the edits alone instead of
+	// reading the relation's members again.
+	Relations      []service.RelationEdit
+	RelationsKnown bool
 }
 
 // Feed is where REST servers send changes: a LiveQuery Server in the same

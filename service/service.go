@@ -40,6 +40,19 @@ type Change struct {
 	// never to be modified. LiveSharesStored says when they are also the
 	// published form's.
 	OriginalJSON, ObjectJSON []byte
+	// Relations are the relation rows the commit wrote with this object
+	// as their owner (AddRelation, RemoveRelation) when RelationsKnown:
+	// set for this instance's commits, not for changes followed from
+	// another instance's log.
+	Relations      []RelationEdit
+	RelationsKnown bool
+}
+
+// RelationEdit is one relation row a commit added (Present) or removed:
+// RelatedID in the relation Key of the change's object.
+type RelationEdit struct {
+	Key, RelatedID string
+	Present        bool
 }
 
 // Options configure a Service.

@@ -532,7 +532,10 @@ func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
 		// goroutine (announce.go).
 		changes := make([]Change, len(drafts))
 		for i, d := range drafts {
-			changes[i] = Change{Class: d.class, Original: d.original, Object: d.obj, OriginalJSON: d.originalEnc, ObjectJSON: d.enc}
+			changes[i] = Change{Class: d.class, Original: d.original, Object: d.obj, OriginalJSON: d.originalEnc, ObjectJSON: d.enc, RelationsKnown: true}
+			for _, j := range d.joins {
+				changes[i].Relations = append(changes[i].Relations, RelationEdit{Key: j.key, RelatedID: j.relatedID, Present: j.present})
+			}
 		}
 		s.changes.Push(changes...)
 	}
