@@ -3,6 +3,7 @@ package graphql_test
 import (
 	"testing"
 
+	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -42,5 +43,34 @@ func TestSubscriptionLiveJoins(t *testing.T) {
 	srv.Do(t, "PUT", "/classes/Room/"+room, map[string]any{"topic": "js"}, m)
 	if ev := s.next(); ev.Get("id").String() != "left" || ev.Get("payload.data.messageLeft.text").String() != "hi" {
 		t.Fatalf("after the topic changed: %s", ev.Raw)
+	}
+}
+
+// TestSubscriptionQuotaPerUser: a user's GraphQL subscriptions count
+// against LiveQuery's per-user quota (maxSubscriptionsPerUser) together
+// with their LiveQuery ones; past it a subscribe fails with 155.
+func TestSubscriptionQuotaPerUser(t *testing.T) {
+	srv := start(t, func(o *config.Options) {
+		o.LiveQuery.ClassNames = []string{"Note"}
+		o.LiveQueryServer.MaxSubscriptionsPerUser = 2
+	})
+	srv.Do(t, "POST", "/schemas/Note", map[string]any{"className": "Note", "fields": map[string]any{"text": map[string]any{"type": "String"}}}, servertest.Master())
+	user := srv.Do(t, "POST", "/users", map[string]any{"username": "ann", "password": "pw"}, servertest.App()).Map()
+	s := connect(t, srv, with(servertest.App(), "X-Parse-Session-Token", user["sessionToken"].(string)))
+	for _, id := range []string{"a", "b", "c"} {
+		s.subscribe(id, `subscription { noteCreated { text } }`, nil)
+	}
+	s.subscribe("ready", `{ health }`, nil)
+	for {
+		m := s.next()
+		if m.Get("id").String() == "c" {
+			if m.Get("type").String() != "error" || m.Get("payload.0.extensions.code").Int() != 155 {
+				t.Fatalf("the third subscription: %s", m.Raw)
+			}
+			break
+		}
+		if m.Get("id").String() != "ready" {
+			t.Fatalf("before the third subscription's answer: %s", m.Raw)
+		}
 	}
 }
