@@ -80,7 +80,8 @@ func (q *Query) splitJoins(tree *where.Node, roots map[string]bool) (*where.Node
 		inner, err := Compile(ch.Sub.ClassName, ch.Sub.Where, Options{Now: q.opts.Now, NearSphereMax: q.opts.NearSphereMax})
 		if err != nil {
 			if pe, ok := err.(*schema.Error); ok && strings.Contains(pe.Message, "not supported in LiveQuery") {
-				return nil, schema.Errorf(schema.CodeInvalidQuery, "a live join's subquery may not hold %s", strings.TrimSuffix(pe.Message, " is not supported in LiveQuery subscriptions"))
+				what, _, _ := strings.Cut(pe.Message, " is not supported in LiveQuery")
+				return nil, schema.Errorf(schema.CodeInvalidQuery, "a live join's subquery may not hold %s", what)
 			}
 			return nil, err
 		}

@@ -100,7 +100,7 @@ func Compile(class string, w map[string]any, opts Options) (*Query, error) {
 	var refused error
 	tree.Walk(func(n *where.Node) bool {
 		if name, bad := unsupported[n.Kind]; bad && refused == nil {
-			refused = schema.Errorf(schema.CodeInvalidQuery, "%s is not supported in LiveQuery subscriptions", name)
+			refused = schema.Errorf(schema.CodeInvalidQuery, "%s is not supported in LiveQuery subscriptions but at the top level of the where", name)
 		}
 		if n.Path != "" {
 			root, _, _ := strings.Cut(n.Path, ".")
