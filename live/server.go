@@ -42,8 +42,8 @@ type Change struct {
 	ObjectJSON, OriginalJSON []byte
 	// Relations are the relation rows written with this object as their
 	// owner, when RelationsKnown (the REST server's own commits in the
-	// same process; changes through Redis or another instance's log come
-	// without): a $relatedTo join then follows the edits alone instead of
+	// same process; changes through Redis or from PostgreSQL's change log
+	// come without): a $relatedTo join then follows the edits alone instead of
 	// reading the relation's members again.
 	Relations      []service.RelationEdit
 	RelationsKnown bool
