@@ -22,5 +22,5 @@ func SetSendQueue(s *Server, n int) { s.opts.SendQueue = n }
 
 // IgnoreRelationEdits makes the live joins ignore the relation rows a
 // change carries, as for a change that comes without them (through Redis,
-// from another instance's log); call it before any subscription.
+// to a standalone server); call it before any subscription.
 func IgnoreRelationEdits(s *Server) { s.joins.ignoreRelationEdits = true }

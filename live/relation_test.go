@@ -122,9 +122,9 @@ func TestLiveRelatedToAgreesWithFind(t *testing.T) {
 	}
 }
 
-// A change from Redis or another instance's log comes without the
-// commit's relation rows: the joins then read the relation's members
-// again at each change of the owner. The same differential holds.
+// A change through Redis comes without the commit's relation rows: the
+// joins then read the relation's members again at each change of the
+// owner. The same differential holds.
 func TestLiveRelatedToAgreesWithFindWithoutRelationEdits(t *testing.T) {
 	s := startLive(t, "Photo", "Album")
 	live.IgnoreRelationEdits(s.Live)

@@ -41,9 +41,9 @@ type Change struct {
 	// writer's stored bytes; changes from Redis come without.
 	ObjectJSON, OriginalJSON []byte
 	// Relations are the relation rows written with this object as their
-	// owner, when RelationsKnown (the REST server's own commits in the
-	// same process; changes through Redis or from PostgreSQL's change log
-	// come without): a $relatedTo join then follows the edits alone instead of
+	// owner, when RelationsKnown (the REST server's commits in the same
+	// process, told as committed or from PostgreSQL's change log; changes
+	// through Redis come without): a $relatedTo join then follows the edits alone instead of
 	// reading the relation's members again.
 	Relations      []service.RelationEdit
 	RelationsKnown bool

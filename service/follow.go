@@ -191,6 +191,7 @@ func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions, toEven
 		s.followWebhook(c)
 	}
 	s.announce()
+	withRelations(records, events) // logorder.go
 	toEvents.Push(events...)
 }
 

@@ -152,5 +152,37 @@ func (s *Service) followOwn(c store.ForeignCommit, events *fanout.Fanout[Change]
 		}
 	}
 	unlock()
+	withRelations(c.Records, out)
 	events.Push(out...)
+}
+
+// withRelations gives each change of a commit the relation rows the
+// commit wrote with that object as their owner (Change.Relations): a
+// commit's records hold all of its rows, so the list is complete.
+func withRelations(records []store.Record, changes []Change) {
+	var edits map[string][]RelationEdit // class\x00objectId of the owner -> rows
+	for _, r := range records {
+		if r.Kind != store.KindJoin {
+			continue
+		}
+		key, owning, ok1 := cutJoinClass(r.Class)
+		owningID, relatedID, ok2 := cutJoinKey(r.Key)
+		if !ok1 || !ok2 {
+			continue
+		}
+		if edits == nil {
+			edits = map[string][]RelationEdit{}
+		}
+		k := owning + "\x00" + owningID
+		edits[k] = append(edits[k], RelationEdit{Key: key, RelatedID: relatedID, Present: r.Value != nil})
+	}
+	for i := range changes {
+		c := &changes[i]
+		obj := c.Object
+		if obj == nil {
+			obj = c.Original
+		}
+		id, _ := obj["objectId"].(string)
+		c.Relations, c.RelationsKnown = edits[c.Class+"\x00"+id], true
+	}
 }

@@ -42,8 +42,8 @@ type Change struct {
 	OriginalJSON, ObjectJSON []byte
 	// Relations are the relation rows the commit wrote with this object
 	// as their owner (AddRelation, RemoveRelation) when RelationsKnown:
-	// set for this instance's commits as they are pushed, not for changes
-	// told from the store's change log (logorder.go, follow.go).
+	// set for this instance's commits, and for the changes told from the
+	// store's change log (withRelations).
 	Relations      []RelationEdit
 	RelationsKnown bool
 }
