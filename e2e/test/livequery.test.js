@@ -10,7 +10,7 @@ const assert = require('node:assert/strict');
 
 // LiveQuery classes, read by the server through the environment the
 // harness passes on.
-process.env.QUARRY_LIVE_QUERY_CLASS_NAMES = 'LQMessage,LQDoc,LQScore,LQReconnect';
+process.env.QUARRY_LIVE_QUERY_CLASS_NAMES = 'LQMessage,LQDoc,LQScore,LQReconnect,LQAlbum,LQPhoto';
 
 const { useServer, Parse, APP_ID, JS_KEY } = require('../harness');
 
@@ -216,6 +216,27 @@ test('a live join: an inner object that starts or stops matching moves its outer
   const left = next(sub, 'leave');
   await doc.save({ published: false });
   assert.equal((await left)[0].id, msg.id);
+  await sub.unsubscribe();
+});
+
+test('a relation query: photos added to and removed from an album enter and leave', async () => {
+  const album = await new Parse.Object('LQAlbum').save({ title: 'trip' });
+  const [p1, p2] = await Parse.Object.saveAll([new Parse.Object('LQPhoto', { n: 1 }), new Parse.Object('LQPhoto', { n: 2 })]);
+  album.relation('photos').add(p1);
+  await album.save();
+  // The SDK's relation query is a $relatedTo on the album.
+  const sub = await album.relation('photos').query().subscribe();
+  const entered = next(sub, 'enter');
+  album.relation('photos').add(p2);
+  await album.save();
+  assert.equal((await entered)[0].id, p2.id);
+  const left = next(sub, 'leave');
+  album.relation('photos').remove(p1);
+  await album.save();
+  assert.equal((await left)[0].id, p1.id);
+  const updated = next(sub, 'update');
+  await p2.save({ n: 20 });
+  assert.equal((await updated)[0].get('n'), 20);
   await sub.unsubscribe();
 });
 
