@@ -464,6 +464,13 @@ func (s *Server) addJoin(sub *subscription) *protoError {
 	if !ok {
 		return &protoError{code: schema.CodeInvalidQuery, msg: "live joins are not supported by this LiveQuery server"}
 	}
+	for _, j := range sub.query.Joins() {
+		// A class that does not publish never tells its changes: the join
+		// would silently keep its subscribe-time answer.
+		if c := j.Inner.Class(); !s.classAllowed(c) {
+			return &protoError{code: CodeClassDisabled, msg: fmt.Sprintf("Class %s is not enabled for LiveQuery (liveQuery.classNames): a live join on it could not follow its changes", c)}
+		}
+	}
 	var id Identity
 	if !sub.master && sub.token != "" {
 		var err error

@@ -82,6 +82,19 @@ func TestLiveRelatedToEntersAndLeaves(t *testing.T) {
 	c.expectEvents("leave 1", "leave 2")
 }
 
+// A live join on a class that does not publish is refused (119), as a
+// subscription to it is: its changes would never move the outer objects.
+func TestLiveJoinOnAClassThatDoesNotPublish(t *testing.T) {
+	s := startLive(t, "Photo", "Message")
+	c := dial(t, wsURL(s))
+	c.connect(nil)
+	c.send(map[string]any{"op": "subscribe", "requestId": 1, "query": map[string]any{"className": "Photo", "where": inAlbum("x")}})
+	c.expectError(119, "Class Album is not enabled")
+	c.send(map[string]any{"op": "subscribe", "requestId": 2, "query": map[string]any{"className": "Message", "where": inOpenRooms("$inQuery")}})
+	c.expectError(119, "Class Room is not enabled")
+	c.subscribe(3, "Message", map[string]any{"room": map[string]any{"$inQuery": map[string]any{"className": "Message", "where": map[string]any{}}}}, nil)
+}
+
 // Whoever may not get the owner is given nothing, as a find's $relatedTo
 // answers nothing: the members enter when the owner becomes readable to
 // the subscriber, and leave when it stops being.
