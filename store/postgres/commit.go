@@ -426,13 +426,16 @@ func (c *committer) apply(r store.Record) error {
 		}
 		if r.Value == nil {
 			c.queued.Queue("DELETE FROM "+quote(t.layout.table)+" WHERE "+quote(colID)+" = $1", r.Key)
-			return nil
+		} else {
+			args, err := t.layout.encode(r.Key, r.Value)
+			if err != nil {
+				return fmt.Errorf("%w: %v", store.ErrInvalidRecord, err)
+			}
+			c.queued.Queue(t.layout.upsert(), args...)
 		}
-		args, err := t.layout.encode(r.Key, r.Value)
-		if err != nil {
-			return fmt.Errorf("%w: %v", store.ErrInvalidRecord, err)
+		if r.Class == classUser {
+			c.queueAuthIDs(r.Key, r.Value)
 		}
-		c.queued.Queue(t.layout.upsert(), args...)
 		return nil
 	case store.KindJoin:
 		return c.applyJoin(r)
