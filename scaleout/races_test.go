@@ -186,3 +186,59 @@ func testSchemaRace(t *testing.T, cl *cluster) {
 		}
 	}
 }
+
+// authRounds is how many provider ids the clients race for, each way.
+const authRounds = 3
+
+// testAuthDataRace: every client signs up with one anonymous authData id
+// at once, round after round, then every client links another id to a
+// user of its own at once. The model allows one user for each id: one
+// sign-up 201 and logins (200) as that user for the others, one link 200
+// and 208 for the others. PostgreSQL must then hold one user linked to
+// each id.
+func testAuthDataRace(t *testing.T, cl *cluster) {
+	h := newHistory()
+	var ids []string
+	users := make([]string, cl.clients())
+	for c := range users {
+		body := mustCall(t, 201, "POST", cl.at(c, 0).url()+"/users",
+			map[string]any{"username": fmt.Sprintf("linker%d-%d", c, newRand(c).Uint32()), "password": "pw"})
+		users[c], _ = body["objectId"].(string)
+	}
+	for round := range 2 * authRounds {
+		id := fmt.Sprintf("auth%d-%d", round, newRand(round).Uint64())
+		ids = append(ids, id)
+		link := round >= authRounds
+		var start sync.WaitGroup
+		start.Add(1)
+		cl.parallel(func(c int) {
+			in := authIn{id: id}
+			method, url := "POST", cl.at(c, round).url()+"/users"
+			if link {
+				in.link = users[c]
+				method, url = "PUT", url+"/"+users[c]
+			}
+			start.Wait()
+			h.record(c, in, func() (any, bool) {
+				rep := call(method, url, map[string]any{"authData": map[string]any{"anonymous": map[string]any{"id": id}}})
+				if rep.status == 0 {
+					t.Errorf("%s %s: no answer: %v", method, url, rep.err)
+				}
+				user, _ := rep.body["objectId"].(string)
+				return authOut{status: rep.status, code: rep.code(), user: user}, false
+			})
+		}, start.Done)
+	}
+	h.check(t, authModel, "authData races")
+	conn := cl.sql(t)
+	for _, id := range ids {
+		// The whole row as text, whatever column authData is kept in.
+		var rows int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM "_User" AS u WHERE to_jsonb(u)::text LIKE '%' || $1 || '%'`, `"`+id+`"`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 1 {
+			t.Errorf("PostgreSQL holds %d users linked to authData id %q, want 1", rows, id)
+		}
+	}
+}
