@@ -98,6 +98,7 @@ var guarantees = []struct {
 	{"add_unique_set", testAddUniqueSet},
 	{"signup_race", testSignUpRace},
 	{"authdata_race", testAuthDataRace},
+	{"device_token_race", testDeviceTokenRace},
 	{"read_by_id", testReadByID},
 	{"livequery_order", func(t *testing.T, cl *cluster) { testLiveQueryOrder(t, cl, false) }},
 	{"livequery_concurrent", func(t *testing.T, cl *cluster) { testLiveQueryOrder(t, cl, true) }},

@@ -242,3 +242,40 @@ func testAuthDataRace(t *testing.T, cl *cluster) {
 		}
 	}
 }
+
+// testDeviceTokenRace: every client saves a new installation (its own
+// installationId) holding one deviceToken at once, round after round.
+// Parse keeps a token in one installation per appIdentifier: each save
+// removes the token's other holders, so whatever the order, every save
+// succeeds and exactly one installation keeps the token. (Parse keeps no
+// unique index on deviceToken, whose rules leave one token in several
+// installations of different appIdentifiers: the instances take turns
+// on the token, PostgreSQL has nothing to enforce.)
+func testDeviceTokenRace(t *testing.T, cl *cluster) {
+	var tokens []string
+	for round := range signUpRounds {
+		token := fmt.Sprintf("token%d-%d", round, newRand(round).Uint64())
+		tokens = append(tokens, token)
+		var start sync.WaitGroup
+		start.Add(1)
+		cl.parallel(func(c int) {
+			url := cl.at(c, round).url() + "/installations"
+			body := map[string]any{"installationId": fmt.Sprintf("iid-%s-%d", token, c), "deviceType": "android",
+				"deviceToken": token, "appIdentifier": "com.example.race"}
+			start.Wait()
+			if rep := call("POST", url, body); rep.status != 201 && rep.status != 200 {
+				t.Errorf("installation save %d of %s: HTTP %d %v %v", c, token, rep.status, rep.body, rep.err)
+			}
+		}, start.Done)
+	}
+	conn := cl.sql(t)
+	for _, token := range tokens {
+		var rows int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM "_Installation" AS i WHERE to_jsonb(i)::text LIKE '%' || $1 || '%'`, `"`+token+`"`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 1 {
+			t.Errorf("PostgreSQL holds %d installations with deviceToken %q, want 1", rows, token)
+		}
+	}
+}
