@@ -216,10 +216,13 @@ func operation(c *client, in *instance, ids []string, r *rand.Rand) (write bool,
 	}
 }
 
-// probe writes one object at a time on instance k and reads it back from
-// instance k+1 as fast as it can, until it is there: the delay counts
-// from the write's answer to the first read that found it (so it includes
-// at most one read's latency of overshoot).
+// probe writes one object at a time on instance k and queries for it on
+// instance k+1 as fast as it can, until it is there: the delay counts from
+// the write's answer to the first query that found it (so it includes at
+// most one query's latency of overshoot). A query, not a read by id: a
+// read by id catches up with the shared store before answering and would
+// find the object at once, while a query answers from memory as it
+// stands, so the delay is the follow lag (docs/scaling.md).
 func probe(ctx context.Context, c *client, instances []*instance, res *result) {
 	var delays []time.Duration
 	misses := 0
@@ -232,8 +235,12 @@ func probe(ctx context.Context, c *client, instances []*instance, res *result) {
 			continue
 		}
 		answered := time.Now()
+		query := to.url + "/classes/Probe?limit=1&where=" + url.QueryEscape(`{"objectId":"`+created.ObjectID+`"}`)
 		for {
-			if c.do("GET", to.url+"/classes/Probe/"+created.ObjectID, nil, 200, nil) == nil {
+			var found struct {
+				Results []json.RawMessage `json:"results"`
+			}
+			if c.do("GET", query, nil, 200, &found) == nil && len(found.Results) == 1 {
 				delays = append(delays, time.Since(answered))
 				break
 			}
