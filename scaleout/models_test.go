@@ -305,7 +305,7 @@ var byIDModel = (&porcupine.NondeterministicModel{
 
 // authData: one provider id links at most one user. A sign-up with it
 // creates that user (201) or, once it is linked, logs in as it (200, the
-// same objectId); a link of it to a user answers 200 when it is free or
+// same objectId) or answers 208 (a sign-up that lost a race); a link of it to a user answers 200 when it is free or
 // already that user's, and 208 when another user holds it.
 
 type authIn struct {
@@ -328,6 +328,10 @@ var authModel = (&porcupine.NondeterministicModel{
 			case holder == "" && out.status == 201 && out.user != "":
 				return []any{out.user}
 			case holder != "" && out.status == 200 && out.user == holder:
+				return []any{holder}
+			case holder != "" && out.status == 400 && out.code == 208:
+				// Lost a race with another instance's sign-up, which
+				// answers 208 rather than a login (docs/scaling.md).
 				return []any{holder}
 			}
 			return nil

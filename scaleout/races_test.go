@@ -193,8 +193,8 @@ const authRounds = 3
 // testAuthDataRace: every client signs up with one anonymous authData id
 // at once, round after round, then every client links another id to a
 // user of its own at once. The model allows one user for each id: one
-// sign-up 201 and logins (200) as that user for the others, one link 200
-// and 208 for the others. PostgreSQL must then hold one user linked to
+// sign-up 201 and logins (200) as that user or 208 for the others, one
+// link 200 and 208 for the others. PostgreSQL must then hold one user linked to
 // each id.
 func testAuthDataRace(t *testing.T, cl *cluster) {
 	h := newHistory()
