@@ -198,7 +198,7 @@ const authRounds = 3
 // each id.
 func testAuthDataRace(t *testing.T, cl *cluster) {
 	h := newHistory()
-	var ids []string
+	conn := cl.sql(t)
 	users := make([]string, cl.clients())
 	for c := range users {
 		body := mustCall(t, 201, "POST", cl.at(c, 0).url()+"/users",
@@ -207,7 +207,6 @@ func testAuthDataRace(t *testing.T, cl *cluster) {
 	}
 	for round := range 2 * authRounds {
 		id := fmt.Sprintf("auth%d-%d", round, newRand(round).Uint64())
-		ids = append(ids, id)
 		link := round >= authRounds
 		var start sync.WaitGroup
 		start.Add(1)
@@ -228,11 +227,9 @@ func testAuthDataRace(t *testing.T, cl *cluster) {
 				return authOut{status: rep.status, code: rep.code(), user: user}, false
 			})
 		}, start.Done)
-	}
-	h.check(t, authModel, "authData races")
-	conn := cl.sql(t)
-	for _, id := range ids {
-		// The whole row as text, whatever column authData is kept in.
+		// Before the next round, whose link may replace this id (one
+		// anonymous id per user). The whole row as text, whatever column
+		// authData is kept in.
 		var rows int
 		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM "_User" AS u WHERE to_jsonb(u)::text LIKE '%' || $1 || '%'`, `"`+id+`"`).Scan(&rows); err != nil {
 			t.Fatal(err)
@@ -241,6 +238,7 @@ func testAuthDataRace(t *testing.T, cl *cluster) {
 			t.Errorf("PostgreSQL holds %d users linked to authData id %q, want 1", rows, id)
 		}
 	}
+	h.check(t, authModel, "authData races")
 }
 
 // testDeviceTokenRace: every client saves a new installation (its own
