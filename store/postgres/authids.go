@@ -45,8 +45,9 @@ func authIDs(value []byte) (providers, ids []string) {
 			continue
 		}
 		if id, ok := entry.ID.(string); ok && id != "" {
-			providers = append(providers, p)
-			ids = append(ids, id)
+			// PostgreSQL text holds no NUL (versionKey's escape).
+			providers = append(providers, versionKey(p))
+			ids = append(ids, versionKey(id))
 		}
 	}
 	return providers, ids

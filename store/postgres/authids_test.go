@@ -44,6 +44,8 @@ func TestAuthDataIDsUnique(t *testing.T) {
 		{"deleted user's id free", b, user("u6", `{"facebook":{"id":"F1"}}`), false},
 		{"two providers, one taken", a, user("u7", `{"github":{"id":"G1"},"facebook":{"id":"F2"}}`), true},
 		{"nothing of the refused write kept", b, user("u8", `{"github":{"id":"G1"}}`), false},
+		{"a NUL in a provider id", a, user("u9", `{"odd\u0000":{"id":"N\u0000"}}`), false},
+		{"the same id with a NUL", b, user("u10", `{"odd\u0000":{"id":"N\u0000"}}`), true},
 	}
 	for _, s := range steps {
 		err := s.on.Commit([]store.Record{s.record})
