@@ -97,6 +97,8 @@ var guarantees = []struct {
 	{"disjoint_fields", testDisjointFields},
 	{"add_unique_set", testAddUniqueSet},
 	{"signup_race", testSignUpRace},
+	{"authdata_race", testAuthDataRace},
+	{"device_token_race", testDeviceTokenRace},
 	{"read_by_id", testReadByID},
 	{"livequery_order", func(t *testing.T, cl *cluster) { testLiveQueryOrder(t, cl, false) }},
 	{"livequery_concurrent", func(t *testing.T, cl *cluster) { testLiveQueryOrder(t, cl, true) }},

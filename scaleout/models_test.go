@@ -302,3 +302,53 @@ var byIDModel = (&porcupine.NondeterministicModel{
 		return fmt.Sprintf("%s(%s %s) -> %s", in.op, in.key, in.value, describe(out.outcome, res, out.detail))
 	},
 }).ToModel()
+
+// authData: one provider id links at most one user. A sign-up with it
+// creates that user (201) or, once it is linked, logs in as it (200, the
+// same objectId) or answers 208 (a sign-up that lost a race); a link of it to a user answers 200 when it is free or
+// already that user's, and 208 when another user holds it.
+
+type authIn struct {
+	id   string // the anonymous provider id
+	link string // the user it is linked to; "": a sign-up
+}
+
+type authOut struct {
+	status, code int
+	user         string // sign-up: the objectId answered
+}
+
+var authModel = (&porcupine.NondeterministicModel{
+	Partition: partitionBy(func(in any) string { return in.(authIn).id }),
+	Init:      func() []any { return []any{""} },
+	Step: func(state, input, output any) []any {
+		holder, in, out := state.(string), input.(authIn), output.(authOut)
+		if in.link == "" {
+			switch {
+			case holder == "" && out.status == 201 && out.user != "":
+				return []any{out.user}
+			case holder != "" && out.status == 200 && out.user == holder:
+				return []any{holder}
+			case holder != "" && out.status == 400 && out.code == 208:
+				// Lost a race with another instance's sign-up, which
+				// answers 208 rather than a login (docs/scaling.md).
+				return []any{holder}
+			}
+			return nil
+		}
+		switch {
+		case (holder == "" || holder == in.link) && out.status == 200:
+			return []any{in.link}
+		case holder != "" && holder != in.link && out.status == 400 && out.code == 208:
+			return []any{holder}
+		}
+		return nil
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(authIn), output.(authOut)
+		if in.link == "" {
+			return fmt.Sprintf("signUp(authData %s) -> HTTP %d code %d user %s", in.id, out.status, out.code, out.user)
+		}
+		return fmt.Sprintf("link(authData %s to %s) -> HTTP %d code %d", in.id, in.link, out.status, out.code)
+	},
+}).ToModel()

@@ -186,3 +186,94 @@ func testSchemaRace(t *testing.T, cl *cluster) {
 		}
 	}
 }
+
+// authRounds is how many provider ids the clients race for, each way.
+const authRounds = 3
+
+// testAuthDataRace: every client signs up with one anonymous authData id
+// at once, round after round, then every client links another id to a
+// user of its own at once. The model allows one user for each id: one
+// sign-up 201 and logins (200) as that user or 208 for the others, one
+// link 200 and 208 for the others. PostgreSQL must then hold one user linked to
+// each id.
+func testAuthDataRace(t *testing.T, cl *cluster) {
+	h := newHistory()
+	conn := cl.sql(t)
+	users := make([]string, cl.clients())
+	for c := range users {
+		body := mustCall(t, 201, "POST", cl.at(c, 0).url()+"/users",
+			map[string]any{"username": fmt.Sprintf("linker%d-%d", c, newRand(c).Uint32()), "password": "pw"})
+		users[c], _ = body["objectId"].(string)
+	}
+	for round := range 2 * authRounds {
+		id := fmt.Sprintf("auth%d-%d", round, newRand(round).Uint64())
+		link := round >= authRounds
+		var start sync.WaitGroup
+		start.Add(1)
+		cl.parallel(func(c int) {
+			in := authIn{id: id}
+			method, url := "POST", cl.at(c, round).url()+"/users"
+			if link {
+				in.link = users[c]
+				method, url = "PUT", url+"/"+users[c]
+			}
+			start.Wait()
+			h.record(c, in, func() (any, bool) {
+				rep := call(method, url, map[string]any{"authData": map[string]any{"anonymous": map[string]any{"id": id}}})
+				if rep.status == 0 {
+					t.Errorf("%s %s: no answer: %v", method, url, rep.err)
+				}
+				user, _ := rep.body["objectId"].(string)
+				return authOut{status: rep.status, code: rep.code(), user: user}, false
+			})
+		}, start.Done)
+		// Before the next round, whose link may replace this id (one
+		// anonymous id per user). The whole row as text, whatever column
+		// authData is kept in.
+		var rows int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM "_User" AS u WHERE to_jsonb(u)::text LIKE '%' || $1 || '%'`, `"`+id+`"`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 1 {
+			t.Errorf("PostgreSQL holds %d users linked to authData id %q, want 1", rows, id)
+		}
+	}
+	h.check(t, authModel, "authData races")
+}
+
+// testDeviceTokenRace: every client saves a new installation (its own
+// installationId) holding one deviceToken at once, round after round.
+// Parse keeps a token in one installation per appIdentifier: each save
+// removes the token's other holders, so whatever the order, every save
+// succeeds and exactly one installation keeps the token. (Parse keeps no
+// unique index on deviceToken, whose rules leave one token in several
+// installations of different appIdentifiers: the instances take turns
+// on the token, PostgreSQL has nothing to enforce.)
+func testDeviceTokenRace(t *testing.T, cl *cluster) {
+	var tokens []string
+	for round := range signUpRounds {
+		token := fmt.Sprintf("token%d-%d", round, newRand(round).Uint64())
+		tokens = append(tokens, token)
+		var start sync.WaitGroup
+		start.Add(1)
+		cl.parallel(func(c int) {
+			url := cl.at(c, round).url() + "/installations"
+			body := map[string]any{"installationId": fmt.Sprintf("iid-%s-%d", token, c), "deviceType": "android",
+				"deviceToken": token, "appIdentifier": "com.example.race"}
+			start.Wait()
+			if rep := call("POST", url, body); rep.status != 201 && rep.status != 200 {
+				t.Errorf("installation save %d of %s: HTTP %d %v %v", c, token, rep.status, rep.body, rep.err)
+			}
+		}, start.Done)
+	}
+	conn := cl.sql(t)
+	for _, token := range tokens {
+		var rows int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM "_Installation" AS i WHERE to_jsonb(i)::text LIKE '%' || $1 || '%'`, `"`+token+`"`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 1 {
+			t.Errorf("PostgreSQL holds %d installations with deviceToken %q, want 1", rows, token)
+		}
+	}
+}

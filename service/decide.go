@@ -268,6 +268,8 @@ func uniqueCode(err error) error {
 		return schema.Errorf(codeUsernameTaken, "Account already exists for this username.")
 	case u.Class == classUser && u.Field == "email":
 		return schema.Errorf(codeEmailTaken, "Account already exists for this email address.")
+	case u.Class == classUser && u.Field == "authData":
+		return errAuthAlreadyUsed
 	case u.Class == classRole && u.Field == "name":
 		return schema.Errorf(schema.CodeDuplicateValue, "A role with that name already exists.")
 	default:

@@ -17,6 +17,7 @@ func TestUniqueCode(t *testing.T) {
 		{"_User", "username", 202},
 		{"_User", "email", 203},
 		{"_Role", "name", 137},
+		{"_User", "authData", 208},
 		{"_Installation", "installationId", 137},
 	} {
 		err := uniqueCode(fmt.Errorf("postgres: commit: %w", &store.UniqueError{Class: tc.class, Field: tc.field}))

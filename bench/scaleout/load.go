@@ -127,6 +127,7 @@ type result struct {
 	writeLatencies      []time.Duration // creates and Increments
 	firstErr            error
 	delays              []time.Duration // write answered on one instance -> readable on another
+	delaysAtLeast       []time.Duration // the lower bound of each: until the last query that missed it began
 	probeMisses         int             // probes not visible within probeTimeout
 }
 
@@ -216,12 +217,17 @@ func operation(c *client, in *instance, ids []string, r *rand.Rand) (write bool,
 	}
 }
 
-// probe writes one object at a time on instance k and reads it back from
-// instance k+1 as fast as it can, until it is there: the delay counts
-// from the write's answer to the first read that found it (so it includes
-// at most one read's latency of overshoot).
+// probe writes one object at a time on instance k and queries for it on
+// instance k+1 as fast as it can, until it is there. The object became
+// visible after the last query that missed it began and before the first
+// that found it ended: the delay counts from the write's answer to that
+// end (at most one query's latency late), its lower bound to that
+// beginning (0 when the first query found it). A query, not a read by id:
+// a read by id catches up with the shared store before answering and
+// would find the object at once, while a query answers from memory as it
+// stands, so the delay is the follow lag (docs/scaling.md).
 func probe(ctx context.Context, c *client, instances []*instance, res *result) {
-	var delays []time.Duration
+	var delays, atLeast []time.Duration
 	misses := 0
 	for k := 0; ctx.Err() == nil; k++ {
 		from, to := instances[k%len(instances)], instances[(k+1)%len(instances)]
@@ -232,16 +238,24 @@ func probe(ctx context.Context, c *client, instances []*instance, res *result) {
 			continue
 		}
 		answered := time.Now()
+		query := to.url + "/classes/Probe?limit=1&where=" + url.QueryEscape(`{"objectId":"`+created.ObjectID+`"}`)
+		var missedFrom time.Duration
 		for {
-			if c.do("GET", to.url+"/classes/Probe/"+created.ObjectID, nil, 200, nil) == nil {
+			began := time.Since(answered)
+			var found struct {
+				Results []json.RawMessage `json:"results"`
+			}
+			if c.do("GET", query, nil, 200, &found) == nil && len(found.Results) == 1 {
 				delays = append(delays, time.Since(answered))
+				atLeast = append(atLeast, missedFrom)
 				break
 			}
+			missedFrom = began
 			if time.Since(answered) > probeTimeout {
 				misses++
 				break
 			}
 		}
 	}
-	res.delays, res.probeMisses = delays, misses
+	res.delays, res.delaysAtLeast, res.probeMisses = delays, atLeast, misses
 }

@@ -204,8 +204,9 @@ func (p plan) once(server string, n int) (err error) {
 		loadBefore := loadAverage()
 		res := paced(c, instances, p.rate, p.d)
 		d50, d99 := summary(res.delays)
-		fmt.Printf("%-13s %-9d paced %d creates/s: %.0f writes/s answered, %d errors; follow lag p50 %.2f ms, p99 %.2f ms over %d probes (%d not seen in %s)  %s -> %s\n",
-			server, n, p.rate, float64(res.writes)/res.elapsed.Seconds(), res.errors, d50, d99, len(res.delays), res.probeMisses, probeTimeout, loadBefore, loadAverage())
+		l50, l99 := summary(res.delaysAtLeast)
+		fmt.Printf("%-13s %-9d paced %d creates/s: %.0f writes/s answered, %d errors; follow lag p50 %.2f ms, p99 %.2f ms (at least %.2f, %.2f) over %d probes (%d not seen in %s)  %s -> %s\n",
+			server, n, p.rate, float64(res.writes)/res.elapsed.Seconds(), res.errors, d50, d99, l50, l99, len(res.delays), res.probeMisses, probeTimeout, loadBefore, loadAverage())
 	}
 	return nil
 }

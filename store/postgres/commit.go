@@ -17,8 +17,8 @@ import (
 
 // Commit implements store.Adapter: one PostgreSQL transaction applies the
 // schema changes (CREATE / ALTER TABLE), the objects, relations and
-// settings, and appends the whole commit to _changes, whose NOTIFY wakes
-// the other instances when it commits.
+// settings, and appends the whole commit to _changes, whose NOTIFY hands
+// it to the other instances when it commits (notify.go).
 func (a *Adapter) Commit(records []store.Record) error {
 	return a.commit(records, nil)
 }
@@ -248,10 +248,10 @@ func (c *committer) run(batch []*pending, ids []int64) error {
 		id := &ids[i]
 		c.queued.Queue("INSERT INTO "+quote(tableChanges)+` ("origin", "records") VALUES ($1, $2) RETURNING "id"`,
 			c.a.origin, payload).QueryRow(func(row pgx.Row) error { return row.Scan(id) })
+		// lastval() is the id just inserted (notify.go).
+		c.queued.Queue("SELECT pg_notify($1, lastval()::text || $2)", channel, notifyTail(c.a.origin, payload))
 		c.queueVersions(writtenKeys(p))
 	}
-	// A wake-up only: followers read _changes from their own position.
-	c.queued.Queue("SELECT pg_notify($1, '')", channel)
 	c.queued.Queue("COMMIT")
 	return mayHaveCommitted(c.flush())
 }
@@ -426,13 +426,16 @@ func (c *committer) apply(r store.Record) error {
 		}
 		if r.Value == nil {
 			c.queued.Queue("DELETE FROM "+quote(t.layout.table)+" WHERE "+quote(colID)+" = $1", r.Key)
-			return nil
+		} else {
+			args, err := t.layout.encode(r.Key, r.Value)
+			if err != nil {
+				return fmt.Errorf("%w: %v", store.ErrInvalidRecord, err)
+			}
+			c.queued.Queue(t.layout.upsert(), args...)
 		}
-		args, err := t.layout.encode(r.Key, r.Value)
-		if err != nil {
-			return fmt.Errorf("%w: %v", store.ErrInvalidRecord, err)
+		if r.Class == classUser {
+			c.queueAuthIDs(r.Key, r.Value)
 		}
-		c.queued.Queue(t.layout.upsert(), args...)
 		return nil
 	case store.KindJoin:
 		return c.applyJoin(r)

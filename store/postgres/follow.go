@@ -23,7 +23,8 @@ const (
 )
 
 // Follow implements store.Follower. One connection LISTENs on the change
-// channel; each notification (and each reconnect) reads _changes after the
+// channel; a notification carries the next change itself (notify.go), and
+// any other notification (and each reconnect) reads _changes after the
 // last id handed over, so a lost notification or connection delays a
 // change but never loses it.
 func (a *Adapter) Follow(from int64, fn func(store.ForeignCommit)) (func(), error) {
@@ -124,7 +125,7 @@ func (f *follower) session(ctx context.Context) (progressed bool, err error) {
 		if err := f.catchUp(ctx, conn); err != nil {
 			return true, err
 		}
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		if err := f.takeCarried(ctx, conn); err != nil {
 			return true, err
 		}
 	}
@@ -160,59 +161,69 @@ func (f *follower) catchUp(ctx context.Context, conn *pgx.Conn) error {
 		if err != nil {
 			return err
 		}
-		type row struct {
-			id      int64
-			foreign bool
-			records []byte
-		}
-		var batch []row
+		var batch []changeRow
 		for rows.Next() {
-			var r row
+			var c changeRow
 			var origin string
-			if err := rows.Scan(&r.id, &origin, &r.records); err != nil {
+			if err := rows.Scan(&c.id, &origin, &c.records); err != nil {
 				rows.Close()
 				return err
 			}
-			r.foreign = origin != f.a.origin
-			batch = append(batch, r)
+			c.foreign = origin != f.a.origin
+			batch = append(batch, c)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for _, r := range batch {
-			records, err := decodeChange(r.records)
-			if err != nil {
-				return fmt.Errorf("change %d: %w", r.id, errors.Join(store.ErrDamaged, err))
+		for _, c := range batch {
+			if err := f.handOver(c); err != nil {
+				return err
 			}
-			id := r.id
-			superseded := func(rec store.Record) bool { return f.a.superseded(rec, id) }
-			if !r.foreign {
-				f.a.forgetOwn(records, id)
-				if merged := f.a.takeMerged(id); merged != nil {
-					// Memory holds the schema as this instance sent it;
-					// the database's is the merge (merge.go).
-					f.fn(store.ForeignCommit{Records: merged, Superseded: superseded})
-				}
-				if f.withOwn {
-					f.fn(store.ForeignCommit{Own: true, Records: records, Superseded: superseded})
-				}
-			} else {
-				f.fn(store.ForeignCommit{Records: records, Superseded: superseded})
-				for _, rec := range records {
-					if rec.Kind == store.KindSchema && !superseded(rec) {
-						f.a.noteKnown(rec.Class, rec.Value)
-					}
-				}
-			}
-			f.pos = r.id
-			f.a.advance(r.id)
-			f.a.noteSeen(r.id)
 		}
 		if len(batch) < followBatch {
 			return nil
 		}
 	}
+}
+
+// changeRow is one row of _changes, read or carried by a notification.
+type changeRow struct {
+	id      int64
+	foreign bool
+	records []byte // encodeChange's bytes
+}
+
+// handOver hands change c, the one after f.pos, over and moves past it.
+func (f *follower) handOver(c changeRow) error {
+	records, err := decodeChange(c.records)
+	if err != nil {
+		return fmt.Errorf("change %d: %w", c.id, errors.Join(store.ErrDamaged, err))
+	}
+	id := c.id
+	superseded := func(rec store.Record) bool { return f.a.superseded(rec, id) }
+	if !c.foreign {
+		f.a.forgetOwn(records, id)
+		if merged := f.a.takeMerged(id); merged != nil {
+			// Memory holds the schema as this instance sent it; the
+			// database's is the merge (merge.go).
+			f.fn(store.ForeignCommit{Records: merged, Superseded: superseded})
+		}
+		if f.withOwn {
+			f.fn(store.ForeignCommit{Own: true, Records: records, Superseded: superseded})
+		}
+	} else {
+		f.fn(store.ForeignCommit{Records: records, Superseded: superseded})
+		for _, rec := range records {
+			if rec.Kind == store.KindSchema && !superseded(rec) {
+				f.a.noteKnown(rec.Class, rec.Value)
+			}
+		}
+	}
+	f.pos = id
+	f.a.advance(id)
+	f.a.noteSeen(id)
+	return nil
 }
 
 // ownWrite is a commit this Adapter made or is making. Followers compare

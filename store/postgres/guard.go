@@ -128,9 +128,10 @@ type uniqueRule struct {
 	lower        bool
 }
 
-// uniqueRules are Parse's unique fields. (authData ids and device tokens
-// are unique through guards alone: their values live inside JSON or are
-// merged by the installation rules.)
+// uniqueRules are Parse's unique fields. (authData ids have a table of
+// their own, authids.go; device tokens are not unique in Parse, whose
+// installation rules keep one token in several installations in some
+// cases: guards alone make concurrent saves take turns on them.)
 var uniqueRules = []uniqueRule{
 	{"_User", "username", true},
 	{"_User", "email", true},
@@ -181,6 +182,9 @@ func asUnique(err error) error {
 	}
 	if r, ok := uniqueRuleOf(pe.ConstraintName); ok {
 		return &store.UniqueError{Class: r.class, Field: r.field}
+	}
+	if pe.ConstraintName == authIDsUnique {
+		return &store.UniqueError{Class: classUser, Field: "authData"}
 	}
 	return err
 }

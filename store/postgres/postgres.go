@@ -239,7 +239,10 @@ func (a *Adapter) prepare(ctx context.Context) error {
 		if err := migratePolygonColumns(ctx, tx); err != nil {
 			return err
 		}
-		return a.ensureUniqueIndexes(ctx, tx)
+		if err := a.ensureUniqueIndexes(ctx, tx); err != nil {
+			return err
+		}
+		return a.ensureAuthIDs(ctx, tx)
 	})
 }
 
