@@ -34,6 +34,8 @@ require (
 	golang.org/x/sync v0.25.0
 )
 
+require github.com/evanw/esbuild v0.28.2 // indirect
+
 require (
 	github.com/Azure/go-ntlmssp v0.1.1 // indirect
 	github.com/agnivade/levenshtein v1.2.2 // indirect

@@ -258,7 +258,10 @@ func (s *Scripts) load(path string) ([]byte, error) {
 		}
 		s.mu.Unlock()
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	return scriptSource(path, b)
 }
 
 // regexpMatchBound bounds each match of a backtracking regular expression

@@ -1,0 +1,54 @@
+package cloud_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/server/servertest"
+)
+
+// TestESModules loads testdata/esmapp, cloud code written as ES modules
+// (import, export, export default, import(), import.meta, .mjs, an
+// ESM-only npm package, the parse package imported by name) with an npm
+// package using syntax goja rejects (async generators, for await, a
+// hashbang), and runs its functions through REST.
+func TestESModules(t *testing.T) {
+	srv := servertest.StartLogged(t, quiet, func(o *config.Options) {
+		o.Cloud = filepath.Join("testdata", "esmapp", "main.js")
+	})
+	run(t, srv, []scenario{
+		{name: "static imports of files, built-ins and packages", method: "POST", path: "/functions/esmImports", status: 200,
+			has: []string{`"slug":"hello-es-world"`, `"words":3`, `"cents":125`, `"hash":"11f6ad8e"`, `"shout":"HI!"`, `"version":3`, `"sameParse":true`}},
+		{name: "dynamic import() and import.meta", method: "POST", path: "/functions/esmDynamic", status: 200,
+			has: []string{`{"result":{"at":true,"lazy":true}}`}},
+		{name: "an npm package's async generators and for await", method: "POST", path: "/functions/forAwait", status: 200,
+			has: []string{`"out":[1,2,3]`, `"all":[1,2]`, `"next":11`}},
+		{name: "an error in an .mjs module", method: "POST", path: "/functions/esmThrows", status: 400,
+			has: []string{`"code":141`, "Cannot read property 'amount' of undefined"}, hasNot: []string{".mjs", " at "}},
+	})
+	res := srv.Do(t, "GET", "/scriptlog?level=error&n=100", nil, servertest.Master())
+	var entries []map[string]any
+	if err := json.Unmarshal(res.Body, &entries); err != nil {
+		t.Fatalf("scriptlog: %d %s", res.Status, res.Body)
+	}
+	for _, e := range entries {
+		msg, _ := e["message"].(string)
+		if !strings.Contains(msg, "function esmThrows") {
+			continue
+		}
+		// The transformed code's positions map back to the files as written.
+		for _, w := range []string{"lib/money.mjs:8:", "main.js:35:"} {
+			if !strings.Contains(msg, w) {
+				t.Errorf("the stack lacks %q:\n%s", w, msg)
+			}
+		}
+		if strings.Contains(msg, "testdata/") {
+			t.Errorf("the stack shows the install path:\n%s", msg)
+		}
+		return
+	}
+	t.Errorf("no error-level log entry for esmThrows in %s", res.Body)
+}
