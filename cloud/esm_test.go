@@ -2,6 +2,7 @@ package cloud_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,6 +30,30 @@ func TestESModules(t *testing.T) {
 		{name: "an error in an .mjs module", method: "POST", path: "/functions/esmThrows", status: 400,
 			has: []string{`"code":141`, "Cannot read property 'amount' of undefined"}, hasNot: []string{".mjs", " at "}},
 	})
+	checkESMStack(t, srv)
+}
+
+// TestESModulesInEscapedFolder: installed in a folder whose name a URL
+// escapes ("my app"), the app still loads and its stacks, named through
+// the source maps as URLs, show neither the folder nor its escaped form.
+func TestESModulesInEscapedFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my app")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "esmapp"))); err != nil {
+		t.Fatal(err)
+	}
+	srv := servertest.StartLogged(t, quiet, func(o *config.Options) { o.Cloud = filepath.Join(dir, "main.js") })
+	run(t, srv, []scenario{
+		{name: "an error in an .mjs module", method: "POST", path: "/functions/esmThrows", status: 400, has: []string{`"code":141`}},
+	})
+	if msg := checkESMStack(t, srv); strings.Contains(msg, "my%20app") || strings.Contains(msg, "my app") {
+		t.Errorf("the stack shows the install folder:\n%s", msg)
+	}
+}
+
+// checkESMStack finds esmThrows's error-level log entry and checks that
+// its stack names the files and lines as written; it returns the entry.
+func checkESMStack(t *testing.T, srv *servertest.Server) string {
+	t.Helper()
 	res := srv.Do(t, "GET", "/scriptlog?level=error&n=100", nil, servertest.Master())
 	var entries []map[string]any
 	if err := json.Unmarshal(res.Body, &entries); err != nil {
@@ -40,7 +65,7 @@ func TestESModules(t *testing.T) {
 			continue
 		}
 		// The transformed code's positions map back to the files as written.
-		for _, w := range []string{"lib/money.mjs:8:", "main.js:35:"} {
+		for _, w := range []string{"\tat broken (lib/money.mjs:8:", "main.js:35:"} {
 			if !strings.Contains(msg, w) {
 				t.Errorf("the stack lacks %q:\n%s", w, msg)
 			}
@@ -48,7 +73,8 @@ func TestESModules(t *testing.T) {
 		if strings.Contains(msg, "testdata/") {
 			t.Errorf("the stack shows the install path:\n%s", msg)
 		}
-		return
+		return msg
 	}
 	t.Errorf("no error-level log entry for esmThrows in %s", res.Body)
+	return ""
 }
