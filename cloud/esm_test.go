@@ -22,7 +22,7 @@ func TestESModules(t *testing.T) {
 	})
 	run(t, srv, []scenario{
 		{name: "static imports of files, built-ins and packages", method: "POST", path: "/functions/esmImports", status: 200,
-			has: []string{`"slug":"hello-es-world"`, `"words":3`, `"cents":125`, `"hash":"11f6ad8e"`, `"shout":"HI!"`, `"version":3`, `"sameParse":true`}},
+			has: []string{`"slug":"hello-es-world"`, `"words":3`, `"cents":125`, `"hash":"11f6ad8e"`, `"shout":"HI!"`, `"flavor":"cjs"`, `"double":42`, `"version":3`, `"sameParse":true`}},
 		{name: "dynamic import() and import.meta", method: "POST", path: "/functions/esmDynamic", status: 200,
 			has: []string{`{"result":{"at":true,"lazy":true}}`}},
 		{name: "an npm package's async generators and for await", method: "POST", path: "/functions/forAwait", status: 200,
@@ -65,7 +65,7 @@ func checkESMStack(t *testing.T, srv *servertest.Server) string {
 			continue
 		}
 		// The transformed code's positions map back to the files as written.
-		for _, w := range []string{"\tat broken (lib/money.mjs:8:", "main.js:35:"} {
+		for _, w := range []string{"\tat broken (lib/money.mjs:8:", "main.js:39:"} {
 			if !strings.Contains(msg, w) {
 				t.Errorf("the stack lacks %q:\n%s", w, msg)
 			}

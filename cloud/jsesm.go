@@ -43,6 +43,9 @@ var gojaLacks = map[string]bool{
 // parse are transformed; JSON and source maps pass unchanged. An error
 // names the file, line and column as goja's syntax errors do.
 func scriptSource(path string, src []byte) ([]byte, error) {
+	if filepath.Base(path) == "package.json" {
+		return packageMain(src), nil
+	}
 	switch filepath.Ext(path) {
 	case ".js", ".cjs", ".mjs", "":
 	default:
@@ -73,6 +76,73 @@ func scriptSource(path string, src []byte) ([]byte, error) {
 		return nil, fmt.Errorf("SyntaxError: %s: Line %d:%d %s", path, m.Location.Line, m.Location.Column+1, m.Text)
 	}
 	return out.Code, nil
+}
+
+// exportConditions are the conditions of a package's "exports" require()
+// follows, in order. "import" comes last: an ES module entry loads too,
+// rewritten by esbuild.
+var exportConditions = []string{"require", "node", "default", "import"}
+
+// packageMain makes goja_nodejs, which reads only a package.json's
+// "main", load the file the package's "exports" names for the package
+// itself, as Node does ("exports" wins over "main"; packages published as
+// ES modules often have no "main"). A package.json without "exports", or
+// whose "exports" names no entry for ".", is returned unchanged; subpaths
+// ("pkg/feature") still resolve as files.
+func packageMain(src []byte) []byte {
+	var pkg map[string]json.RawMessage
+	if json.Unmarshal(src, &pkg) != nil {
+		return src
+	}
+	exports, ok := pkg["exports"]
+	if !ok {
+		return src
+	}
+	target := exportTarget(exports, true)
+	if target == "" {
+		return src
+	}
+	pkg["main"], _ = json.Marshal(target)
+	out, err := json.Marshal(pkg)
+	if err != nil {
+		return src
+	}
+	return out
+}
+
+// exportTarget is the file an "exports" value names for the package
+// itself: a string, the first usable entry of an array, an object of
+// conditions, or (at the top only) an object of subpaths whose "." entry
+// it follows.
+func exportTarget(raw json.RawMessage, top bool) string {
+	var target string
+	if json.Unmarshal(raw, &target) == nil {
+		return target
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) == nil {
+		for _, e := range list {
+			if t := exportTarget(e, false); t != "" {
+				return t
+			}
+		}
+		return ""
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	if dot, ok := m["."]; ok && top {
+		return exportTarget(dot, false)
+	}
+	for _, cond := range exportConditions {
+		if v, ok := m[cond]; ok {
+			if t := exportTarget(v, false); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
 }
 
 // gojaCompiles reports whether goja compiles src as require would: some

@@ -1,6 +1,7 @@
 package cloud
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,6 +96,32 @@ func BenchmarkScriptSource(b *testing.B) {
 				if _, err := scriptSource("/app/main.js", c.src); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// TestPackageMain: the entry a package.json's "exports" names for the
+// package itself becomes its "main", as Node prefers "exports".
+func TestPackageMain(t *testing.T) {
+	for _, c := range []struct{ name, pkg, main string }{
+		{"no exports keeps main", `{"main":"lib/a.js"}`, "lib/a.js"},
+		{"string", `{"main":"old.js","exports":"./new.js"}`, "./new.js"},
+		{"conditions prefer require", `{"exports":{"import":"./m.mjs","require":"./c.cjs"}}`, "./c.cjs"},
+		{"dot entry with nested conditions", `{"exports":{".":{"node":{"require":"./n.cjs"},"default":"./d.js"},"./sub":"./s.js"}}`, "./n.cjs"},
+		{"import only", `{"type":"module","exports":{"import":"./esm.js"}}`, "./esm.js"},
+		{"array", `{"exports":[{"worker":"./w.js"},"./fallback.js"]}`, "./fallback.js"},
+		{"subpaths only keep main", `{"main":"m.js","exports":{"./sub":"./s.js"}}`, "m.js"},
+		{"browser only keeps main", `{"main":"m.js","exports":{"browser":"./b.js"}}`, "m.js"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := scriptSource("/app/node_modules/p/package.json", []byte(c.pkg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pkg struct{ Main string }
+			if err := json.Unmarshal(out, &pkg); err != nil || pkg.Main != c.main {
+				t.Errorf("main %q (%v), want %q: %s", pkg.Main, err, c.main, out)
 			}
 		})
 	}

@@ -8,6 +8,8 @@ import slug, { words } from './lib/words.js';
 import * as money from './lib/money.mjs';
 import streamy, { collect } from 'streamy';
 import { shout } from 'esm-only';
+import { flavor } from 'exported';
+import double from 'esm-exports';
 
 export const version = 3;
 
@@ -17,6 +19,8 @@ Cloud.define('esmImports', () => ({
   cents: money.cents(1.25),
   hash: createHash('sha1').update('x').digest('hex').slice(0, 8),
   shout: shout('hi'),
+  flavor,
+  double: double(21),
   version,
   sameParse: Parse === globalThis.Parse,
 }));
