@@ -2,6 +2,7 @@ package cloud
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -66,7 +67,13 @@ func (s *Scripts) shortStack(stack string) string {
 		return ""
 	}
 	dir := filepath.Dir(s.main) + string(filepath.Separator)
-	lines := strings.Split(gojaPC.ReplaceAllString(strings.ReplaceAll(stack, dir, ""), "$1"), "\n")
+	stack = strings.ReplaceAll(stack, dir, "")
+	// A file loaded through esbuild (jsesm.go) is named by its source
+	// map, as a URL: the folder may show escaped ("my%20app").
+	if escaped := (&url.URL{Path: filepath.ToSlash(dir)}).String(); escaped != dir {
+		stack = strings.ReplaceAll(stack, escaped, "")
+	}
+	lines := strings.Split(gojaPC.ReplaceAllString(stack, "$1"), "\n")
 	kept := lines[:0]
 	for _, l := range lines {
 		if !strings.Contains(l, preludeName) { // the SDK's own frames

@@ -1,6 +1,7 @@
 package cloud_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -85,5 +86,56 @@ Parse.Cloud.define('ping', () => 'pong');
 		{name: "again", method: "POST", path: "/functions/fetch", body: url, status: 200, has: []string{`"ok":true`}},
 		{name: "fire and forget", method: "POST", path: "/functions/fireAndForget", body: url, status: 200, has: []string{`"sent"`}},
 		{name: "the runtime came back", method: "POST", path: "/functions/ping", status: 200, has: []string{`"pong"`}},
+	})
+}
+
+// TestBinaryBodies: fetch and Parse.Cloud.httpRequest send a Buffer,
+// Uint8Array or ArrayBuffer body byte for byte, and give an answer's
+// bytes as they came (fetch's arrayBuffer() and bytes(), httpRequest's
+// buffer), bytes that are not UTF-8 included.
+func TestBinaryBodies(t *testing.T) {
+	image := []byte{0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0x00, 0xfe}
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		if r.URL.Path == "/png" {
+			_, _ = w.Write(image)
+			return
+		}
+		_, _ = io.Copy(w, r.Body) // echo
+	}))
+	defer backend.Close()
+	srv := startScriptWith(t, `
+const hex = (b) => Buffer.from(b).toString('hex');
+Parse.Cloud.define('binary', async (req) => {
+  const url = req.params.url;
+  const sent = Buffer.from([0, 255, 128, 10, 200]);
+  const echo = (body) => fetch(url + '/echo', { method: 'POST', body }).then((r) => r.arrayBuffer());
+  const viaHTTP = await Parse.Cloud.httpRequest({ url: url + '/echo', method: 'POST', body: sent });
+  const image = await Parse.Cloud.httpRequest({ url: url + '/png' });
+  const imageFetch = await fetch(url + '/png');
+  const imageBytes = await imageFetch.clone().bytes();
+  return {
+    buffer: hex(await echo(sent)),
+    uint8: hex(await echo(new Uint8Array([1, 2, 254]))),
+    arrayBuffer: hex(await echo(new Uint8Array([7, 255]).buffer)),
+    http: viaHTTP.buffer.toString('hex'),
+    image: image.buffer.toString('base64'),
+    imageFetch: Buffer.from(await imageFetch.arrayBuffer()).toString('base64'),
+    imageBytes: imageBytes instanceof Uint8Array && imageBytes.length,
+  };
+});
+Parse.Cloud.define('asMaster', async (req) => {
+  const res = await Parse.Cloud.httpRequest({ url: req.params.server + '/schemas',
+    headers: { 'X-Parse-Application-Id': Parse.applicationId, 'X-Parse-Master-Key': Parse.masterKey } });
+  return { status: res.status, classes: Array.isArray(res.data.results) };
+});
+`, allowPrivateOutbound)
+	b64 := base64.StdEncoding.EncodeToString(image)
+	run(t, srv, []scenario{
+		{name: "bytes both ways", method: "POST", path: "/functions/binary", body: map[string]any{"url": backend.URL}, status: 200,
+			has: []string{`"buffer":"00ff800ac8"`, `"uint8":"0102fe"`, `"arrayBuffer":"07ff"`, `"http":"00ff800ac8"`,
+				`"image":"` + b64 + `"`, `"imageFetch":"` + b64 + `"`, `"imageBytes":11`}},
+		{name: "Parse.masterKey calls the server's own REST API", method: "POST", path: "/functions/asMaster",
+			body: map[string]any{"server": srv.URL}, status: 200, has: []string{`{"result":{"classes":true,"status":200}}`}},
 	})
 }

@@ -74,6 +74,9 @@ type JSOptions struct {
 	Env []string
 	// AppID and ServerURL are Parse.applicationId and Parse.serverURL.
 	AppID, ServerURL string
+	// MasterKey is Parse.masterKey, as Parse Server initializes the SDK
+	// cloud code runs with (apps send it in their own HTTP calls).
+	MasterKey string
 }
 
 // Scripts is a pool of JavaScript runtimes, each one with main.js loaded.
@@ -102,6 +105,7 @@ type Scripts struct {
 	env       []string // process.env's variables (JSOptions.Env)
 	appID     string
 	serverURL string
+	masterKey string
 }
 
 // jsRuntime is one goja runtime and its event loop. The loop is not left
@@ -169,7 +173,7 @@ func LoadJS(reg *Registry, opts JSOptions) (*Scripts, error) {
 	}
 	s := &Scripts{reg: reg, main: main, dir: filepath.Dir(main), log: reg.log, idle: make(chan *jsRuntime, opts.MaxSize), max: opts.MaxSize,
 		size: opts.Size, maxMemory: opts.MaxMemory, env: opts.Env,
-		appID: opts.AppID, serverURL: opts.ServerURL}
+		appID: opts.AppID, serverURL: opts.ServerURL, masterKey: opts.MasterKey}
 	s.realDir, _ = filepath.EvalSymlinks(s.dir)
 	if opts.MaxMemory > 0 {
 		s.mem = &memoryGuard{allowance: uint64(opts.MaxMemory)}
@@ -230,7 +234,7 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 	enableNode(vm)
 	natives := s.natives(rt, vm, register)
 	natives["node"] = s.nodeNatives(vm)
-	natives["appId"], natives["serverURL"] = s.appID, s.serverURL
+	natives["appId"], natives["serverURL"], natives["masterKey"] = s.appID, s.serverURL, s.masterKey
 	vm.Set("__quarry", natives)
 	if _, err := vm.RunProgram(preludeProgram); err != nil {
 		return fmt.Errorf("cloud code prelude: %w", err)
@@ -258,7 +262,10 @@ func (s *Scripts) load(path string) ([]byte, error) {
 		}
 		s.mu.Unlock()
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	return scriptSource(path, b)
 }
 
 // regexpMatchBound bounds each match of a backtracking regular expression

@@ -30,6 +30,10 @@ import (
 // node.js (global __quarryNode), also as "node:<name>".
 var nodeModules = []string{"crypto", "path", "querystring", "events", "util", "process", "string_decoder", "timers"}
 
+// parseModules are the parse npm package's entry points apps require or
+// import.
+var parseModules = []string{"parse", "parse/node"}
+
 // refusedModules reach the file system, processes or the network around
 // the outbound policy: require() names them and says so.
 var refusedModules = []string{"fs", "fs/promises", "child_process", "net", "tls", "dgram", "http", "https", "http2", "cluster",
@@ -57,6 +61,13 @@ func (s *Scripts) registerNode() {
 		}
 		s.req.RegisterNativeModule(name, load)
 		s.req.RegisterNativeModule("node:"+name, load)
+	}
+	// The parse npm package is the global Parse, as in Parse Server where
+	// require('parse/node') and the global are the same SDK.
+	for _, name := range parseModules {
+		s.req.RegisterNativeModule(name, func(vm *goja.Runtime, module *goja.Object) {
+			module.Set("exports", vm.Get("Parse"))
+		})
 	}
 	for _, name := range refusedModules {
 		name := name

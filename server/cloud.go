@@ -27,7 +27,7 @@ func startCloud(reg *cloud.Registry, svc *service.Service, opts *config.Options,
 		maxMemory = -1 // cloudCodeMaxMemory 0: no bound
 	}
 	scripts, err := cloud.LoadJS(reg, cloud.JSOptions{Main: opts.Cloud, MaxMemory: maxMemory, Env: opts.CloudCodeEnv,
-		AppID: opts.AppID, ServerURL: cloudServerURL(opts)})
+		AppID: opts.AppID, ServerURL: cloudServerURL(opts), MasterKey: opts.MasterKey})
 	if err != nil {
 		return nil, fmt.Errorf("cloud: %w", err)
 	}

@@ -85,16 +85,20 @@
     });
   }
 
-  // httpRequest sends options.body as is when it is a string, as JSON when
-  // it is an object (form-encoded with that Content-Type); the promise
-  // resolves with {status, headers, text, data} for a 2xx answer and
+  // httpRequest sends options.body as is when it is a string, its bytes
+  // when it is a Buffer, ArrayBuffer or typed array, as JSON when it is an
+  // object (form-encoded with that Content-Type); the promise resolves
+  // with {status, headers, buffer, text, data} for a 2xx answer and
   // rejects with the same response otherwise.
   function httpRequest(options) {
     options = options || {};
     var headers = {};
     Object.keys(options.headers || {}).forEach(function (k) { headers[k] = String(options.headers[k]); });
-    var body = options.body;
-    if (body !== undefined && body !== null && typeof body !== 'string') {
+    var body = options.body, raw;
+    if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
+      raw = bytes(body).toString('base64');
+      body = undefined;
+    } else if (body !== undefined && body !== null && typeof body !== 'string') {
       var type = '';
       Object.keys(headers).forEach(function (k) { if (k.toLowerCase() === 'content-type') { type = headers[k]; } });
       if (/x-www-form-urlencoded/.test(type)) {
@@ -109,10 +113,11 @@
     var params = {};
     Object.keys(options.params || {}).forEach(function (k) { params[k] = String(options.params[k]); });
     var sent = JSON.stringify({ url: options.url, method: options.method, headers: headers, params: params,
-      body: body === undefined || body === null ? undefined : String(body), followRedirects: !!options.followRedirects });
+      body: body === undefined || body === null ? undefined : String(body), bodyBase64: raw, followRedirects: !!options.followRedirects });
     return native.httpRequest(sent).then(function (r) {
-      var res = { status: r.status, headers: copy(r.headers), text: r.text };
-      try { res.data = JSON.parse(r.text); } catch (e) { res.data = undefined; }
+      var buffer = bytes(r.body);
+      var res = { status: r.status, headers: copy(r.headers), buffer: buffer, text: buffer.toString('utf8') };
+      try { res.data = JSON.parse(res.text); } catch (e) { res.data = undefined; }
       if (res.status < 200 || res.status >= 300) { throw res; }
       return res;
     }, function (e) { throw new ParseError(codes.CONNECTION_FAILED, String(e)); });

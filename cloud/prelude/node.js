@@ -265,9 +265,11 @@
   Headers.prototype.forEach = function (fn) { var m = this._m; Object.keys(m).forEach(function (k) { fn(m[k], k); }); };
   Headers.prototype.entries = function () { var m = this._m; return Object.keys(m).map(function (k) { return [k, m[k]]; })[Symbol.iterator](); };
   Headers.prototype[Symbol.iterator] = Headers.prototype.entries;
-  function Response(text, init) {
+  // A Response holds the body's bytes (an ArrayBuffer, a string, a
+  // Buffer or typed array when made by hand); text() decodes them as UTF-8.
+  function Response(body, init) {
     init = init || {};
-    this._text = text === undefined || text === null ? '' : String(text);
+    this._bytes = body === undefined || body === null ? NodeBuffer.alloc(0) : bytes(body);
     this.status = init.status === undefined ? 200 : init.status;
     this.statusText = init.statusText || '';
     this.ok = this.status >= 200 && this.status < 300;
@@ -276,29 +278,32 @@
     this.redirected = false;
     this.bodyUsed = false;
   }
-  Response.prototype.text = function () { this.bodyUsed = true; return Promise.resolve(this._text); };
-  Response.prototype.json = function () { var t = this._text; this.bodyUsed = true; return new Promise(function (r) { r(JSON.parse(t)); }); };
+  Response.prototype._take = function () { this.bodyUsed = true; return this._bytes; };
+  Response.prototype.text = function () { return Promise.resolve(this._take().toString('utf8')); };
+  Response.prototype.json = function () { var b = this._take(); return new Promise(function (r) { r(JSON.parse(b.toString('utf8'))); }); };
   Response.prototype.arrayBuffer = function () {
-    var b = NodeBuffer.from(this._text, 'utf8');
+    var b = this._take();
     return Promise.resolve(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
   };
-  Response.prototype.clone = function () { return new Response(this._text, { status: this.status, statusText: this.statusText, headers: this.headers._m, url: this.url }); };
+  Response.prototype.bytes = function () { var b = this._take(); return Promise.resolve(new Uint8Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length))); };
+  Response.prototype.clone = function () { return new Response(this._bytes, { status: this.status, statusText: this.statusText, headers: this.headers._m, url: this.url }); };
   function fetch(input, init) {
     init = init || {};
     var target = typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url;
     var headers = {};
     new Headers(init.headers).forEach(function (v, k) { headers[k] = v; });
-    var body = init.body;
+    var body = init.body, raw;
     if (body instanceof URLSearchParams) {
       body = body.toString();
       if (!headers['content-type']) { headers['content-type'] = 'application/x-www-form-urlencoded;charset=UTF-8'; }
     } else if (body !== undefined && body !== null && typeof body !== 'string') {
-      body = bytes(body).toString('utf8');
+      raw = bytes(body).toString('base64'); // byte for byte
+      body = undefined;
     }
     var sent = JSON.stringify({ url: String(target), method: (init.method || 'GET').toUpperCase(), headers: headers, params: {},
-      body: body === undefined || body === null ? undefined : body, followRedirects: init.redirect !== 'manual' });
+      body: body === undefined || body === null ? undefined : body, bodyBase64: raw, followRedirects: init.redirect !== 'manual' });
     return native.httpRequest(sent).then(function (r) {
-      return new Response(r.text, { status: r.status, headers: r.headers, url: String(target) });
+      return new Response(r.body, { status: r.status, headers: r.headers, url: String(target) });
     }, function (e) { throw new TypeError('fetch failed: ' + String(e)); });
   }
 

@@ -139,7 +139,7 @@
   Parse.applicationId = native.appId;
   Parse.serverURL = native.serverURL;
   Parse.javaScriptKey = undefined;
-  Parse.masterKey = undefined;
+  Parse.masterKey = native.masterKey || undefined;
   Parse.maintenanceKey = undefined;
   Parse.idempotency = false;
   Parse.allowCustomObjectId = false;

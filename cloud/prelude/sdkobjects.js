@@ -116,6 +116,10 @@
     if (attrs && attrs.ACL !== undefined && !(attrs.ACL instanceof ParseACL) && (typeof attrs.ACL !== 'object' || attrs.ACL === null)) {
       return new ParseError(codes.OTHER_CAUSE, 'ACL must be a Parse ACL.');
     }
+    // Key names as the SDK allows them: a letter, then letters, digits, _ and .
+    for (var key in attrs) {
+      if (!/^[A-Za-z][0-9A-Za-z_.]*$/.test(key)) { return new ParseError(codes.INVALID_KEY_NAME, 'Invalid key name: ' + key); }
+    }
     return false;
   };
   // exists says whether the object is still stored.
