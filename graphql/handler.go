@@ -421,6 +421,7 @@ func (h *Handler) execute(clientGone context.Context, auth service.Auth, ip, que
 	if verr != nil {
 		return response{Errors: fromGQLErrors(gqlerror.List{asGQLError(verr)}, codeBadUserInput)}, fasthttp.StatusBadRequest
 	}
+	coerced = plainLists(coerced).(map[string]any)
 	e := &executor{h: h, m: m, auth: auth, vars: coerced, ip: ip}
 	if op.Operation == ast.Query {
 		e.clientGone = clientGone

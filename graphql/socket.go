@@ -344,7 +344,7 @@ func (s *socket) subscribe(msg wsMessage) bool {
 		coerced, verr := validator.VariableValues(m.schema, op, vars)
 		if verr != nil {
 			s.writeErrors(msg.ID, fromGQLErrors(gqlerror.List{asGQLError(verr)}, schema.CodeInvalidQuery))
-		} else if err := s.listen(msg.ID, m, op, coerced, auth); err != nil {
+		} else if err := s.listen(msg.ID, m, op, plainLists(coerced).(map[string]any), auth); err != nil {
 			s.writeErrors(msg.ID, s.errorsOf(err))
 		}
 	}
