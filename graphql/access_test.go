@@ -258,6 +258,14 @@ func TestLimits(t *testing.T) {
 	if r := raw(t, srv, "POST", "/graphql", []byte(`{"query": 5}`), servertest.App()); r.status != 400 || r.get("errors.0.extensions.code").String() != "BAD_REQUEST" {
 		t.Errorf("bad body: %d %s", r.status, r.body)
 	}
+	for _, body := range []string{`{nope`, `[1, 2]`, `"{ health }"`} {
+		if r := raw(t, srv, "POST", "/graphql", []byte(body), servertest.App()); r.status != 400 || r.get("errors.0.extensions.code").String() != "BAD_REQUEST" {
+			t.Errorf("a body that is not a JSON object (%s): %d %s", body, r.status, r.body)
+		}
+	}
+	if r := raw(t, srv, "POST", "/graphql", []byte(`{nope`), nil); r.status != 403 {
+		t.Errorf("a body that is not JSON, without an application id: %d %s", r.status, r.body)
+	}
 	if r := raw(t, srv, "POST", "/graphql", []byte(`{"query": "{ health }"}`), nil); r.status != 403 {
 		t.Errorf("without an application id: %d %s", r.status, r.body)
 	}
