@@ -1,6 +1,7 @@
 package graphql_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -205,9 +206,41 @@ func TestLimits(t *testing.T) {
 	// A wide document is refused by counting its fields before it is
 	// validated: validation compares fields pairwise, and 15,000 of them
 	// once took the server 50 s of CPU.
-	wide := "{" + strings.Repeat(" health", 15000) + " }"
-	if r := post(t, start(t, nil), servertest.App(), wide, nil); r.status != 400 || !strings.Contains(r.get("errors.0.message").String(), "graphQLMaxFields") {
-		t.Errorf("15,000 fields at the default caps: %d %.300s", r.status, r.body)
+	defaults := start(t, nil)
+	// Spreads of distinct fragments cost validation about the cube of their
+	// number: 15,000 took it five minutes, 999 a second. The parser stops
+	// at 30 tokens per allowed field; spreads are counted, fragments
+	// expanded, before validation.
+	distinct := func(n int) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			fmt.Fprintf(&b, " ...F%d", i)
+		}
+		b.WriteString(" }")
+		for i := range n {
+			fmt.Fprintf(&b, " fragment F%d on Query { health }", i)
+		}
+		return b.String()
+	}
+	huge := []struct{ name, query, code, says string }{
+		{"15,000 fields", "{" + strings.Repeat(" health", 15000) + " }", invalid, "more than 1000 fields (graphQLMaxFields)"},
+		{"15,000 distinct fragments", distinct(15000), unparsable, "more than 30000 tokens"},
+		{"999 distinct fragments", distinct(999), invalid, "spreads fragments more than 250 times"},
+		{"one fragment spread 2,000 times", "{" + strings.Repeat(" ...F", 2000) + " } fragment F on Query { health }", invalid, "spreads fragments more than 250 times"},
+		{"an unused fragment of 2,000 fields", "{ health } fragment F on Query {" + strings.Repeat(" health", 2000) + " }", invalid, "more than 1000 fields"},
+		{"an argument of 4,000 values", `{ users(where: {OR: [` + strings.Repeat(`{username: {equalTo: "x"}} `, 4000) + `]}) { count } }`, unparsable, "more than 30000 tokens"},
+	}
+	for _, c := range huge {
+		t.Run(c.name, func(t *testing.T) {
+			r := post(t, defaults, servertest.App(), c.query, nil)
+			if r.status != 400 || r.get("errors.0.extensions.code").String() != c.code || !strings.Contains(r.get("errors.0.message").String(), c.says) {
+				t.Errorf("%d %.300s", r.status, r.body)
+			}
+		})
+	}
+	if r := post(t, defaults, servertest.App(), distinct(250), nil); r.status != 200 || r.get("data.health").Raw != "true" {
+		t.Errorf("250 distinct fragments, within the caps: %d %.300s", r.status, r.body)
 	}
 	byVariable := `query ($n: Int) { users(first: $n) { count } }`
 	if r := post(t, srv, servertest.App(), byVariable, map[string]any{"n": 8}); !strings.Contains(r.get("errors.0.message").String(), "graphQLMaxComplexity") {
@@ -224,6 +257,14 @@ func TestLimits(t *testing.T) {
 	}
 	if r := raw(t, srv, "POST", "/graphql", []byte(`{"query": 5}`), servertest.App()); r.status != 400 || r.get("errors.0.extensions.code").String() != "BAD_REQUEST" {
 		t.Errorf("bad body: %d %s", r.status, r.body)
+	}
+	for _, body := range []string{`{nope`, `[1, 2]`, `"{ health }"`} {
+		if r := raw(t, srv, "POST", "/graphql", []byte(body), servertest.App()); r.status != 400 || r.get("errors.0.extensions.code").String() != "BAD_REQUEST" {
+			t.Errorf("a body that is not a JSON object (%s): %d %s", body, r.status, r.body)
+		}
+	}
+	if r := raw(t, srv, "POST", "/graphql", []byte(`{nope`), nil); r.status != 403 {
+		t.Errorf("a body that is not JSON, without an application id: %d %s", r.status, r.body)
 	}
 	if r := raw(t, srv, "POST", "/graphql", []byte(`{"query": "{ health }"}`), nil); r.status != 403 {
 		t.Errorf("without an application id: %d %s", r.status, r.body)

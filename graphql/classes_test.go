@@ -57,6 +57,13 @@ func TestClassOperations(t *testing.T) {
 			edges { node { playerName } } } x: gameScores(where: {meta: {equalTo: {key: "level", value: 5}}}) { count } y: health @include(if: false) }`,
 			vars: func(map[string]string) map[string]any { return map[string]any{"min": 5, "n": 1} },
 			want: map[string]string{"data": `{"gameScores":{"edges":[{"node":{"playerName":"ann"}}]},"x":{"count":1}}`}},
+		{name: "one value given by a variable of list type is a list", query: `query($o: [GameScoreOrder!], $in: [String], $w: [GameScoreWhereInput!]) {
+			a: gameScores(order: $o) { edges { node { playerName } } } b: gameScores(where: {playerName: {in: $in}}) { count }
+			c: gameScores(where: {OR: $w}) { count } }`,
+			vars: func(map[string]string) map[string]any {
+				return map[string]any{"o": "score_DESC", "in": "bob", "w": map[string]any{"score": map[string]any{"lessThan": 15}}}
+			},
+			want: map[string]string{"data": `{"a":{"edges":[{"node":{"playerName":"cid"}},{"node":{"playerName":"bob"}},{"node":{"playerName":"ann"}}]},"b":{"count":1},"c":{"count":1}}`}},
 		{name: "skip", query: `{ gameScores(order: [score_ASC], skip: 2) { edges { node { playerName } } } }`,
 			want: map[string]string{"data.gameScores.edges.#.node.playerName": `["cid"]`}},
 		{name: "last", query: `{ gameScores(order: [score_ASC], last: 2) { edges { node { playerName } } } }`,

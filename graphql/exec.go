@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -129,6 +130,10 @@ type executor struct {
 	ip     string // the client's address: rate limits count by it
 	vars   map[string]any
 	errors []gqlError
+	// clientGone, when set, is done once the client has hung up: the
+	// fields left are then not resolved.
+	clientGone context.Context
+	abandoned  bool
 	// collected caches the grouped fields of a selection on a type: every
 	// object of a list shares its selection, so it is grouped once.
 	collected map[collectKey][]fieldGroup
@@ -261,6 +266,14 @@ func (e *executor) field(typ *ast.Definition, src any, fields []*ast.Field, path
 	}
 	if f.Definition == nil {
 		return nil, true
+	}
+	if e.clientGone != nil && e.clientGone.Err() != nil {
+		if !e.abandoned {
+			e.abandoned = true
+			e.h.log.Info("graphql: the client hung up; its query stops", "ip", e.ip)
+			e.fail(f, path, schema.Errorf(schema.CodeInternalServerError, "The client closed the connection."))
+		}
+		return nil, !f.Definition.Type.NonNull
 	}
 	var args map[string]any
 	if len(f.Definition.Arguments) > 0 {

@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -294,7 +295,9 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 		writeResponse(ctx, fasthttp.StatusBadRequest, requestError(codeBadRequest, "Must provide a query string."))
 		return
 	}
-	resp, status := h.execute(auth, ctx.RemoteIP().String(), req.Query, req.OperationName, req.Variables, ctx.IsGet())
+	clientGone, stopWatching := watchHangup(ctx.Conn())
+	resp, status := h.execute(clientGone, auth, ctx.RemoteIP().String(), req.Query, req.OperationName, req.Variables, ctx.IsGet())
+	stopWatching()
 	if status == fasthttp.StatusMethodNotAllowed {
 		ctx.Response.Header.Set("Allow", "POST")
 	}
@@ -373,7 +376,7 @@ func plainNumbers(v any) any {
 // response body, exactly as Serve would send it. Rate limits count it as
 // an internal request.
 func (h *Handler) Execute(auth service.Auth, query, operationName string, vars map[string]any) []byte {
-	resp, _ := h.execute(auth, internalIP, query, operationName, vars, false)
+	resp, _ := h.execute(context.Background(), auth, internalIP, query, operationName, vars, false)
 	b, err := resp.encode()
 	if err != nil {
 		return []byte(`{"errors":[{"message":"Internal server error.","extensions":{"code":1}}]}`)
@@ -388,8 +391,9 @@ func (h *Handler) Execute(auth service.Auth, query, operationName string, vars m
 // asks for introspection without the right) is answered as Apollo Server
 // answers it under Parse Server: a 4xx status and Apollo's code in
 // extensions.code; errors of a running operation keep Parse's codes and
-// status 200.
-func (h *Handler) execute(auth service.Auth, ip, query, operationName string, vars map[string]any, readOnly bool) (response, int) {
+// status 200. A query stops resolving fields once clientGone is done (the
+// client hung up); mutations run to their end whatever the client does.
+func (h *Handler) execute(clientGone context.Context, auth service.Auth, ip, query, operationName string, vars map[string]any, readOnly bool) (response, int) {
 	m, err := h.model()
 	if err != nil {
 		h.log.Error("graphql: schema generation failed", "err", err)
@@ -417,7 +421,11 @@ func (h *Handler) execute(auth service.Auth, ip, query, operationName string, va
 	if verr != nil {
 		return response{Errors: fromGQLErrors(gqlerror.List{asGQLError(verr)}, codeBadUserInput)}, fasthttp.StatusBadRequest
 	}
+	coerced = plainLists(coerced).(map[string]any)
 	e := &executor{h: h, m: m, auth: auth, vars: coerced, ip: ip}
+	if op.Operation == ast.Query {
+		e.clientGone = clientGone
+	}
 	var root *ast.Definition
 	switch op.Operation {
 	case ast.Mutation:

@@ -46,8 +46,9 @@ const MaxCachedDocuments = 512
 // document parses and validates a query, or returns it from the cache. A
 // failure comes with the Apollo code that names its kind (codeParseFailed,
 // codeValidationFailed), which the HTTP front end answers with. maxFields
-// (when positive) refuses a document with more fields before it is
-// validated.
+// (when positive) bounds the document before it is validated: its tokens
+// (tokensPerField each) while it is parsed, then its fields and fragment
+// spreads, fragments expanded.
 func (m *model) document(query string, maxFields int) (*ast.QueryDocument, gqlerror.List, string) {
 	m.docsMu.Lock()
 	doc, ok := m.docs[query]
@@ -55,15 +56,33 @@ func (m *model) document(query string, maxFields int) (*ast.QueryDocument, gqler
 	if ok {
 		return doc, nil, ""
 	}
-	doc, err := parser.ParseQuery(&ast.Source{Input: query})
+	maxTokens := 0 // the parser's "no limit"
+	if maxFields > 0 {
+		maxTokens = maxFields * tokensPerField
+	}
+	// The parser stops at the token limit: a huge document costs no more
+	// than its first maxTokens tokens.
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, maxTokens)
 	if err != nil {
-		return nil, gqlerror.List{asGQLError(err)}, codeParseFailed
+		ge := asGQLError(err)
+		if strings.HasPrefix(ge.Message, "exceeded token limit") {
+			ge = gqlerror.Errorf("The query holds more than %d tokens (%d per field of graphQLMaxFields).", maxTokens, tokensPerField)
+		}
+		return nil, gqlerror.List{ge}, codeParseFailed
 	}
 	// Validation compares fields pairwise (overlapping fields), so its cost
-	// grows with the square of their number: count them first, cheaply,
+	// grows with the square of their number, fragments expanded, and faster
+	// still with the number of fragment spreads: count both first, cheaply,
 	// and refuse a document that could only fail the field cap later.
-	if maxFields > 0 && countFields(doc, maxFields+1) > maxFields {
-		return nil, gqlerror.List{gqlerror.Errorf("The query selects more than %d fields (graphQLMaxFields).", maxFields)}, codeValidationFailed
+	if maxFields > 0 {
+		maxSpreads := max(maxFields/fieldsPerSpread, 1)
+		fields, spreads := countSelections(doc, maxFields+1, maxSpreads+1)
+		if fields > maxFields {
+			return nil, gqlerror.List{gqlerror.Errorf("The query selects more than %d fields (graphQLMaxFields).", maxFields)}, codeValidationFailed
+		}
+		if spreads > maxSpreads {
+			return nil, gqlerror.List{gqlerror.Errorf("The query spreads fragments more than %d times, fragments expanded (a quarter of graphQLMaxFields).", maxSpreads)}, codeValidationFailed
+		}
 	}
 	if errs := validator.Validate(m.schema, doc); len(errs) > 0 {
 		return nil, errs, codeValidationFailed

@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -333,7 +334,7 @@ func (s *socket) subscribe(msg wsMessage) bool {
 		s.writeErrors(msg.ID, errs)
 	case op.Operation != ast.Subscription:
 		// A query or mutation over the socket: one result, then complete.
-		resp, _ := s.h.execute(auth, remoteIP(s.remote), p.Query, p.OperationName, vars, false)
+		resp, _ := s.h.execute(context.Background(), auth, remoteIP(s.remote), p.Query, p.OperationName, vars, false)
 		s.write(wsMessage{ID: msg.ID, Type: "next", Payload: encoded(resp)})
 		s.write(wsMessage{ID: msg.ID, Type: "complete"})
 	case n >= MaxSocketOperations:
@@ -343,7 +344,7 @@ func (s *socket) subscribe(msg wsMessage) bool {
 		coerced, verr := validator.VariableValues(m.schema, op, vars)
 		if verr != nil {
 			s.writeErrors(msg.ID, fromGQLErrors(gqlerror.List{asGQLError(verr)}, schema.CodeInvalidQuery))
-		} else if err := s.listen(msg.ID, m, op, coerced, auth); err != nil {
+		} else if err := s.listen(msg.ID, m, op, plainLists(coerced).(map[string]any), auth); err != nil {
 			s.writeErrors(msg.ID, s.errorsOf(err))
 		}
 	}

@@ -2,6 +2,7 @@ package graphql
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -198,6 +199,36 @@ func scalarIn(t schema.Type, v any) any {
 		return map[string]any{"__type": "Polygon", "coordinates": coords}
 	}
 	return v
+}
+
+// plainLists turns the typed slices gqlparser's variable coercion makes
+// ([]string{"x"} for a variable of type [String] given "x") into the
+// []any the resolvers and listCoerced read, at any depth: left typed, a
+// list given as one value was read as no list at all.
+func plainLists(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plainLists(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = plainLists(e)
+		}
+		return x
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice {
+		return v
+	}
+	out := make([]any, rv.Len())
+	for i := range out {
+		out[i] = plainLists(rv.Index(i).Interface())
+	}
+	return out
 }
 
 // listCoerced applies GraphQL's input coercion of lists to an argument's

@@ -410,6 +410,14 @@ func (s *Server) serveGraphQL(ctx *fasthttp.RequestCtx) {
 	if multipart {
 		ctx.Request.SwapBody(raw)
 	}
+	if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeInvalidJSON && !multipart {
+		// The keys were good and GraphQL's keys travel in headers: a body
+		// that is not JSON is GraphQL's to answer, as Apollo does (400,
+		// BAD_REQUEST), not REST's 107.
+		raw = ctx.Request.SwapBody([]byte("{}"))
+		c, err = s.envelope(ctx)
+		ctx.Request.SwapBody(raw)
+	}
 	if err == nil {
 		c.auth, err = s.svc.Authenticate(c.auth)
 	}
