@@ -266,6 +266,7 @@ func TestGeoPlanEqualsBruteForce(t *testing.T) {
 			if r.Intn(4) == 0 {
 				q.Order = []SortKey{{Path: "n", Desc: r.Intn(2) == 0}}
 			}
+			q.Undecoded = i%2 == 0 // as the REST layer asks
 			guarded := r.Intn(4) == 0
 			if guarded { // objects with n = 3 are hidden from the caller
 				q.Guard = func(string, map[string]any, bool) (func(schema.Object) bool, map[string]any, error) {
@@ -292,9 +293,14 @@ func TestGeoPlanEqualsBruteForce(t *testing.T) {
 				}
 			}
 			want, total := geoBruteForce(t, visible, q, src, applied)
-			if fmt.Sprint(ids(res.Objects)) != fmt.Sprint(ids(want)) {
-				t.Fatalf("seed %d query %d\nwhere %s order %v skip %d limit %d count %v nearMax %g guarded %v\nplan %v\ngot  %v\nwant %v",
-					seed, i, js(q.Where), q.Order, q.Skip, q.Limit, q.Count, nearMax, guarded, plan.Explain(res), ids(res.Objects), ids(want))
+			if got := resultIDs(t, res); fmt.Sprint(got) != fmt.Sprint(ids(want)) {
+				t.Fatalf("seed %d query %d\nwhere %s order %v skip %d limit %d count %v nearMax %g guarded %v undecoded %v\nplan %v\ngot  %v\nwant %v",
+					seed, i, js(q.Where), q.Order, q.Skip, q.Limit, q.Count, nearMax, guarded, q.Undecoded, plan.Explain(res), got, ids(want))
+			}
+			for _, o := range res.Objects {
+				if o == nil {
+					kinds["left undecoded"]++
+				}
 			}
 			if q.Count && res.Count != total {
 				t.Fatalf("seed %d where %s: count %d, want %d (plan %v)", seed, js(q.Where), res.Count, total, plan.Explain(res))
@@ -310,7 +316,7 @@ func TestGeoPlanEqualsBruteForce(t *testing.T) {
 		}
 	}
 	t.Logf("%d queries (%d non-empty), plans %v", queries, nonEmpty, kinds)
-	if kinds["geo index lo"] < 300 || kinds["geo polygon "] < 50 || kinds["ring search"] < 50 || nonEmpty < queries/3 {
+	if kinds["geo index lo"] < 300 || kinds["geo polygon "] < 50 || kinds["ring search"] < 50 || kinds["left undecoded"] < 100 || nonEmpty < queries/3 {
 		t.Errorf("the generator is too narrow: %v, %d non-empty", kinds, nonEmpty)
 	}
 }
