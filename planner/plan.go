@@ -272,9 +272,9 @@ type Plan struct {
 	undecoded bool
 	// bytes, when set, tests the residual on each candidate's stored
 	// bytes before it is decoded (bytes.go).
-	bytes *byteTest
-	near      *nearSort
-	deadline  time.Time
+	bytes    *byteTest
+	near     *nearSort
+	deadline time.Time
 }
 
 // reason describes the access for explain and for 154 messages.
