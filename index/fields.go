@@ -105,18 +105,15 @@ func eachMember(js string, fn func(key, raw string) bool) bool {
 		if js[i] != '"' {
 			return false
 		}
-		end := i + 1
-		for end < len(js) && js[end] != '"' {
-			if js[end] == '\\' {
-				return false
-			}
-			end++
-		}
-		if end >= len(js) {
+		n := strings.IndexByte(js[i+1:], '"')
+		if n < 0 {
 			return false
 		}
-		key := js[i+1 : end]
-		i = skipSpace(js, end+1)
+		key := js[i+1 : i+1+n]
+		if strings.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		i = skipSpace(js, i+n+2)
 		if i >= len(js) || js[i] != ':' {
 			return false
 		}
@@ -175,31 +172,41 @@ func skipValue(js string, i int) (int, bool) {
 		return i, false
 	}
 	start := i
-	for i < len(js) && js[i] != ',' && js[i] != '}' && js[i] != ']' && !isSpace(js[i]) {
+	for i < len(js) {
+		switch js[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i, i > start
+		}
 		i++
 	}
 	return i, i > start
 }
 
 // skipString returns the end of the JSON string starting at i (its
-// opening quote), past the closing quote.
+// opening quote), past the closing quote: the first quote after it not
+// escaped by an odd run of backslashes.
 func skipString(js string, i int) (int, bool) {
-	for i++; i < len(js); i++ {
-		switch js[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1, true
+	for i++; ; {
+		n := strings.IndexByte(js[i:], '"')
+		if n < 0 {
+			return len(js), false
 		}
+		q := i + n
+		esc := 0
+		for k := q - 1; k >= i && js[k] == '\\'; k-- {
+			esc++
+		}
+		if esc%2 == 0 {
+			return q + 1, true
+		}
+		i = q + 1
 	}
-	return i, false
 }
 
+// skipSpace returns the first index from i that is not JSON whitespace.
 func skipSpace(js string, i int) int {
-	for i < len(js) && isSpace(js[i]) {
+	for i < len(js) && js[i] <= ' ' && (js[i] == ' ' || js[i] == '\t' || js[i] == '\n' || js[i] == '\r') {
 		i++
 	}
 	return i
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
