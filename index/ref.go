@@ -46,6 +46,21 @@ func (c *Collection) Lookup(id string) (Ref, bool) {
 	return Ref{rec}, ok
 }
 
+// Decoded returns the version's decoded map when one is cached (Object
+// would return it without decoding), else nil: a test that may read the
+// map or the bytes reads the map it finds and the bytes otherwise.
+func (r Ref) Decoded() schema.Object {
+	if _, _, pinned := r.rec.json(); pinned != nil {
+		return pinned
+	}
+	if w := r.rec.decoded.Load(); w != nil {
+		if p := w.Value(); p != nil {
+			return p.obj
+		}
+	}
+	return nil
+}
+
 // Project sets in dst, for each of keys, the top-level member of the
 // version as Object's map holds it (the same value, its strings pointing
 // into the bytes), and deletes the keys the version lacks: a test that
