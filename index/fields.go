@@ -83,3 +83,130 @@ func resultValue(r gjson.Result) any {
 	_ = json.Unmarshal([]byte(r.Raw), &v) // the bytes were decoded when stored
 	return v
 }
+
+// eachMember calls fn with the key and the raw value of each top-level
+// member of the JSON object js, in order, until fn returns false. It
+// skips values without parsing them, so that reading one or two members
+// of a stored object (Ref.Project, run on every candidate of a scan) costs
+// a pass over its bytes and no more; gjson.Get parses the path and squashes
+// every nested value it passes, several times the cost. It returns false,
+// having called fn or not, when js is not an object it reads: a key with
+// an escape (compared as written it would miss), or malformed JSON.
+func eachMember(js string, fn func(key, raw string) bool) bool {
+	i := skipSpace(js, 0)
+	if i >= len(js) || js[i] != '{' {
+		return false
+	}
+	i = skipSpace(js, i+1)
+	if i < len(js) && js[i] == '}' {
+		return true
+	}
+	for i < len(js) {
+		if js[i] != '"' {
+			return false
+		}
+		n := strings.IndexByte(js[i+1:], '"')
+		if n < 0 {
+			return false
+		}
+		key := js[i+1 : i+1+n]
+		if strings.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		i = skipSpace(js, i+n+2)
+		if i >= len(js) || js[i] != ':' {
+			return false
+		}
+		i = skipSpace(js, i+1)
+		vend, ok := skipValue(js, i)
+		if !ok {
+			return false
+		}
+		if !fn(key, js[i:vend]) {
+			return true
+		}
+		i = skipSpace(js, vend)
+		if i >= len(js) {
+			return false
+		}
+		switch js[i] {
+		case ',':
+			i = skipSpace(js, i+1)
+		case '}':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// skipValue returns the end of the JSON value starting at i.
+func skipValue(js string, i int) (int, bool) {
+	if i >= len(js) {
+		return i, false
+	}
+	switch js[i] {
+	case '"':
+		return skipString(js, i)
+	case '{', '[':
+		depth := 0
+		for i < len(js) {
+			switch js[i] {
+			case '"':
+				end, ok := skipString(js, i)
+				if !ok {
+					return i, false
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return i, false
+	}
+	start := i
+	for i < len(js) {
+		switch js[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i, i > start
+		}
+		i++
+	}
+	return i, i > start
+}
+
+// skipString returns the end of the JSON string starting at i (its
+// opening quote), past the closing quote: the first quote after it not
+// escaped by an odd run of backslashes.
+func skipString(js string, i int) (int, bool) {
+	for i++; ; {
+		n := strings.IndexByte(js[i:], '"')
+		if n < 0 {
+			return len(js), false
+		}
+		q := i + n
+		esc := 0
+		for k := q - 1; k >= i && js[k] == '\\'; k-- {
+			esc++
+		}
+		if esc%2 == 0 {
+			return q + 1, true
+		}
+		i = q + 1
+	}
+}
+
+// skipSpace returns the first index from i that is not JSON whitespace.
+func skipSpace(js string, i int) int {
+	for i < len(js) && js[i] <= ' ' && (js[i] == ' ' || js[i] == '\t' || js[i] == '\n' || js[i] == '\r') {
+		i++
+	}
+	return i
+}

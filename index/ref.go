@@ -1,6 +1,10 @@
 package index
 
 import (
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -40,4 +44,68 @@ func (c *Collection) Lookup(id string) (Ref, bool) {
 	rec, ok := c.objects[id]
 	c.mu.RUnlock()
 	return Ref{rec}, ok
+}
+
+// Decoded returns the version's decoded map when one is cached (Object
+// would return it without decoding), else nil: a test that may read the
+// map or the bytes reads the map it finds and the bytes otherwise.
+func (r Ref) Decoded() schema.Object {
+	if _, _, pinned := r.rec.json(); pinned != nil {
+		return pinned
+	}
+	if w := r.rec.decoded.Load(); w != nil {
+		if p := w.Value(); p != nil {
+			return p.obj
+		}
+	}
+	return nil
+}
+
+// Project sets in dst, for each of keys, the top-level member of the
+// version as Object's map holds it (the same value, its strings pointing
+// into the bytes), and deletes the keys the version lacks: a test that
+// reads only those keys gives on dst what it gives on Object(), without
+// decoding the rest of the object or touching its cached map. A key is
+// read at its first occurrence; only JSON encoding/json never writes (a
+// key twice) reads otherwise than Decode, as in fields.go.
+func (r Ref) Project(keys []string, dst map[string]any) {
+	b, _, pinned := r.rec.json()
+	if pinned != nil {
+		for _, k := range keys {
+			if v, ok := pinned[k]; ok {
+				dst[k] = v
+			} else {
+				delete(dst, k)
+			}
+		}
+		return
+	}
+	js := unsafe.String(unsafe.SliceData(b), len(b))
+	for _, k := range keys {
+		delete(dst, k)
+	}
+	left := len(keys)
+	complete := eachMember(js, func(key, raw string) bool {
+		for _, want := range keys {
+			if key == want {
+				if _, seen := dst[want]; !seen {
+					dst[want] = resultValue(gjson.Parse(raw))
+					left--
+				}
+				break
+			}
+		}
+		return left > 0
+	})
+	if !complete {
+		// Not the plain JSON eachMember reads (an escaped key): each key
+		// by gjson.
+		for _, k := range keys {
+			if m, ok := member(js, k); ok {
+				dst[k] = resultValue(m)
+			} else {
+				delete(dst, k)
+			}
+		}
+	}
 }

@@ -107,8 +107,14 @@ func (p *planner) plan(depth int) (*Plan, error) {
 	}
 	pl.near = nearOf(resolved)
 	pl.orderIndex = p.orderServed(pl.access)
+	if pl.access.kind != accessGeo {
+		// Candidates the residual drops are dropped on their bytes
+		// (bytes.go); runGeo makes its own test of what the covering
+		// leaves.
+		pl.bytes = newByteTest(pl.residual, m.Match)
+	}
 	pl.undecoded = q.Undecoded && visible == nil && pl.near == nil && (len(q.Order) == 0 || pl.orderIndex) &&
-		pl.residual.Kind == where.KindAnd && len(pl.residual.Children) == 0
+		(pl.residual.Kind == where.KindAnd && len(pl.residual.Children) == 0 || pl.bytes != nil)
 	if err := p.checkBudget(pl); err != nil {
 		return nil, err
 	}

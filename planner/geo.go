@@ -203,7 +203,7 @@ func (pl *Plan) runGeo() (Result, error) {
 	if a.geo.near != nil && pl.near != nil && len(q.Order) == 0 && !q.Count {
 		return pl.ringSearch(gc, need)
 	}
-	rest, err := pl.restMatch(a.op)
+	rest, err := pl.restOf(a.op)
 	if err != nil {
 		return Result{}, err
 	}
@@ -237,11 +237,12 @@ func (pl *Plan) runGeo() (Result, error) {
 		err = gc.ScanGeo(a.path, ranges, pl.deadline, func(ref index.Ref, p geo.Point, interior bool) bool {
 			res.Examined++
 			// The exact test, on the point the index read from the
-			// object's bytes: the object is decoded only once inside.
+			// object's bytes (none for an interior cell's): the object
+			// is decoded only once inside, if at all (geoRest).
 			if !interior && region != nil && !region.ContainsPoint(p) {
 				return true
 			}
-			if h := hitOf(ref); rest(h.obj) {
+			if h, ok := rest.hit(ref); ok {
 				out.add(h, &p)
 			}
 			return true
@@ -311,21 +312,57 @@ func (r *geoResults) sorted() ([]schema.Object, []index.Ref) {
 	return idObjects(r.byID.sorted())
 }
 
-// restMatch is the test of candidates known to satisfy op: the residual
-// without op, and the visibility guard when there is one.
-func (pl *Plan) restMatch(op *where.Op) (func(schema.Object) bool, error) {
-	m, err := matcher.Compile(withoutOp(pl.root, op), nil)
+// geoRest is the test of candidates known to satisfy a geo operator
+// (interior cells, or the exact test on the point the index read): the
+// residual without the operator, and the visibility guard when there is
+// one. The rest is tested on the candidate's bytes when it can be
+// (bytes.go), and when nothing but the bytes is read a match stays
+// undecoded for the reply to send as stored (Query.Undecoded).
+type geoRest struct {
+	match     func(schema.Object) bool
+	bytes     *byteTest
+	undecoded bool
+}
+
+// restOf makes the geoRest of op.
+func (pl *Plan) restOf(op *where.Op) (*geoRest, error) {
+	node := withoutOp(pl.root, op)
+	m, err := matcher.Compile(node, nil)
 	if err != nil {
 		return nil, err
 	}
+	g := &geoRest{match: m.Match}
 	if pl.visible {
 		if pl.guard == nil {
-			return pl.match, nil // the whole residual and the guard
+			g.match = pl.match // the whole residual and the guard
+		} else {
+			guard := pl.guard
+			g.match = func(o schema.Object) bool { return guard(o) && m.Match(o) }
 		}
-		guard := pl.guard
-		return func(o schema.Object) bool { return guard(o) && m.Match(o) }, nil
+		return g, nil
 	}
-	return m.Match, nil
+	g.bytes = newByteTest(node, m.Match)
+	empty := node.Kind == where.KindAnd && len(node.Children) == 0
+	g.undecoded = pl.q.Undecoded && len(pl.q.Order) == 0 && pl.near == nil && (empty || g.bytes != nil)
+	return g, nil
+}
+
+// hit is ref's hit and whether it matches.
+func (g *geoRest) hit(ref index.Ref) (hit, bool) {
+	if g.bytes != nil {
+		if !g.bytes.test(ref) {
+			return hit{}, false
+		}
+		if g.undecoded {
+			return hit{ref: ref}, true
+		}
+		return hitOf(ref), true // no guard: the rest is all there is to test
+	}
+	if g.undecoded {
+		return hit{ref: ref}, true
+	}
+	h := hitOf(ref)
+	return h, g.match(h.obj)
 }
 
 // ringSearch returns the first need objects by distance from a
@@ -346,7 +383,7 @@ func (pl *Plan) ringSearch(gc GeoCollection, need int) (Result, error) {
 	}
 	// The distance test is done here, with the function the matcher uses;
 	// rest decides the remainder.
-	rest, err := pl.restMatch(pl.access.op)
+	rest, err := pl.restOf(pl.access.op)
 	if err != nil {
 		return Result{}, err
 	}
@@ -368,7 +405,8 @@ func (pl *Plan) ringSearch(gc GeoCollection, need int) (Result, error) {
 			if !nearest.improves(it) {
 				return true
 			}
-			if it.hit = hitOf(ref); rest(it.obj) {
+			var ok bool
+			if it.hit, ok = rest.hit(ref); ok {
 				nearest.add(it)
 			}
 			return true

@@ -267,10 +267,14 @@ type Plan struct {
 	access *access
 	// orderIndex is set when the order is served by scanning that index.
 	orderIndex bool
-	// undecoded: the plan reads no result's fields (Query.Undecoded).
+	// undecoded: the plan reads no result's fields (Query.Undecoded)
+	// beyond what bytes tests.
 	undecoded bool
-	near      *nearSort
-	deadline  time.Time
+	// bytes, when set, tests the residual on each candidate's stored
+	// bytes before it is decoded (bytes.go).
+	bytes    *byteTest
+	near     *nearSort
+	deadline time.Time
 }
 
 // reason describes the access for explain and for 154 messages.

@@ -364,6 +364,23 @@ func bruteForce(t *testing.T, objs []schema.Object, q Query, src *memSource, res
 	return hits, total
 }
 
+// resultIDs are the ids of a result's objects, read from the refs for
+// those the plan left undecoded (Query.Undecoded).
+func resultIDs(t testing.TB, res Result) []string {
+	out := make([]string, len(res.Objects))
+	for i, o := range res.Objects {
+		if o == nil {
+			if len(res.Refs) <= i || !res.Refs[i].Valid() {
+				t.Fatalf("result %d is neither decoded nor a version", i)
+			}
+			out[i] = res.Refs[i].ID()
+			continue
+		}
+		out[i] = o["objectId"].(string)
+	}
+	return out
+}
+
 func ids(objs []schema.Object) []string {
 	out := make([]string, len(objs))
 	for i, o := range objs {
@@ -376,10 +393,14 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 	queries := 0
 	kinds := map[accessKind]int{}
 	orderServed, early, tightCounts, mergedByID, sets, intersected := 0, 0, 0, 0, 0, 0
+	byBytes, undecoded := 0, 0
+	defer func() { readCachedMaps = true }()
 	for seed := int64(1); seed <= 6; seed++ {
 		r := rand.New(rand.NewSource(seed))
 		src := newMemSource()
 		objs, brute := populate(r, src, 600)
+		// Odd seeds test residuals on the bytes even where a map is cached.
+		readCachedMaps = seed%2 == 0
 		coll := src.db.Collection("Thing", false)
 		for _, f := range []string{"n", "s", "d", "arr", "p", "ps", "o.x", "b"} {
 			if r.Intn(2) == 0 {
@@ -391,6 +412,9 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 		for i := 0; i < 500; i++ {
 			q := Query{Class: "Thing", Where: randomWhere(r, 0), Order: randomOrder(r),
 				Skip: r.Intn(5) * r.Intn(3), Limit: []int{0, 1, 5, 20, 1000}[r.Intn(5)], Count: r.Intn(2) == 0}
+			// Every other query lets results stay undecoded, as the REST
+			// layer does (the residual then decided on the bytes alone).
+			q.Undecoded = i%2 == 0
 			plan, err := Compile(src, q, Options{})
 			if err != nil {
 				if pe, ok := schema.AsError(err); ok && pe.Code != schema.CodeInternalServerError {
@@ -403,6 +427,12 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 				t.Fatalf("run: %v", err)
 			}
 			kinds[plan.access.kind]++
+			if plan.bytes != nil {
+				byBytes++
+				if plan.undecoded {
+					undecoded++
+				}
+			}
 			if plan.orderIndex {
 				orderServed++
 			}
@@ -422,7 +452,7 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 				sets++
 			}
 			want, total := bruteForce(t, objs, q, src, brute)
-			got := ids(res.Objects)
+			got := resultIDs(t, res)
 			if fmt.Sprint(got) != fmt.Sprint(ids(want)) {
 				t.Fatalf("seed %d query %d\nwhere %s order %v skip %d limit %d\nplan %v\ngot  %v\nwant %v",
 					seed, i, js(q.Where), q.Order, q.Skip, q.Limit, plan.Explain(res), got, ids(want))
@@ -437,8 +467,11 @@ func TestPlanEqualsBruteForce(t *testing.T) {
 		t.Fatalf("only %d valid queries were generated; the generator needs fixing", queries)
 	}
 	// The comparison only means something if every kind of plan ran.
-	t.Logf("queries %d (%d with subqueries or relations), access kinds %v, order served by index %d, early stop %d, intersected %d",
-		queries, sets, kinds, orderServed, early, intersected)
+	t.Logf("queries %d (%d with subqueries or relations), access kinds %v, order served by index %d, early stop %d, intersected %d, residual on the bytes %d (%d left undecoded)",
+		queries, sets, kinds, orderServed, early, intersected, byBytes, undecoded)
+	if byBytes < 200 || undecoded < 50 {
+		t.Errorf("residuals tested on the bytes %d, of them left undecoded %d: too rare", byBytes, undecoded)
+	}
 	for _, k := range []accessKind{accessEmpty, accessFull, accessRanges, accessIDs, accessUnion} {
 		if kinds[k] < 5 {
 			t.Errorf("access kind %d ran only %d times", k, kinds[k])

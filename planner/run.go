@@ -68,7 +68,7 @@ func (pl *Plan) Run() (Result, error) {
 	matched := 0
 	err := pl.iterateIDs(pl.access, collect.byID != nil, func(id string, h hit) bool {
 		res.Examined++
-		if !pl.match(h.obj) {
+		if !pl.accepts(h) {
 			return true
 		}
 		matched++
@@ -239,7 +239,7 @@ func (pl *Plan) collectByID(a *access, need int) ([]schema.Object, []index.Ref, 
 				seen[id] = true
 			}
 			h := pl.hitOf(ref)
-			if !pl.match(h.obj) {
+			if !pl.accepts(h) {
 				return true
 			}
 			best.add(newIDItem(id, h))
@@ -283,7 +283,7 @@ type firstMatches struct {
 
 func (f *firstMatches) add(ref index.Ref) bool {
 	f.examined++
-	if h := f.pl.hitOf(ref); f.pl.match(h.obj) {
+	if h := f.pl.hitOf(ref); f.pl.accepts(h) {
 		f.out = append(f.out, h.obj)
 		f.refs = append(f.refs, ref)
 	}
@@ -353,6 +353,9 @@ func idObjects(items []idItem) ([]schema.Object, []index.Ref) {
 // once).
 func (pl *Plan) iterate(a *access, fn func(schema.Object) bool) error {
 	return pl.iterateIDs(a, false, func(_ string, h hit) bool {
+		if h.dropped {
+			return true
+		}
 		if h.obj == nil {
 			h.obj = h.ref.Object()
 		}

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/schema"
@@ -102,6 +104,17 @@ func shapeQueries(shape string) []service.FindParams {
 				map[string]any{"category": fmt.Sprintf("c%d", r.Intn(shapeCategories))},
 				map[string]any{"n": map[string]any{"$gte": lo, "$lt": lo + 50}},
 			}}
+		case "OrUnindexed":
+			// The issue's $or: one branch indexed (category), one not
+			// (score has no index), limit 20: one scan by objectId with
+			// the whole $or as residual, stopped at the 20th match.
+			lo := float64(r.Intn(shapeItems - 50))
+			w = map[string]any{"$or": []any{
+				map[string]any{"category": fmt.Sprintf("c%d", r.Intn(shapeCategories))},
+				map[string]any{"score": map[string]any{"$gte": lo, "$lt": lo + 50}},
+			}}
+			out[i] = service.FindParams{Where: w, Limit: 20}
+			continue
 		case "InQuery":
 			w = map[string]any{
 				"owner": map[string]any{"$inQuery": map[string]any{"className": "LOwner",
@@ -136,32 +149,65 @@ func shapeQueries(shape string) []service.FindParams {
 }
 
 // findShape runs the shape's queries in turn and appends each reply's
-// results; a reply outside [10, 200] results fails the benchmark.
-func findShape(b *testing.B, shape string) {
+// results; a reply outside [10, 200] results (or over its limit) fails the
+// benchmark.
+func findShape(b *testing.B, shape string) { runShape(b, shape, false) }
+
+// findShapeCold is findShape with a garbage collection before each op,
+// not counted in its CPU: the maps decoded for earlier queries, cached
+// weakly (index.Ref.Object), are gone but for the last few thousand, as
+// in a server whose requests allocate enough to collect between most
+// queries. A warm run keeps every map a scan ever decoded (the benchmark
+// allocates too little to collect), which a server rarely does.
+func findShapeCold(b *testing.B, shape string) { runShape(b, shape, true) }
+
+func runShape(b *testing.B, shape string, cold bool) {
 	f := loadShapes(b)
 	qs := shapeQueries(shape)
 	master := service.Auth{Master: true}
+	for i := range qs {
+		qs[i].ReplyOnly = true // as the REST layer asks: the reply is all it reads
+	}
 	var buf []byte
+	var cpu time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := cputime.Used()
 	for i := 0; i < b.N; i++ {
+		if cold {
+			b.StopTimer()
+			runtime.GC()
+			b.StartTimer()
+			start = cputime.Used()
+		}
 		res, err := f.svc.Find(master, "LItem", qs[i%len(qs)])
 		if err != nil {
 			b.Fatal(err)
 		}
-		if n := len(res.Results); n < 10 || n > 200 {
+		if n := len(res.Results); n < 10 || n > 200 || n > qs[i%len(qs)].Limit {
 			b.Fatalf("%s: %d results", shape, n)
 		}
 		if buf, err = res.AppendResults(buf[:0]); err != nil {
 			b.Fatal(err)
 		}
+		if cold {
+			cpu += cputime.Used() - start
+		}
 	}
-	b.ReportMetric(float64((cputime.Used()-start).Microseconds())/float64(b.N), "cpu-µs/op")
+	if !cold {
+		cpu = cputime.Used() - start
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
-func Benchmark_Shape_Or_100k(b *testing.B)      { findShape(b, "Or") }
-func Benchmark_Shape_InQuery_100k(b *testing.B) { findShape(b, "InQuery") }
-func Benchmark_Shape_Box_100k(b *testing.B)     { findShape(b, "Box") }
-func Benchmark_Shape_Polygon_100k(b *testing.B) { findShape(b, "Polygon") }
-func Benchmark_Shape_Near_100k(b *testing.B)    { findShape(b, "Near") }
+func Benchmark_Shape_Or_100k(b *testing.B)          { findShape(b, "Or") }
+func Benchmark_Shape_OrUnindexed_100k(b *testing.B) { findShape(b, "OrUnindexed") }
+func Benchmark_Shape_InQuery_100k(b *testing.B)     { findShape(b, "InQuery") }
+func Benchmark_Shape_Box_100k(b *testing.B)         { findShape(b, "Box") }
+func Benchmark_Shape_Polygon_100k(b *testing.B)     { findShape(b, "Polygon") }
+func Benchmark_Shape_Near_100k(b *testing.B)        { findShape(b, "Near") }
+
+// The issue #34 read shapes with the decoded-map cache cold (findShapeCold).
+func Benchmark_Shape_OrUnindexed_100k_Cold(b *testing.B) { findShapeCold(b, "OrUnindexed") }
+func Benchmark_Shape_Box_100k_Cold(b *testing.B)         { findShapeCold(b, "Box") }
+func Benchmark_Shape_Polygon_100k_Cold(b *testing.B)     { findShapeCold(b, "Polygon") }
