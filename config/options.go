@@ -311,6 +311,10 @@ type Options struct {
 	Idempotency IdempotencyOptions
 	// Push is the push object (push.go).
 	Push PushOptions
+	// ScheduledPush is scheduledPush: a push with a future push_time is
+	// kept until then; off (Parse Server's default) push_time is ignored
+	// and the push is sent at once.
+	ScheduledPush bool
 	// Accounts are the email flows and account policies (accounts.go).
 	Accounts AccountOptions
 	// RateLimit is rateLimit: request limits per client address (ratelimit.go).
