@@ -116,6 +116,8 @@ type Options struct {
 	EncodeParseObjectInCloudFunction bool
 	// Security is security: enableCheck and enableCheckLog (requests.go).
 	Security map[string]any
+	// Pages is pages, Parse Server's pages router settings (pages.go).
+	Pages map[string]any
 	// DatabaseOptions is databaseOptions (requests.go).
 	DatabaseOptions map[string]any
 	// Schema is the schema option: Parse Server's declared classes

@@ -488,7 +488,7 @@ var unsupported = []string{
 	"enableSingleSchemaCache",
 	"loggerAdapter", "logLevels",
 	"logsFolder", "maxLogFiles",
-	"middleware", "nonMasterExplain", "pages",
+	"middleware", "nonMasterExplain",
 	"schemaCacheTTL",
 	"serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "userSensitiveFields",
@@ -506,7 +506,7 @@ func init() {
 	options = append(options, accountOptions...) // accounts.go
 	options = append(options, requestOptions...) // requests.go
 	options = append(options, optionsWithoutEffect...)
-	options = append(options, schemaOption, databaseOptionsOption, securityOption)
+	options = append(options, schemaOption, databaseOptionsOption, securityOption, pagesOption)
 	groups = append(groups, groupAccounts)
 	for _, o := range options {
 		byName[o.name] = o

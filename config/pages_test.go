@@ -1,0 +1,47 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestPagesOption: a Parse Server config file's pages object starts
+// Quarry; every setting that has no effect says why at start-up, and a
+// malformed one is refused.
+func TestPagesOption(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		warn       string // a warning containing this; "" for none
+		failOn     string // the option refused; "" for none
+	}{
+		{name: "router off", file: `{"pages": {"enableRouter": false}}`},
+		{name: "router on", file: `{"pages": {"enableRouter": true, "enableLocalization": true}}`,
+			warn: "pages.enableRouter: ignored (Parse Server's experimental pages router is not built"},
+		{name: "router keys without the router", file: `{"pages": {"customUrls": {"passwordReset": "https://x.example/r"}, "forceRedirect": true}}`,
+			warn: "pages: [customUrls forceRedirect] ignored: they take effect only with pages.enableRouter"},
+		{name: "enableRouter not a bool", file: `{"pages": {"enableRouter": "yes"}}`, failOn: "pages.enableRouter"},
+		{name: "unknown key", file: `{"pages": {"enableRoutr": true}}`, failOn: "pages.enableRoutr"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, warns, err := loadCase{name: tc.name, args: []string{"$FILE"}, file: tc.file}.load(t)
+			if tc.failOn != "" {
+				var oe *OptionError
+				if !errors.As(err, &oe) || oe.Option != tc.failOn {
+					t.Fatalf("Load: %v, want an error on %s", err, tc.failOn)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			joined := strings.Join(warns, "\n")
+			if tc.warn == "" && len(warns) != 0 {
+				t.Errorf("warnings %q, want none", warns)
+			}
+			if tc.warn != "" && !strings.Contains(joined, tc.warn) {
+				t.Errorf("warnings %q, want one containing %q", warns, tc.warn)
+			}
+		})
+	}
+}
