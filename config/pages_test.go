@@ -51,3 +51,13 @@ func TestPagesOption(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryIgnoredOptionSaysWhy: each Parse Server option Quarry accepts
+// and ignores warns with a reason, never "not supported yet".
+func TestEveryIgnoredOptionSaysWhy(t *testing.T) {
+	for _, name := range unsupported {
+		if why := whyIgnored(name); why == "not supported yet" || why == "" {
+			t.Errorf("%s is ignored without a reason", name)
+		}
+	}
+}
