@@ -383,7 +383,7 @@ func TestLoadWarnings(t *testing.T) {
 		{loadCase{name: "ignored file option", args: []string{"$FILE"}, file: `{"cluster": 4}`},
 			[]string{`cluster (config file `, `ignored (no meaning here: one Quarry process uses every core`}},
 		{loadCase{name: "ignored flag skips its value", args: []string{"--push", `{"adapterOptions":{}}`, "--port", "2"}},
-			[]string{"push.adapterOptions (flag --push): ignored (not supported yet)"}},
+			[]string{"push.adapterOptions (flag --push): ignored (no meaning here: options of a JavaScript push adapter"}},
 		{loadCase{name: "ignored flag before next flag", args: []string{"--enableExpressErrorHandler", "--port", "2"}},
 			[]string{"enableExpressErrorHandler (flag --enableExpressErrorHandler): ignored (no meaning here: there is no Express)"}},
 		{loadCase{name: "ignored flag keeps config file", args: []string{"--startLiveQueryServer", "$FILE"}, file: `{"port": 2}`},

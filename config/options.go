@@ -116,6 +116,8 @@ type Options struct {
 	EncodeParseObjectInCloudFunction bool
 	// Security is security: enableCheck and enableCheckLog (requests.go).
 	Security map[string]any
+	// Pages is pages, Parse Server's pages router settings (pages.go).
+	Pages map[string]any
 	// DatabaseOptions is databaseOptions (requests.go).
 	DatabaseOptions map[string]any
 	// Schema is the schema option: Parse Server's declared classes
@@ -311,6 +313,10 @@ type Options struct {
 	Idempotency IdempotencyOptions
 	// Push is the push object (push.go).
 	Push PushOptions
+	// ScheduledPush is scheduledPush: a push with a future push_time is
+	// kept until then; off (Parse Server's default) push_time is ignored
+	// and the push is sent at once.
+	ScheduledPush bool
 	// Accounts are the email flows and account policies (accounts.go).
 	Accounts AccountOptions
 	// RateLimit is rateLimit: request limits per client address (ratelimit.go).

@@ -253,6 +253,9 @@ var options = []*option{
 		def:   "none",
 		usage: `array of {"requestPath", "requestTimeWindow" (ms), "requestCount", ...}: 429 beyond (docs/security.md)`,
 		field: func(o *Options) any { return &o.RateLimit }},
+	{name: "scheduledPush", group: groupQuery, env: []string{"PARSE_SERVER_SCHEDULED_PUSH"}, def: "false",
+		usage: "a future push_time waits (Quarry sends it then); off, push_time is ignored with a warning",
+		field: func(o *Options) any { return &o.ScheduledPush }},
 	{name: "push", group: groupQuery, env: []string{"PARSE_SERVER_PUSH"},
 		def:   "none",
 		usage: `object {"adapter": "log"}: how POST /push delivers (see docs/push.md)`},
@@ -494,8 +497,8 @@ var unsupported = []string{
 	"enableSingleSchemaCache",
 	"loggerAdapter", "logLevels",
 	"logsFolder", "maxLogFiles",
-	"middleware", "nonMasterExplain", "pages",
-	"scheduledPush", "schemaCacheTTL",
+	"middleware", "nonMasterExplain",
+	"schemaCacheTTL",
 	"serverCloseComplete", "serverStartComplete",
 	"startLiveQueryServer", "userSensitiveFields",
 	"push.adapterOptions", "push.android.apiKey",
@@ -512,7 +515,7 @@ func init() {
 	options = append(options, accountOptions...) // accounts.go
 	options = append(options, requestOptions...) // requests.go
 	options = append(options, optionsWithoutEffect...)
-	options = append(options, schemaOption, databaseOptionsOption, securityOption)
+	options = append(options, schemaOption, databaseOptionsOption, securityOption, pagesOption)
 	groups = append(groups, groupAccounts)
 	for _, o := range options {
 		byName[o.name] = o

@@ -159,6 +159,8 @@ func TestEnvNames(t *testing.T) {
 		"pprofAddress":                                  "QUARRY_PPROF_ADDRESS",
 		"idempotencyOptions":                            "QUARRY_IDEMPOTENCY_OPTIONS PARSE_SERVER_EXPERIMENTAL_IDEMPOTENCY_OPTIONS",
 		"rateLimit":                                     "QUARRY_RATE_LIMIT PARSE_SERVER_RATE_LIMIT",
+		"pages":                                         "QUARRY_PAGES PARSE_SERVER_PAGES",
+		"scheduledPush":                                 "QUARRY_SCHEDULED_PUSH PARSE_SERVER_SCHEDULED_PUSH",
 		"push":                                          "QUARRY_PUSH PARSE_SERVER_PUSH",
 		"push.adapter":                                  "QUARRY_PUSH_ADAPTER",
 		"push.fcm":                                      "QUARRY_PUSH_FCM",

@@ -228,6 +228,7 @@ func (l *loader) finish() {
 	checkFiles(&o.Files, check)
 	checkPush(&o.Push, check)
 	checkAccounts(o, check, l.warn)
+	checkPages(o.Pages, check, l.warn)
 
 	// Options Quarry accepts but does not act on yet: each says so once at
 	// start-up rather than leaving the operator to wonder.

@@ -41,7 +41,7 @@ func TestSendDue(t *testing.T) {
 			}
 			clk := &clock{now: start}
 			log := &LogAdapter{Keep: -1}
-			sender := NewSender(svc, log, Options{Now: clk.Now})
+			sender := NewSender(svc, log, Options{Now: clk.Now, Scheduled: true})
 			defer sender.Close()
 			id, err := sender.Send(master, map[string]any{"channels": []any{"c"}, "data": map[string]any{"alert": "a"},
 				"push_time": start.Add(time.Minute).Format(time.RFC3339), "expiration_interval": 3600.0})

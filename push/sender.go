@@ -38,6 +38,10 @@ type Options struct {
 	Poll      time.Duration
 	Now       func() time.Time
 	Warn      func(msg string)
+	// Scheduled is scheduledPush: a future push_time waits until it comes.
+	// Off, as in Parse Server, push_time is ignored (with a warning) and the
+	// push is sent at once.
+	Scheduled bool
 }
 
 // Sender sends pushes: it records each in _PushStatus, delivers in the
@@ -72,6 +76,9 @@ func NewSender(svc *service.Service, adapter Adapter, opts Options) *Sender {
 	return &Sender{svc: svc, adapter: adapter, opts: opts, ctx: ctx, cancel: cancel}
 }
 
+// Scheduled reports whether a future push_time waits (scheduledPush).
+func (s *Sender) Scheduled() bool { return s.opts.Scheduled }
+
 // Adapter is the adapter the sender delivers through.
 func (s *Sender) Adapter() Adapter { return s.adapter }
 
@@ -92,6 +99,10 @@ func (s *Sender) Send(auth service.Auth, body map[string]any) (string, error) {
 	times, err := ParseTimes(body, s.opts.Now())
 	if err != nil {
 		return "", err
+	}
+	if times.Scheduled && !s.opts.Scheduled {
+		s.warn("push: push_time is ignored and the push is sent now: scheduledPush is off")
+		times.PushTime, times.Scheduled = s.opts.Now(), false
 	}
 	// The audience query is planned now, so a bad or refused query (102,
 	// 154) fails the request rather than the push in the background.

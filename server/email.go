@@ -122,15 +122,38 @@ func accountOptions(opts *config.Options, mailer email.Adapter, base *linkBase, 
 	return out
 }
 
-// pagesOptions are the email pages' settings.
+// pagesOptions are the email pages' settings: customPages, or with
+// Parse Server's pages router (pages.enableRouter) its customUrls, which
+// take their place.
 func pagesOptions(opts *config.Options) transport.PagesOptions {
 	c := opts.Accounts.CustomPages
-	return transport.PagesOptions{AppName: opts.Accounts.AppName, Custom: map[string]string{
+	custom := map[string]string{
 		"invalid_link": c.InvalidLink, "invalid_verification_link": c.InvalidVerificationLink,
 		"link_send_success": c.LinkSendSuccess, "link_send_fail": c.LinkSendFail,
 		"choose_password": c.ChoosePassword, "password_reset_success": c.PasswordResetSuccess,
 		"verify_email_success": c.VerifyEmailSuccess,
-	}}
+	}
+	if opts.PagesRouter() {
+		custom = map[string]string{}
+		urls := opts.PagesCustomURLs()
+		// Quarry has one page for an invalid and an expired verification
+		// link: the invalid one's URL, else the expired one's.
+		if urls["emailVerificationLinkInvalid"] == "" {
+			urls["emailVerificationLinkInvalid"] = urls["emailVerificationLinkExpired"]
+		}
+		for id, page := range routerPages {
+			custom[page] = urls[id]
+		}
+	}
+	return transport.PagesOptions{AppName: opts.Accounts.AppName, Custom: custom, RouterParams: opts.PagesRouter()}
+}
+
+// routerPages maps the pages router's page ids to Quarry's pages.
+var routerPages = map[string]string{
+	"passwordReset": "choose_password", "passwordResetSuccess": "password_reset_success",
+	"passwordResetLinkInvalid": "invalid_link", "emailVerificationSuccess": "verify_email_success",
+	"emailVerificationSendFail": "link_send_fail", "emailVerificationSendSuccess": "link_send_success",
+	"emailVerificationLinkInvalid": "invalid_verification_link",
 }
 
 func daysToDuration(days int) time.Duration { return time.Duration(days) * 24 * time.Hour }

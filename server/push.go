@@ -16,7 +16,7 @@ func openPush(opts *config.Options, svc *service.Service, log *slog.Logger) (*pu
 	if err != nil || adapter == nil {
 		return nil, err
 	}
-	sender := push.NewSender(svc, adapter, push.Options{Warn: func(msg string) { log.Warn(msg) }})
+	sender := push.NewSender(svc, adapter, push.Options{Warn: func(msg string) { log.Warn(msg) }, Scheduled: opts.ScheduledPush})
 	n, err := sender.FailInterrupted()
 	if err != nil {
 		return nil, fmt.Errorf("push: %w", err)

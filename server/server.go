@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	neturl "net/url"
 	"os"
@@ -120,6 +121,10 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	links := &linkBase{opts: opts}
+	// A large store takes a while to read and index: say so before, during
+	// (LoadProgress) and after, so a quiet start never looks like a hang.
+	loadStart := time.Now()
+	log.Info("opening the database (the API answers 503 until it is loaded)", "databaseURI", redactURI(opts.DatabaseURI))
 	adapter, err := store.Open(opts.DatabaseURI)
 	if err != nil {
 		return nil, err
@@ -188,6 +193,9 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		Warn:                      func(msg string) { log.Warn(msg) },
 		ChangeConsumers:           changeConsumers(shared, publish, liveQueryOn(opts)), // delivery.go
 		OnSchemaChange:            shared.schemaChanged,
+		LoadProgress: func(objects int) {
+			log.Info("loading the database", "objectsRead", objects, "seconds", loadSeconds(loadStart))
+		},
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrDamaged) {
@@ -196,6 +204,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		}
 		return nil, err
 	}
+	log.Info("database loaded and indexed", "seconds", loadSeconds(loadStart))
 	authFunctions.svc.Store(svc)
 	undo = append(undo, func() { svc.CloseChanges(0) })
 	observeChanges(m, svc)
@@ -577,6 +586,11 @@ func (s *Server) closePush() {
 	if s.Push != nil {
 		s.Push.Close()
 	}
+}
+
+// loadSeconds is the time since start in seconds, to a tenth.
+func loadSeconds(start time.Time) float64 {
+	return math.Round(time.Since(start).Seconds()*10) / 10
 }
 
 // redactURI hides the password of a database URI (postgres://u:pw@host/db).

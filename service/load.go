@@ -15,6 +15,10 @@ import (
 // loadBatch is how many object records one decoding worker takes at once.
 const loadBatch = 512
 
+// defaultLoadProgressEvery is how many objects pass between two
+// LoadProgress calls: a few seconds of loading on a slow machine.
+const defaultLoadProgressEvery = 100_000
+
 // load reads everything the store holds into memory. Objects are checked
 // and stored as their JSON by one worker per processor, without being
 // decoded (index.Collection.PutLoaded), the other records in store order;
@@ -42,8 +46,15 @@ func (s *Service) load() error {
 		}()
 	}
 	var batch []store.Record
+	objects, every := 0, s.opts.LoadProgressEvery
+	if every <= 0 {
+		every = defaultLoadProgressEvery
+	}
 	err := s.store.Load(func(r store.Record) error {
 		if r.Kind == store.KindObject {
+			if objects++; s.opts.LoadProgress != nil && objects%every == 0 {
+				s.opts.LoadProgress(objects)
+			}
 			if batch = append(batch, r); len(batch) == loadBatch {
 				work <- batch
 				batch = nil

@@ -1,8 +1,10 @@
 package service
 
 import (
+	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/quarrydata/quarry/schema"
@@ -294,6 +296,24 @@ func (d *draft) relationOp(key, name string, op map[string]any) error {
 	return nil
 }
 
+// cannotCreateProperty is Parse Server's message for a dotted key whose
+// parent is a string, number or boolean (JavaScript's own TypeError, which
+// Parse passes on and the JS SDK's specs expect word for word).
+func cannotCreateProperty(key string, parent any) (string, bool) {
+	var kind, text string
+	switch v := parent.(type) {
+	case string:
+		kind, text = "string", v
+	case float64:
+		kind, text = "number", strconv.FormatFloat(v, 'f', -1, 64)
+	case bool:
+		kind, text = "boolean", strconv.FormatBool(v)
+	default:
+		return "", false
+	}
+	return fmt.Sprintf("Cannot create property '%s' on %s '%s'", key, kind, text), true
+}
+
 // applyNested handles "root.a.b" keys inside an Object field: plain
 // values, Delete, Increment and the array operators. Missing objects along
 // the path are created; a value on the path that is not an object is a
@@ -309,23 +329,26 @@ func (d *draft) applyNested(root, rest string, val any) error {
 			return schema.Errorf(schema.CodeInvalidNestedKey, "Nested keys should not contain the '$' or '.' characters")
 		}
 	}
-	notObject := func(at string) error {
+	notObject := func(at, key string, cur any) error {
+		if msg, ok := cannotCreateProperty(key, cur); ok {
+			return schema.Errorf(schema.CodeIncorrectType, "%s", msg)
+		}
 		return schema.Errorf(schema.CodeIncorrectType, "%s.%s is not an Object: the key %s.%s cannot be set inside it", d.class, at, root, rest)
 	}
 	// Copy every map along the path: the originals may be read concurrently.
 	top, isMap := d.obj[root].(map[string]any)
 	if cur, exists := d.obj[root]; exists && cur != nil && !isMap {
-		return notObject(root)
+		return notObject(root, path[0], cur)
 	}
 	top = schema.CopyObject(top)
 	d.obj[root] = top
 	d.fields[root] = schema.Field{Type: schema.TypeObject}
 	parent, at := top, root
-	for _, p := range path[:len(path)-1] {
+	for i, p := range path[:len(path)-1] {
 		at += "." + p
 		child, isMap := parent[p].(map[string]any)
 		if cur, exists := parent[p]; exists && cur != nil && !isMap {
-			return notObject(at)
+			return notObject(at, path[i+1], cur)
 		}
 		child = schema.CopyObject(child)
 		parent[p] = child

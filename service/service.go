@@ -72,6 +72,11 @@ type Options struct {
 	// refusing them.
 	ScanBudgetWarnOnly bool
 	Warn               func(msg string)
+	// LoadProgress, when set, is told how many objects Open has read so
+	// far, every LoadProgressEvery objects (default 100,000), so that a
+	// long start-up says what it is doing.
+	LoadProgress      func(objects int)
+	LoadProgressEvery int
 	// PasswordHashCost is the bcrypt cost of password hashes.
 	PasswordHashCost int
 	// PrivateUsers leaves new users readable only by themselves (by

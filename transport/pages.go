@@ -18,6 +18,9 @@ import (
 type PagesOptions struct {
 	AppName string
 	Custom  map[string]string
+	// RouterParams adds the page parameters of Parse Server's pages
+	// router (appId, appName, publicServerUrl) to every redirect.
+	RouterParams bool
 }
 
 // The pages, by Parse Server's names (the customPages keys in comments).
@@ -140,6 +143,11 @@ func (s *Server) redirectPage(ctx *fasthttp.RequestCtx, page string, v url.Value
 	}
 	v.Set("id", s.opts.AppID)
 	v.Set("app", s.appName())
+	if s.opts.Pages.RouterParams {
+		v.Set("appId", s.opts.AppID)
+		v.Set("appName", s.appName())
+		v.Set("publicServerUrl", s.baseURL(ctx))
+	}
 	target := s.baseURL(ctx) + "/apps/" + page + ".html"
 	if custom := s.opts.Pages.Custom[page]; custom != "" {
 		target = custom

@@ -14,9 +14,14 @@ import (
 
 // pushServer starts a server with the log push adapter and installations
 // named by token: token -> {deviceType, channels, badge}.
-func pushServer(t *testing.T, devices map[string][3]any) (*servertest.Server, *push.LogAdapter, map[string]string) {
+func pushServer(t *testing.T, devices map[string][3]any, configure ...func(*config.Options)) (*servertest.Server, *push.LogAdapter, map[string]string) {
 	t.Helper()
-	srv := servertest.Start(t, func(o *config.Options) { o.Push.Adapter = config.PushAdapterLog })
+	srv := servertest.Start(t, func(o *config.Options) {
+		o.Push.Adapter = config.PushAdapterLog
+		for _, c := range configure {
+			c(o)
+		}
+	})
 	ids := map[string]string{}
 	i := 0
 	for token, d := range devices {
@@ -147,14 +152,43 @@ func TestScenarioPushInefficientQuery(t *testing.T) {
 }
 
 // TestScenarioPushFeatures: with an adapter, Parse Dashboard is told that
-// immediate, scheduled and stored pushes are available.
+// immediate and stored pushes are available, and scheduled ones only with
+// scheduledPush, as Parse Server tells it.
 func TestScenarioPushFeatures(t *testing.T) {
-	srv, _, _ := pushServer(t, nil)
-	res := srv.Do(t, "GET", "/serverInfo", nil, servertest.Master())
-	features, _ := res.Map()["features"].(map[string]any)
-	got := fmt.Sprint(features["push"])
-	if want := "map[immediatePush:true localization:false pushAudiences:true scheduledPush:true storedPushData:true]"; got != want {
-		t.Errorf("push features %s, want %s", got, want)
+	for _, tc := range []struct {
+		scheduled bool
+		want      string
+	}{
+		{false, "map[immediatePush:true localization:false pushAudiences:true scheduledPush:false storedPushData:true]"},
+		{true, "map[immediatePush:true localization:false pushAudiences:true scheduledPush:true storedPushData:true]"},
+	} {
+		srv, _, _ := pushServer(t, nil, func(o *config.Options) { o.ScheduledPush = tc.scheduled })
+		res := srv.Do(t, "GET", "/serverInfo", nil, servertest.Master())
+		features, _ := res.Map()["features"].(map[string]any)
+		if got := fmt.Sprint(features["push"]); got != tc.want {
+			t.Errorf("scheduledPush %v: push features %s, want %s", tc.scheduled, got, tc.want)
+		}
+	}
+}
+
+// TestScenarioPushTimeWithoutScheduledPush: without scheduledPush (Parse
+// Server's default) a future push_time is ignored: the push goes at once
+// and its status records the time it went, not the one asked for.
+func TestScenarioPushTimeWithoutScheduledPush(t *testing.T) {
+	srv, log, _ := pushServer(t, map[string][3]any{"tokA": {"ios", []any{"news"}, nil}})
+	before := time.Now().UTC()
+	id := sendPush(t, srv, map[string]any{"channels": []any{"news"}, "data": map[string]any{"alert": "now"},
+		"push_time": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	st := awaitPush(t, srv, id)
+	if st["status"] != "succeeded" || st["numSent"] != 1.0 {
+		t.Errorf("push with an ignored push_time: %v", st)
+	}
+	pushTime, _ := st["pushTime"].(string)
+	if at, err := time.Parse(time.RFC3339, pushTime); err != nil || at.After(before.Add(time.Minute)) {
+		t.Errorf("pushTime %q, want about now (%s)", pushTime, before)
+	}
+	if got := fmt.Sprint(recipients(log, id)); got != "[tokA]" {
+		t.Errorf("push reached %s", got)
 	}
 }
 
@@ -206,7 +240,8 @@ func TestScenarioPushDelivers(t *testing.T) {
 }
 
 func TestScenarioPushScheduled(t *testing.T) {
-	srv, log, _ := pushServer(t, map[string][3]any{"tokA": {"ios", []any{"news"}, nil}})
+	srv, log, _ := pushServer(t, map[string][3]any{"tokA": {"ios", []any{"news"}, nil}},
+		func(o *config.Options) { o.ScheduledPush = true })
 	due := time.Now().Add(1500 * time.Millisecond).UTC()
 	id := sendPush(t, srv, map[string]any{"channels": []any{"news"}, "data": map[string]any{"alert": "later"},
 		"push_time": due.Format(time.RFC3339Nano), "expiration_interval": 3600})

@@ -40,7 +40,7 @@ var dashboardFeatures = []dashboardFeature{
 	{"logs", "until", []string{"GET /scriptlog"}},
 	{"logs", "from", []string{"GET /scriptlog"}},
 	{"push", "immediatePush", []string{"POST /push", needPushAdapter}},
-	{"push", "scheduledPush", []string{"POST /push", needPushAdapter}},
+	{"push", "scheduledPush", []string{"POST /push", needPushAdapter, "SCHEDULE push"}}, // with scheduledPush
 	{"push", "storedPushData", []string{"POST /push", "GET /classes/{}", needPushAdapter}},
 	{"push", "pushAudiences", []string{"GET /push_audiences", "POST /push_audiences"}},
 	{"push", "localization", nil}, // localized alerts (alert-<locale>) are not built
@@ -76,6 +76,9 @@ func (s *Server) features() map[string]any {
 	}
 	if s.opts.Push != nil {
 		served[routeShape("ADAPTER", "push")] = true
+		if sp, ok := s.opts.Push.(interface{ Scheduled() bool }); ok && sp.Scheduled() {
+			served[routeShape("SCHEDULE", "push")] = true
+		}
 	}
 	if s.opts.Security != nil {
 		served[routeShape("CHECK", "security")] = true

@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/quarrydata/quarry/config"
@@ -56,6 +57,9 @@ func run(args []string) int {
 		return 2
 	}
 	log := newLogger(opts)
+	// First words at once: a large store may take minutes to load, and
+	// the banner comes only when it has.
+	log.Info("quarry starting", "pid", os.Getpid(), "address", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)))
 	for _, w := range warnings {
 		log.Warn(w)
 	}

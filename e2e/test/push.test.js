@@ -82,3 +82,15 @@ test('a bad push_time is refused with 152', async () => {
     152,
   );
 });
+
+test('without scheduledPush a future push_time is ignored and the push goes at once, as in Parse Server', async () => {
+  const later = new Date(Date.now() + 3600_000);
+  const before = Date.now();
+  const sent = await Parse.Push.send({ channels: ['news'], data: { alert: 'not later' }, push_time: later }, { useMasterKey: true });
+  const status = await pushDone(await statusID(sent));
+  assert.equal(status.get('status'), 'succeeded');
+  assert.equal(status.get('numSent'), 2);
+  const pushTime = new Date(status.get('pushTime'));
+  assert.ok(pushTime.getTime() < later.getTime() - 3000_000, `pushTime ${status.get('pushTime')} is the time asked for`);
+  assert.ok(pushTime.getTime() >= before - 5000, `pushTime ${status.get('pushTime')}`);
+});
