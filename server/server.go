@@ -468,6 +468,14 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.closeMailQueue() // email.go: after the jobs, which may send emails too
 	// Pushes under way stop at their next batch; the scheduler stops.
 	s.closePush()
+	// Server-side subscriptions get every committed change, then save
+	// what they have not delivered in _Subscription (subscriptions.go).
+	if s.Opts.MaxServerSubscriptions > 0 {
+		s.Service.CloseChanges(0)
+	}
+	if err := s.subs.Close(); err != nil {
+		s.log.Error("server-side subscriptions: pending events not saved", "err", err)
+	}
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
 	// LiveQuery closes them, then Redis, before the store goes.
 	if s.graphql != nil {
