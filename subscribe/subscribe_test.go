@@ -163,7 +163,11 @@ func TestWebhookEventsInOrderWithRetries(t *testing.T) {
 // secret; the definitions are objects of _Subscription, which the
 // Dashboard reads with the master key.
 func TestSubscriptionsAPI(t *testing.T) {
-	srv := servertest.Start(t, subscriptions(2))
+	srv := servertest.Start(t, func(o *config.Options) {
+		subscriptions(2)(o)
+		o.ReadOnlyMasterKey = "read-only"
+	})
+	readOnly := map[string]string{"X-Parse-Application-Id": servertest.AppID, "X-Parse-Master-Key": "read-only"}
 	good := webhook("a", "Order", nil, "http://127.0.0.1:9/hook")
 	with := func(edit func(map[string]any)) map[string]any {
 		b := webhook("x", "Order", nil, "http://127.0.0.1:9/hook")
@@ -194,6 +198,8 @@ func TestSubscriptionsAPI(t *testing.T) {
 		{"get", "GET", "/hooks/subscriptions/a", nil, servertest.Master(), 200, 0, `"className":"Order"`, secret},
 		{"list", "GET", "/hooks/subscriptions", nil, servertest.Master(), 200, 0, `"name":"b"`, secret},
 		{"update keeps secret", "PUT", "/hooks/subscriptions/a", map[string]any{"events": []string{"create"}, "target": map[string]any{"type": "webhook", "url": "http://127.0.0.1:9/other"}}, servertest.Master(), 200, 0, `"events":["create"]`, secret},
+		{"read-only master reads", "GET", "/hooks/subscriptions/a", nil, readOnly, 200, 0, `"name":"a"`, secret},
+		{"read-only master may not write", "DELETE", "/hooks/subscriptions/a", nil, readOnly, 400, 119, "read-only", ""},
 		{"missing", "GET", "/hooks/subscriptions/zzz", nil, servertest.Master(), 400, 143, "no server-side subscription", ""},
 		{"dashboard reads the class", "GET", "/classes/_Subscription", nil, servertest.Master(), 200, 0, `"url":"http://127.0.0.1:9/other"`, ""},
 		{"class hidden from clients", "GET", "/classes/_Subscription", nil, servertest.App(), 400, 119, "", "127.0.0.1"},
