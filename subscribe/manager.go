@@ -178,8 +178,12 @@ func (m *Manager) route(c service.Change) {
 // be made again) and saves each subscription's undelivered events and
 // last delivered event id in its _Subscription object, so that the next
 // Open resends them with the same ids. Call it after the service stopped
-// handing changes over (CloseChanges), before the store closes.
+// handing changes over (CloseChanges), before the store closes. A nil
+// Manager has nothing to close.
 func (m *Manager) Close() error {
+	if m == nil {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
