@@ -286,6 +286,9 @@ type Options struct {
 	// Parse.Cloud.httpRequest reach loopback, private, link-local and
 	// other internal addresses (refused by default).
 	OutboundAllowPrivate bool
+	// MaxServerSubscriptions is maxServerSubscriptions: the most
+	// server-side subscriptions (/hooks/subscriptions); 0 turns them off.
+	MaxServerSubscriptions int
 	// OutboundAllowList is outboundAllowList: internal addresses and CIDR
 	// networks webhooks and httpRequest may reach all the same.
 	OutboundAllowList []string

@@ -150,6 +150,7 @@ func TestEnvNames(t *testing.T) {
 		"webhookKey":                                    "QUARRY_WEBHOOK_KEY PARSE_SERVER_WEBHOOK_KEY",
 		"outboundAllowPrivate":                          "QUARRY_OUTBOUND_ALLOW_PRIVATE",
 		"outboundAllowList":                             "QUARRY_OUTBOUND_ALLOW_LIST",
+		"maxServerSubscriptions":                        "QUARRY_MAX_SERVER_SUBSCRIPTIONS",
 		"silent":                                        "QUARRY_SILENT SILENT",
 		"jsonLogs":                                      "QUARRY_JSON_LOGS JSON_LOGS",
 		"requestLogPercent":                             "QUARRY_REQUEST_LOG_PERCENT",

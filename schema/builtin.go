@@ -13,6 +13,7 @@ import (
 var builtinClasses = map[string]bool{
 	"_User": true, "_Role": true, "_Installation": true, "_Session": true, "_Audience": true,
 	"_Idempotency": true, "_JobStatus": true, "_JobSchedule": true, "_PushStatus": true, "_Hooks": true,
+	"_Subscription": true,
 }
 
 // defaultFields are the fields every class has.
@@ -100,6 +101,16 @@ var builtinClassFields = map[string]map[string]Field{
 		"sentPerUTCOffset":    {Type: TypeObject},
 		"failedPerUTCOffset":  {Type: TypeObject},
 		"count":               {Type: TypeNumber},
+	},
+	"_Subscription": {
+		"name":        {Type: TypeString},
+		"className":   {Type: TypeString},
+		"where":       {Type: TypeString}, // JSON: an object field may not hold $ keys
+		"keys":        {Type: TypeArray},
+		"events":      {Type: TypeArray},
+		"target":      {Type: TypeObject},
+		"pending":     {Type: TypeArray},
+		"lastEventId": {Type: TypeString},
 	},
 	"_Hooks": {
 		"functionName": {Type: TypeString},

@@ -179,6 +179,7 @@ func clpProtectedFields(v any, fields map[string]Field) (map[string]any, error) 
 var masterOnlyClasses = map[string]bool{
 	"_Audience": true, "_Idempotency": true, "_JobStatus": true,
 	"_JobSchedule": true, "_PushStatus": true, "_Hooks": true,
+	"_Subscription": true,
 }
 
 // MasterOnlyClass reports whether only the master key may touch class's

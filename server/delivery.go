@@ -36,12 +36,16 @@ func (l *liveConsumer) consumer() service.ChangeConsumer {
 }
 
 // changeConsumers are the service's consumers of committed changes:
-// LiveQuery's when it is on (live), the cacheAdapter's when there is one.
+// LiveQuery's when it is on (live), the server-side subscriptions' when
+// they are (subs), the cacheAdapter's when there is one.
 // With neither, writes gather no changes at all.
-func changeConsumers(shared *sharedCache, lc *liveConsumer, live bool) []service.ChangeConsumer {
+func changeConsumers(shared *sharedCache, lc *liveConsumer, live bool, sc *subscriptionsConsumer, subs bool) []service.ChangeConsumer {
 	var cs []service.ChangeConsumer
 	if live {
 		cs = append(cs, lc.consumer())
+	}
+	if subs {
+		cs = append(cs, sc.consumer())
 	}
 	if c := shared.consumer(); c != nil {
 		cs = append(cs, *c)

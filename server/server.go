@@ -34,6 +34,7 @@ import (
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
 	_ "github.com/quarrydata/quarry/store/postgres" // registers postgres:// database URIs
+	"github.com/quarrydata/quarry/subscribe"
 	"github.com/quarrydata/quarry/transport"
 )
 
@@ -62,10 +63,11 @@ type Server struct {
 	files        *fileStore     // file URLs' base; a temporary files directory
 	links        *linkBase      // the base of links in emails (email.go)
 	limiter      *ratelimit.Limiter
-	cache        *sharedCache     // cacheAdapter; nil without
-	mailQueue    *email.Queue     // retries emails; nil without emailAdapter (email.go)
-	graphql      *graphql.Handler // nil unless mountGraphQL
-	stopMemtune  func()           // ends this server's use of the GC headroom policy
+	cache        *sharedCache       // cacheAdapter; nil without
+	subs         *subscribe.Manager // server-side subscriptions (subscriptions.go)
+	mailQueue    *email.Queue       // retries emails; nil without emailAdapter (email.go)
+	graphql      *graphql.Handler   // nil unless mountGraphQL
+	stopMemtune  func()             // ends this server's use of the GC headroom policy
 }
 
 // ShutdownGrace is how long shutdown waits for requests in flight.
@@ -132,6 +134,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	undo = append(undo, func() { adapter.Close() })
 	// LiveQuery's publisher is known once the service is open (delivery.go).
 	publish := &liveConsumer{}
+	subsConsumer := &subscriptionsConsumer{} // subscriptions.go
 	// Cloud code defined in Go or JavaScript fills the request's headers
 	// for it; webhooks (/hooks) may be defined at any time, so a registry
 	// always exists.
@@ -144,7 +147,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if err != nil {
 		return nil, err
 	}
-	reg.SetOutboundPolicy(outbound.Policy{AllowPrivate: opts.OutboundAllowPrivate, Allow: allow})
+	policy := outbound.Policy{AllowPrivate: opts.OutboundAllowPrivate, Allow: allow}
+	reg.SetOutboundPolicy(policy)
 	var hooks service.Hooks = reg
 	observeCloud(m, reg)
 	shared, err := openCache(opts, opts.AppID, log)
@@ -191,7 +195,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		Files:                     filesOpts,
 		Accounts:                  accountOptions(opts, mailer, links, log),
 		Warn:                      func(msg string) { log.Warn(msg) },
-		ChangeConsumers:           changeConsumers(shared, publish, liveQueryOn(opts)), // delivery.go
+		ChangeConsumers:           changeConsumers(shared, publish, liveQueryOn(opts), subsConsumer, opts.MaxServerSubscriptions > 0), // delivery.go
 		OnSchemaChange:            shared.schemaChanged,
 		LoadProgress: func(objects int) {
 			log.Info("loading the database", "objectsRead", objects, "seconds", loadSeconds(loadStart))
@@ -208,6 +212,15 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	authFunctions.svc.Store(svc)
 	undo = append(undo, func() { svc.CloseChanges(0) })
 	observeChanges(m, svc)
+	subs, err := openSubscriptions(opts, svc, policy, log, subsConsumer)
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() { subs.Close() })
+	var subsAPI transport.Subscriptions
+	if opts.MaxServerSubscriptions > 0 {
+		subsAPI = subscriptionsAPI{subs}
+	}
 	// The GC headroom policy starts on the loaded data: while the store
 	// is read and the indexes are built the heap grows fast and makes
 	// garbage in bulk, which Go's default pace (and the load's GOGC 400)
@@ -310,6 +323,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		RateLimit:        limiter,
 		GraphQLWebSocket: gqlSocket,
 		Unavailable:      unavailableOf(adapter),
+		Subscriptions:    subsAPI,
 	})
 	if err != nil {
 		return nil, err
@@ -334,6 +348,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		srv.Live = lq.server
 	}
 	srv.cache = shared
+	srv.subs = subs
 	return srv, nil
 }
 
@@ -462,6 +477,14 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.closeMailQueue() // email.go: after the jobs, which may send emails too
 	// Pushes under way stop at their next batch; the scheduler stops.
 	s.closePush()
+	// Server-side subscriptions get every committed change, then save
+	// what they have not delivered in _Subscription (subscriptions.go).
+	if s.Opts.MaxServerSubscriptions > 0 {
+		s.Service.CloseChanges(0)
+	}
+	if err := s.subs.Close(); err != nil {
+		s.log.Error("server-side subscriptions: pending events not saved", "err", err)
+	}
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
 	// LiveQuery closes them, then Redis, before the store goes.
 	if s.graphql != nil {
@@ -496,6 +519,9 @@ func (s *Server) Close() error {
 	// Committed changes reach LiveQuery, Redis and the cacheAdapter before
 	// those close (bounded: service.DefaultChangeCloseTimeout).
 	s.Service.CloseChanges(0)
+	if err := s.subs.Close(); err != nil {
+		s.log.Error("server-side subscriptions: pending events not saved", "err", err)
+	}
 	s.closePush()
 	s.live.close()
 	s.scripts.Close()

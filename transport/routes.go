@@ -40,6 +40,7 @@ var routeFamilies = []func() []route{
 	graphQLConfigRoutes,
 	functionRoutes,
 	hookRoutes,
+	subscriptionRoutes,
 	emailRoutes,
 	securityRoutes,
 }

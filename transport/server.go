@@ -111,6 +111,9 @@ type Options struct {
 	// database that cannot be reached), or nil: /health, the readiness
 	// probe, answers 503 meanwhile. nil: always ready once serving.
 	Unavailable func() error
+	// Subscriptions manages the server-side subscriptions of
+	// /hooks/subscriptions (package subscribe); nil answers 119.
+	Subscriptions Subscriptions
 	// GraphQLWebSocket, when set, receives WebSocket upgrades on
 	// GraphQLPath (GraphQL subscriptions); other upgrades go to WebSocket.
 	GraphQLWebSocket fasthttp.RequestHandler
