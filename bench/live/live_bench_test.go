@@ -340,9 +340,9 @@ func TestFanoutClientProcess(t *testing.T) {
 		mu       sync.Mutex
 		lat      []float64
 		arrivals [][2]int64 // (seq, µs) of each measured event
-		from    = int64(math.MaxInt64)
-		fromMu  sync.RWMutex
-		readers sync.WaitGroup
+		from     = int64(math.MaxInt64)
+		fromMu   sync.RWMutex
+		readers  sync.WaitGroup
 	)
 	sentAt, seqKey := []byte(`"sentAt":`), []byte(`"seq":`)
 	conns := make([]*websocket.Conn, fanoutConns)
