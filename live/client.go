@@ -171,17 +171,32 @@ func (c *client) writeLoop() {
 	ticker := time.NewTicker(c.srv.opts.WebsocketTimeout)
 	defer ticker.Stop()
 	pinged := false
+	var frames []byte // a burst of queued messages, framed for one write
 	for {
 		select {
 		case msg := <-c.queue:
-			if msg == nil { // closeAfterFlush: everything before it is written
+			closing := msg == nil // closeAfterFlush: everything before it is written
+			if !closing {
+				var err error
+				deadline := time.Now().Add(WriteTimeout)
+				if len(c.queue) == 0 {
+					c.conn.SetWriteDeadline(deadline)
+					err = c.conn.WriteMessage(websocket.TextMessage, msg)
+				} else {
+					frames, closing = gatherBurst(frames[:0], msg, c.queue)
+					err = writeBurst(c.conn.NetConn(), frames, deadline)
+					if cap(frames) > 4*maxBurstBytes {
+						frames = nil // one huge message must not pin its buffer
+					}
+				}
+				if err != nil {
+					c.close(websocket.CloseAbnormalClosure, "")
+					return
+				}
+			}
+			if closing {
 				f := c.closeAfter.Load()
 				c.close(f.code, f.reason)
-				return
-			}
-			c.conn.SetWriteDeadline(time.Now().Add(WriteTimeout))
-			if err := c.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
-				c.close(websocket.CloseAbnormalClosure, "")
 				return
 			}
 			if len(c.queue) == 0 {

@@ -353,6 +353,41 @@ func TestPostgresTransactionBatchAcrossInstances(t *testing.T) {
 	}
 }
 
+// Batches without a transaction, each a run of creates of a class the
+// first batches bring into being, through two instances at once: the
+// creates of a batch share one commit, yet each item keeps its own
+// outcome (the last one's type never matches) and PostgreSQL holds every
+// item that succeeded.
+func TestPostgresBatchCreatesAcrossInstances(t *testing.T) {
+	uri, servers := instances(t, 2)
+	const n, good = 40, 4
+	replies := concurrently(t, servers, n, 8, func(i int) (string, string, any, map[string]string) {
+		var reqs []any
+		for j := range good {
+			reqs = append(reqs, map[string]any{"method": "POST", "path": "/parse/classes/Card", "body": map[string]any{"kind": "a", "i": i*10 + j}})
+		}
+		reqs = append(reqs, map[string]any{"method": "POST", "path": "/parse/classes/Card", "body": map[string]any{"kind": 5}})
+		return "POST", "/batch", map[string]any{"requests": reqs}, servertest.Master()
+	})
+	for i, r := range replies {
+		if r.status != 200 || len(r.list) != good+1 {
+			t.Fatalf("batch %d: %d %v %v", i, r.status, r.body, r.list)
+		}
+		for j, item := range r.list {
+			m := item.(map[string]any)
+			if _, ok := m["success"]; ok != (j < good) {
+				t.Fatalf("batch %d item %d: %v", i, j, m)
+			}
+			if e, _ := m["error"].(map[string]any); j == good && e["code"] != float64(111) {
+				t.Fatalf("batch %d: the mistyped item answered %v, want code 111", i, m)
+			}
+		}
+	}
+	if got := countStored(t, uri, "Card", "kind", "a", false); got != n*good {
+		t.Fatalf("PostgreSQL holds %d Cards, want %d", got, n*good)
+	}
+}
+
 // raceOutcome checks that of replies exactly one succeeded with created
 // and every other failed with code.
 func raceOutcome(t *testing.T, what string, replies []reply, created, code int) {

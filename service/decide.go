@@ -88,12 +88,26 @@ func (s *Service) catchUpAfterStale(err error) error {
 // the store refuses it as decided on a stale copy, at most attempts
 // times.
 func (s *Service) writeDecided(auth Auth, ops []WriteOp, atomic bool, attempts int) ([]WriteResult, []*draft, []userCascade, error) {
+	var results []WriteResult
+	var drafts []*draft
+	var users []userCascade
+	err := s.decideAgain(attempts, func() (err error) {
+		results, drafts, users, err = s.writeLocked(auth, ops, atomic)
+		return err
+	})
+	return results, drafts, users, err
+}
+
+// decideAgain runs decide (a write decided and committed under its
+// objects' locks) again, after catching up, while the store refuses it as
+// decided on a stale copy, at most attempts times.
+func (s *Service) decideAgain(attempts int, decide func() error) error {
 	missedOnce := false
 	var serial serialised
 	defer serial.release()
 	for attempt := 1; ; attempt++ {
 		applied := s.applied()
-		results, drafts, users, err := s.writeLocked(auth, ops, atomic)
+		err := decide()
 		serial.release()
 		if isNotFound(err) && !missedOnce {
 			// An object another instance created a moment ago may not be
@@ -104,18 +118,18 @@ func (s *Service) writeDecided(auth Auth, ops []WriteOp, atomic bool, attempts i
 			}
 		}
 		if !isStale(err) {
-			return results, drafts, users, err
+			return err
 		}
 		if attempt >= attempts {
 			if attempts == 1 {
-				return nil, nil, nil, err // the caller decides again itself
+				return err // the caller decides again itself
 			}
-			return nil, nil, nil, errKeptChanging
+			return errKeptChanging
 		}
 		// The objects' locks are released: the follower applies changes
 		// under them.
 		if err := s.serialise(&serial, err); err != nil {
-			return nil, nil, nil, err
+			return err
 		}
 	}
 }

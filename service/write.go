@@ -301,7 +301,7 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 			results[i].Update = reply
 		}
 	}
-	if err := s.commit(auth, drafts, base); err != nil {
+	if err := s.commit(auth, drafts, base, nil); err != nil {
 		return nil, nil, nil, err
 	}
 	var users []userCascade
@@ -441,8 +441,12 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 }
 
 // commit makes drafts durable in one store commit, then updates memory and
-// announces the changes. Schema additions commit in the same unit.
-func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
+// announces the changes. Schema additions commit in the same unit. A
+// draft the schema refuses (a type mismatch, addField denied) fails the
+// whole commit, unless refused is given: then that draft alone is left
+// out and refused is told its index in drafts (independent writes sharing
+// one commit, batch.go).
+func (s *Service) commit(auth Auth, drafts []*draft, base decideBase, refused func(i int, err error)) error {
 	// The classes whose schema this commit may change: their decision is
 	// taken under the schema lock, their commit runs after it (a
 	// schemaCommit, schema_lock.go).
@@ -452,7 +456,7 @@ func (s *Service) commit(auth Auth, drafts []*draft, base decideBase) error {
 			locked = append(locked, d.class)
 		}
 	}
-	newSchemas, err := s.decideSchemas(auth, drafts, locked)
+	newSchemas, drafts, err := s.decideSchemas(auth, drafts, locked, refused)
 	if err != nil {
 		if len(locked) > 0 {
 			s.schemaMu.Unlock()
@@ -551,62 +555,105 @@ func encodeStored(obj schema.Object) ([]byte, error) {
 	return gojson.Marshal(obj)
 }
 
+// encode sets d.enc, the JSON d.obj is committed and replied with,
+// refusing an object over MaxObjectBytes.
+func (d *draft) encode() error {
+	b, err := encodeStored(d.obj)
+	if err != nil {
+		return err
+	}
+	if len(b) > MaxObjectBytes {
+		return schema.Errorf(schema.CodeObjectTooLarge, "object is larger than %d bytes", MaxObjectBytes)
+	}
+	d.enc = b
+	return nil
+}
+
 // decideSchemas checks the drafts' fields against their classes' schemas
 // (type lock-in, the addField permission) and returns the schemas the
-// commit adds fields or classes to. With locked classes it takes the
-// schema lock (lockSchema) and returns holding it, also on error: so two
-// writers racing to introduce one field cannot both win.
-func (s *Service) decideSchemas(auth Auth, drafts []*draft, locked []string) (map[string]*schema.Class, error) {
+// commit adds fields or classes to, and the drafts that commit: all of
+// them, or with refused, those the schema accepts. With locked classes it
+// takes the schema lock (lockSchema) and returns holding it, also on
+// error: so two writers racing to introduce one field cannot both win.
+func (s *Service) decideSchemas(auth Auth, drafts []*draft, locked []string, refused func(int, error)) (map[string]*schema.Class, []*draft, error) {
 	if len(locked) > 0 {
 		s.lockSchema(locked...)
 	}
 	newSchemas := map[string]*schema.Class{}
-	for _, d := range drafts {
-		if d.obj == nil {
-			continue
+	kept := drafts
+	if refused != nil {
+		kept = make([]*draft, 0, len(drafts))
+	}
+	for i, d := range drafts {
+		err := s.decideSchema(auth, d, locked, newSchemas)
+		if err != nil && refused == nil {
+			return nil, nil, err
 		}
-		cls := newSchemas[d.class]
-		if cls == nil {
-			cls = s.Class(d.class)
-		}
-		for key, f := range d.fields {
-			add, err := checkType(cls, d.class, key, f)
+		if refused != nil {
 			if err != nil {
-				return nil, err
+				refused(i, err)
+				continue
 			}
-			if add && cls != nil && !auth.Master && !auth.internal && !auth.Maintenance {
-				fields, err := s.checkCLP(auth, d.class, opAddField)
-				if err != nil {
-					return nil, err
-				}
-				if len(fields) > 0 && (d.original == nil || !pointsToAny(d.original, fields, auth.UserID)) {
-					return nil, schema.Errorf(schema.CodeOperationForbidden, "Permission denied for action addField on class %s.", d.class)
-				}
-			}
-			if add {
-				if !slices.Contains(locked, d.class) {
-					return nil, fmt.Errorf("service: field %s.%s appeared without the schema lock", d.class, key)
-				}
-				if cls == nil {
-					cls = s.newClass(d.class)
-				} else if newSchemas[d.class] == nil {
-					cls = cls.Clone()
-				}
-				if len(cls.Fields) >= MaxFieldsPerClass {
-					return nil, tooManyFields(d.class)
-				}
-				cls.Fields[key] = f
-				newSchemas[d.class] = cls
-			}
-		}
-		if s.Class(d.class) == nil && newSchemas[d.class] == nil {
-			if !slices.Contains(locked, d.class) {
-				return nil, fmt.Errorf("service: class %s appeared without the schema lock", d.class)
-			}
-			newSchemas[d.class] = s.newClass(d.class)
+			kept = append(kept, d)
 		}
 	}
-	return newSchemas, nil
+	return newSchemas, kept, nil
+}
+
+// decideSchema checks one draft's fields against its class's schema as
+// newSchemas changes it, and adds the fields and class it introduces to
+// newSchemas; a draft refused adds nothing.
+func (s *Service) decideSchema(auth Auth, d *draft, locked []string, newSchemas map[string]*schema.Class) error {
+	if d.obj == nil {
+		return nil
+	}
+	cls := newSchemas[d.class]
+	if cls == nil {
+		cls = s.Class(d.class)
+	}
+	existed := cls != nil
+	if !existed {
+		if !slices.Contains(locked, d.class) {
+			return fmt.Errorf("service: class %s appeared without the schema lock", d.class)
+		}
+		cls = s.newClass(d.class)
+	}
+	// The fields go to a copy, seen by this draft's later fields (one
+	// GeoPoint per class), and replace newSchemas' entry only when the
+	// whole draft is accepted.
+	owned := !existed
+	for key, f := range d.fields {
+		add, err := checkType(cls, d.class, key, f)
+		if err != nil {
+			return err
+		}
+		if !add {
+			continue
+		}
+		if existed && !auth.Master && !auth.internal && !auth.Maintenance {
+			fields, err := s.checkCLP(auth, d.class, opAddField)
+			if err != nil {
+				return err
+			}
+			if len(fields) > 0 && (d.original == nil || !pointsToAny(d.original, fields, auth.UserID)) {
+				return schema.Errorf(schema.CodeOperationForbidden, "Permission denied for action addField on class %s.", d.class)
+			}
+		}
+		if !slices.Contains(locked, d.class) {
+			return fmt.Errorf("service: field %s.%s appeared without the schema lock", d.class, key)
+		}
+		if !owned {
+			cls, owned = cls.Clone(), true
+		}
+		if len(cls.Fields) >= MaxFieldsPerClass {
+			return tooManyFields(d.class)
+		}
+		cls.Fields[key] = f
+	}
+	if owned {
+		newSchemas[d.class] = cls
+	}
+	return nil
 }
 
 // commitRecordsOf lists the store records of a commit: the changed
@@ -623,14 +670,12 @@ func (s *Service) commitRecordsOf(newSchemas map[string]*schema.Class, drafts []
 	for _, d := range drafts {
 		rec := store.Record{Kind: store.KindObject, Class: d.class, Key: d.id}
 		if d.obj != nil {
-			b, err := encodeStored(d.obj)
-			if err != nil {
-				return nil, err
+			if d.enc == nil { // not yet encoded (encodeDraft)
+				if err := d.encode(); err != nil {
+					return nil, err
+				}
 			}
-			if len(b) > MaxObjectBytes {
-				return nil, schema.Errorf(schema.CodeObjectTooLarge, "object is larger than %d bytes", MaxObjectBytes)
-			}
-			rec.Value, d.enc = b, b
+			rec.Value = d.enc
 		}
 		if s.isSQLClass(d.class) {
 			prev, err := previousVersion(d)

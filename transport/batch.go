@@ -97,20 +97,65 @@ func batch(s *Server, c *call) (any, error) {
 		return out, nil
 	}
 	out := make([]any, len(items))
-	for i, it := range items {
+	for i := 0; i < len(items); {
+		// A run of creates of one class commits together (one fsync),
+		// each create still succeeding or failing on its own.
+		if class, ok := batchCreateClass(items[i].r, items[i].params); ok {
+			end := i + 1
+			for end < len(items) {
+				if next, ok := batchCreateClass(items[end].r, items[end].params); !ok || next != class {
+					break
+				}
+				end++
+			}
+			if end-i > 1 {
+				bodies := make([]map[string]any, end-i)
+				for j := range bodies {
+					bodies[j] = items[i+j].body
+				}
+				for j, r := range s.svc.CreateEach(c.auth, class, bodies) {
+					if r.Err != nil {
+						out[i+j] = s.batchError(r.Err)
+						continue
+					}
+					out[i+j] = map[string]any{"success": createdBody(r.Create)}
+				}
+				i = end
+				continue
+			}
+		}
+		it := items[i]
 		sub := &call{auth: c.auth, body: it.body, query: map[string]any{}, params: it.params, base: c.base}
 		res, err := it.r.fn(s, sub)
 		if err != nil {
-			_, body := s.errorBody(err)
-			if _, coded := body["code"]; !coded {
-				body = map[string]any{"code": schema.CodeInternalServerError, "error": "Internal server error."}
-			}
-			out[i] = map[string]any{"error": body}
-			continue
+			out[i] = s.batchError(err)
+		} else {
+			out[i] = map[string]any{"success": res}
 		}
-		out[i] = map[string]any{"success": res}
+		i++
 	}
 	return out, nil
+}
+
+// batchCreateClass reports whether a batch item is a plain create
+// (POST /classes/{className}, not a sign-up or an installation), and of
+// which class.
+func batchCreateClass(r *route, params pathParams) (string, bool) {
+	if r.method != "POST" || r.pattern != "/classes/{className}" {
+		return "", false
+	}
+	class := params.get("className")
+	return class, class != "_User" && class != "_Installation"
+}
+
+// batchError is a failed batch item's entry: its Parse error, or an
+// internal error that tells nothing of the cause.
+func (s *Server) batchError(err error) map[string]any {
+	_, body := s.errorBody(err)
+	if _, coded := body["code"]; !coded {
+		body = map[string]any{"code": schema.CodeInternalServerError, "error": "Internal server error."}
+	}
+	return map[string]any{"error": body}
 }
 
 // batchPath strips the mount path (or the path of the server URL) from a

@@ -51,11 +51,18 @@ func createObject(s *Server, c *call) (any, error) {
 	}
 	c.status = fasthttp.StatusCreated
 	c.location = c.base + "/classes/" + class + "/" + res.ObjectID
-	out := map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt}
+	return createdBody(res), nil
+}
+
+// createdBody is the reply to a create: its id, its creation time and
+// the operator results.
+func createdBody(res service.CreateResult) map[string]any {
+	out := make(map[string]any, 2+len(res.Echo))
+	out["objectId"], out["createdAt"] = res.ObjectID, res.CreatedAt
 	for k, v := range res.Echo {
 		out[k] = v
 	}
-	return out, nil
+	return out
 }
 
 func getObject(s *Server, c *call) (any, error) {

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/quarrydata/quarry/config"
@@ -263,4 +264,68 @@ func TestScenarioBatchTransaction(t *testing.T) {
 				}
 			}},
 	})
+}
+
+// fsyncCount reads the server's count of data file fsyncs.
+func fsyncCount(t *testing.T, srv *servertest.Server) float64 {
+	t.Helper()
+	n, ok := scrape(t, srv)["quarry_store_fsyncs_total"]
+	if !ok {
+		t.Fatal("metrics without quarry_store_fsyncs_total")
+	}
+	return n
+}
+
+// TestScenarioBatchCreatesCommitTogether: the creates of one class in a
+// batch without transaction share one commit (one fsync), and each still
+// succeeds or fails on its own, as it would alone and in order: a field
+// typed by an earlier item binds a later one, and what a refused item
+// would have added to the schema is not added.
+func TestScenarioBatchCreatesCommitTogether(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	app := servertest.App()
+	mustCreate(t, srv, "Warm", map[string]any{"n": 1})
+	before := fsyncCount(t, srv)
+	geo := func(lat float64) map[string]any {
+		return map[string]any{"__type": "GeoPoint", "latitude": lat, "longitude": 1.0}
+	}
+	res := srv.Do(t, "POST", "/batch", map[string]any{"requests": []any{
+		breq("POST", "/parse/classes/G", map[string]any{"a": 1}),
+		breq("POST", "/parse/classes/G", map[string]any{"a": "text"}),
+		breq("POST", "/parse/classes/G", map[string]any{"c": op("Bogus")}),
+		breq("POST", "/parse/classes/G", map[string]any{"a": 2, "here": geo(1), "there": geo(2)}),
+		breq("POST", "/parse/classes/G", map[string]any{"a": 3, "d": op("Increment", "amount", 2)}),
+		breq("GET", "/parse/classes/G", nil),
+	}}, app)
+	if res.Status != 200 {
+		t.Fatalf("batch: %d %s", res.Status, res.Body)
+	}
+	if got := fsyncCount(t, srv) - before; got != 1 {
+		t.Errorf("the batch took %v fsyncs, want 1", got)
+	}
+	items := batchItems(t, res)
+	for i, want := range []int{0, 111, 0, 111, 0, 0} {
+		got := itemCode(t, items[i])
+		if got != want && !(i == 2 && got != 0) {
+			t.Errorf("item %d: code %d, want %d (%v)", i, got, want, items[i])
+		}
+	}
+	if s := items[4]["success"].(map[string]any); s["d"] != 2.0 || !objectIDPattern.MatchString(fmt.Sprint(s["objectId"])) {
+		t.Errorf("create with an operator: %v, want its objectId and d 2", s)
+	}
+	found := items[5]["success"].(map[string]any)["results"].([]any)
+	if len(found) != 2 {
+		t.Errorf("the GET after the creates found %d objects, want 2: %v", len(found), found)
+	}
+	sch := srv.Do(t, "GET", "/schemas/G", nil, servertest.Master())
+	for _, field := range []string{`"a":{"type":"Number"}`, `"d":{"type":"Number"}`} {
+		if !strings.Contains(string(sch.Body), field) {
+			t.Errorf("schema lacks %s: %s", field, sch.Body)
+		}
+	}
+	for _, field := range []string{`"here"`, `"there"`, `"c"`} {
+		if strings.Contains(string(sch.Body), field) {
+			t.Errorf("schema has %s of a refused item: %s", field, sch.Body)
+		}
+	}
 }

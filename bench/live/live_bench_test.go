@@ -137,6 +137,7 @@ func BenchmarkLiveFanout_1000Conns_10000Subs(b *testing.B) {
 	}
 	defer cmd.Process.Kill()
 	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 256<<20) // ARRIVALS holds every event
 	waitLine := func(prefix string) string {
 		for lines.Scan() {
 			if l := lines.Text(); strings.HasPrefix(l, prefix) {
@@ -151,7 +152,8 @@ func BenchmarkLiveFanout_1000Conns_10000Subs(b *testing.B) {
 		b.Fatalf("server holds %+v", st)
 	}
 
-	write := func(stop time.Time) int { return steadyWrites(b, srv, rate, stop) }
+	commits := &commitLog{at: map[int64]int64{}}
+	write := func(stop time.Time) int { return steadyWrites(b, srv, rate, stop, commits) }
 	write(time.Now().Add(time.Second)) // warm-up
 	time.Sleep(200 * time.Millisecond)
 
@@ -174,7 +176,12 @@ func BenchmarkLiveFanout_1000Conns_10000Subs(b *testing.B) {
 	if err := json.Unmarshal([]byte(waitLine("RESULT ")), &res); err != nil {
 		b.Fatal(err)
 	}
+	var arrivals [][2]int64
+	if err := json.Unmarshal([]byte(waitLine("ARRIVALS ")), &arrivals); err != nil {
+		b.Fatal(err)
+	}
 	cmd.Wait()
+	fromCommit := commits.latencies(arrivals)
 
 	delivered := after.Delivered - before.Delivered
 	b.ReportMetric(float64(writes)/duration.Seconds(), "writes/s")
@@ -182,15 +189,67 @@ func BenchmarkLiveFanout_1000Conns_10000Subs(b *testing.B) {
 	b.ReportMetric(res.P50, "p50-µs")
 	b.ReportMetric(res.P99, "p99-µs")
 	b.ReportMetric(res.Max, "max-µs")
+	b.ReportMetric(percentile(fromCommit, 0.5), "commit-p50-µs")
+	b.ReportMetric(percentile(fromCommit, 0.99), "commit-p99-µs")
+	b.ReportMetric(percentile(fromCommit, 1), "commit-max-µs")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(delivered), "cpu-µs/event")
 	b.ReportMetric(float64(writes*matchPerHit)-float64(res.Received), "lost")
 	b.ReportMetric(float64(after.Dropped-before.Dropped), "dropped")
 }
 
+// commitLog is when each write's commit was acknowledged (its Create
+// returned), in µs, by the write's seq: the start of the latency "from
+// commit to the client's socket". The change reaches the LiveQuery
+// dispatch before Create returns, so this is a lower bound of that
+// latency, and an event that arrives sooner counts as 0.
+type commitLog struct {
+	mu  sync.Mutex
+	seq int64
+	at  map[int64]int64
+}
+
+func (l *commitLog) next() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	return l.seq
+}
+
+func (l *commitLog) done(seq int64) {
+	now := time.Now().UnixMicro()
+	l.mu.Lock()
+	l.at[seq] = now
+	l.mu.Unlock()
+}
+
+// latencies are the arrivals' (seq, µs) delays after their commits,
+// sorted.
+func (l *commitLog) latencies(arrivals [][2]int64) []float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]float64, 0, len(arrivals))
+	for _, a := range arrivals {
+		if at, ok := l.at[a[0]]; ok {
+			out = append(out, float64(max(a[1]-at, 0)))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// percentile of sorted values; 0 when there are none.
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[int(p*float64(len(sorted)-1))]
+}
+
 // steadyWrites creates Room objects at rate per second until stop, from
 // 16 goroutines on a fixed schedule (a slow write does not shift the next
-// ones), and returns how many it wrote. Each carries its start time in µs.
-func steadyWrites(b *testing.B, srv *servertest.Server, rate int, stop time.Time) int {
+// ones), and returns how many it wrote. Each carries its start time in µs
+// and, with commits, a seq whose commit time commits records.
+func steadyWrites(b *testing.B, srv *servertest.Server, rate int, stop time.Time, commits *commitLog) int {
 	const writers = 16
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -210,9 +269,17 @@ func steadyWrites(b *testing.B, srv *servertest.Server, rate int, stop time.Time
 				time.Sleep(time.Until(at))
 				body := map[string]any{"room": fmt.Sprintf("r%d", (i*writers+w)%rooms), "v": float64(1),
 					"sentAt": float64(time.Now().UnixMicro())}
+				var seq int64
+				if commits != nil {
+					seq = commits.next()
+					body["seq"] = float64(seq)
+				}
 				if _, err := srv.Service.Create(service.Auth{Master: true}, "Room", body); err != nil {
 					b.Error(err)
 					return
+				}
+				if commits != nil {
+					commits.done(seq)
 				}
 				n++
 			}
@@ -232,9 +299,9 @@ func BenchmarkLiveFanout_Baseline_NoSubscribers(b *testing.B) {
 	rate := envInt("LIVE_BENCH_RATE", 1000)
 	duration := envDuration("LIVE_BENCH_DURATION", 10*time.Second)
 	srv := servertest.Start(b, func(o *config.Options) { o.LiveQuery.ClassNames = []string{"Room"} })
-	steadyWrites(b, srv, rate, time.Now().Add(time.Second))
+	steadyWrites(b, srv, rate, time.Now().Add(time.Second), nil)
 	cpu0 := cputime.Used()
-	writes := steadyWrites(b, srv, rate, time.Now().Add(duration))
+	writes := steadyWrites(b, srv, rate, time.Now().Add(duration), nil)
 	cpu := cputime.Used() - cpu0
 	b.ReportMetric(float64(writes)/duration.Seconds(), "writes/s")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(writes), "cpu-µs/write")
@@ -270,13 +337,14 @@ func TestFanoutClientProcess(t *testing.T) {
 		t.Skip("the fan-out benchmark's client process")
 	}
 	var (
-		mu      sync.Mutex
-		lat     []float64
-		from    = int64(math.MaxInt64)
-		fromMu  sync.RWMutex
-		readers sync.WaitGroup
+		mu       sync.Mutex
+		lat      []float64
+		arrivals [][2]int64 // (seq, µs) of each measured event
+		from     = int64(math.MaxInt64)
+		fromMu   sync.RWMutex
+		readers  sync.WaitGroup
 	)
-	sentAt := []byte(`"sentAt":`)
+	sentAt, seqKey := []byte(`"sentAt":`), []byte(`"seq":`)
 	conns := make([]*websocket.Conn, fanoutConns)
 	for i := range conns {
 		c, _, err := websocket.DefaultDialer.Dial(url, nil)
@@ -300,6 +368,7 @@ func TestFanoutClientProcess(t *testing.T) {
 		go func(c *websocket.Conn) {
 			defer readers.Done()
 			var local []float64
+			var localArrivals [][2]int64
 			for {
 				_, data, err := c.ReadMessage()
 				now := time.Now().UnixMicro()
@@ -318,10 +387,14 @@ func TestFanoutClientProcess(t *testing.T) {
 				fromMu.RUnlock()
 				if measured {
 					local = append(local, float64(now-sent))
+					if seq, ok := intAfter(data, seqKey); ok {
+						localArrivals = append(localArrivals, [2]int64{seq, now})
+					}
 				}
 			}
 			mu.Lock()
 			lat = append(lat, local...)
+			arrivals = append(arrivals, localArrivals...)
 			mu.Unlock()
 		}(c)
 	}
@@ -351,4 +424,21 @@ func TestFanoutClientProcess(t *testing.T) {
 	}
 	out, _ := json.Marshal(clientResult{Received: len(lat), P50: pct(0.5), P99: pct(0.99), Max: pct(1)})
 	fmt.Printf("RESULT %s\n", out)
+	out, _ = json.Marshal(arrivals)
+	fmt.Printf("ARRIVALS %s\n", out)
+}
+
+// intAfter reads the integer after key in data.
+func intAfter(data, key []byte) (int64, bool) {
+	i := bytes.Index(data, key)
+	if i < 0 {
+		return 0, false
+	}
+	rest := data[i+len(key):]
+	end := bytes.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(rest)
+	}
+	n, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+	return n, err == nil
 }
