@@ -330,7 +330,7 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 // token and by user, users by (lower-cased) name and email, roles by name.
 var internalIndexes = map[string][]string{
 	classSession: {"sessionToken", "user"},
-	classUser:    {"username", "_username_lc", "_email_lc", fieldVerifyToken, fieldResetToken},
+	classUser:    {"username", schema.KeyUsernameLC, schema.KeyEmailLC, fieldVerifyToken, fieldResetToken},
 	classRole:    {"name"},
 	// installations by installationId and deviceToken (deduplication)
 	classInstallation: {"installationId", "deviceToken"},
