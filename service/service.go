@@ -164,6 +164,11 @@ type Auth struct {
 	internal bool
 }
 
+// InternalAuth is the service's own authority, for the components that
+// work on its behalf (job schedules): master, allowed internal fields and
+// classes, and no find triggers run for it.
+func InternalAuth() Auth { return Auth{Master: true, internal: true} }
+
 // Service is the shared core. It is safe for concurrent use.
 type Service struct {
 	opts Options
@@ -449,3 +454,10 @@ func cut(s string) (string, string, bool) {
 	}
 	return "", "", false
 }
+
+// Warn logs msg through Options.Warn, for components reporting trouble
+// they cannot return (a job schedule that fails to start).
+func (s *Service) Warn(msg string) { s.warn(msg) }
+
+// Now is the service's clock (Options.Now).
+func (s *Service) Now() time.Time { return s.opts.Now() }
