@@ -24,7 +24,7 @@ const ClassJobSchedule = "_JobSchedule"
 type Core interface {
 	Find(auth service.Auth, class string, p service.FindParams) (service.FindResult, error)
 	Create(auth service.Auth, class string, body map[string]any) (service.CreateResult, error)
-	Update(auth service.Auth, class, id string, body map[string]any) (map[string]any, error)
+	Update(auth service.Auth, class, id string, body map[string]any) (service.UpdateResult, error)
 	Delete(auth service.Auth, class, id string) error
 	ClaimRequest(reqID string, ttl time.Duration) error
 	// HasJob says whether cloud code defines the job name.

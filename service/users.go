@@ -435,8 +435,12 @@ func (s *Service) PairSession(a Auth, body map[string]any) (map[string]any, erro
 	if inst == "" {
 		return nil, schema.Errorf(135, "installationId is required to pair a session with an installation")
 	}
-	return s.Update(Auth{Master: true, internal: true}, classSession, sess["objectId"].(string),
+	res, err := s.Update(Auth{Master: true, internal: true}, classSession, sess["objectId"].(string),
 		map[string]any{"installationId": inst})
+	if err != nil {
+		return nil, err
+	}
+	return res.Reply(), nil
 }
 
 // CreateRestrictedSession is POST /sessions: a logged-in caller opens
