@@ -5,9 +5,12 @@
 // in-memory index current and announces every change.
 //
 // service never speaks HTTP; transport calls it with decoded values.
+// Components around the core (jobs) call it through narrow interfaces of
+// their own; service never imports them.
 package service
 
 import (
+	"context"
 	"fmt"
 	"hash/maphash"
 	"slices"
@@ -162,6 +165,26 @@ type Auth struct {
 	// internal marks writes the service makes on its own behalf (sessions,
 	// password hashes): they may touch internal fields and classes.
 	internal bool
+	// ctx is the caller's context (WithContext); nil is Background.
+	ctx context.Context
+}
+
+// Context is the context the caller's store work runs under: the one
+// WithContext gave, else context.Background.
+func (a Auth) Context() context.Context {
+	if a.ctx == nil {
+		return context.Background()
+	}
+	return a.ctx
+}
+
+// WithContext returns a copy of a whose store work (queries of classes
+// kept out of memory) stops when ctx ends, as net/http's
+// Request.WithContext. A context that ends early fails the call with
+// ctx's error; its deadline bounds a query as QueryTimeout does (124).
+func (a Auth) WithContext(ctx context.Context) Auth {
+	a.ctx = ctx
+	return a
 }
 
 // InternalAuth is the service's own authority, for the components that

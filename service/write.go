@@ -424,7 +424,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 	if !ok && !deleted[k] {
 		if s.isSQLClass(op.Class) {
 			var err error
-			if cur, ok, err = s.getSQL(op.Class, op.ID); err != nil {
+			if cur, ok, err = s.getSQL(auth.Context(), op.Class, op.ID); err != nil {
 				return nil, err
 			}
 		} else if c := s.data.Collection(op.Class, false); c != nil {
