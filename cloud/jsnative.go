@@ -186,7 +186,11 @@ func (s *Scripts) sdkSave(class, id, body, opts string) (any, error) {
 		}
 		return out, nil
 	}
-	return s.reg.svc.Update(auth, class, id, b)
+	res, err := s.reg.svc.Update(auth, class, id, b)
+	if err != nil {
+		return nil, err
+	}
+	return res.Reply(), nil
 }
 
 func (s *Scripts) sdkDestroy(class, id, opts string) error {

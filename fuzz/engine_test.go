@@ -31,8 +31,7 @@ func (w serviceWriter) Update(class, id string, body map[string]any) (string, er
 	if err != nil {
 		return "", err
 	}
-	s, _ := res["updatedAt"].(string)
-	return s, nil
+	return res.UpdatedAt, nil
 }
 
 func (w serviceWriter) Delete(class, id string) error { return w.s.Delete(master, class, id) }

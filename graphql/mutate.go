@@ -233,7 +233,7 @@ func (e *executor) update(cm *classModel, input map[string]any) (any, error) {
 			return nil, err
 		}
 	}
-	body["updatedAt"] = reply["updatedAt"]
+	body["updatedAt"] = reply.UpdatedAt
 	return e.reread(cm, id, body)
 }
 

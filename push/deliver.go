@@ -184,7 +184,7 @@ func (s *Sender) resolveBadges(data Data, page []Device) {
 		if err != nil {
 			s.warn(fmt.Sprintf("push: badge of installation %s: %v", page[i].ObjectID, err))
 			page[i].Badge++
-		} else if b, ok := wholeNumber(reply["badge"]); ok {
+		} else if b, ok := wholeNumber(reply.Echo["badge"]); ok {
 			page[i].Badge = int(b)
 		} else {
 			page[i].Badge++

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/server"
 	"github.com/quarrydata/quarry/server/servertest"
+	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store/postgres/pgtest"
 )
 
@@ -168,5 +170,42 @@ func TestSQLClassesBoxUsesGiST(t *testing.T) {
 	}
 	if plan := explain(world); plan["sequentialScan"] != true || plan["refusedWithoutMasterKey"] == nil {
 		t.Errorf("explain of the whole world: %v, want a sequential scan a client is refused", plan)
+	}
+}
+
+// TestSQLClassesFollowCallerContext: a query of a class kept out of memory
+// runs under the caller's context (service.Auth.WithContext), so a caller
+// that has gone stops its work in PostgreSQL; one still there is answered.
+func TestSQLClassesFollowCallerContext(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	s := servertest.Start(t, func(o *config.Options) {
+		o.DatabaseURI = uri
+		o.SQLClasses = []string{"Event"}
+	})
+	if r := s.Do(t, "POST", "/classes/Event", map[string]any{"n": 1}, servertest.App()); r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	cases := []struct {
+		name    string
+		ctx     context.Context
+		wantErr error
+		want    int
+	}{
+		{name: "caller still there", ctx: context.Background(), want: 1},
+		{name: "caller gone", ctx: gone, wantErr: context.Canceled},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			auth := service.Auth{Master: true}.WithContext(tc.ctx)
+			res, err := s.Service.Find(auth, "Event", service.FindParams{Limit: 100})
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("find: err %v, want %v", err, tc.wantErr)
+			}
+			if err == nil && len(res.Results) != tc.want {
+				t.Errorf("find: %d results, want %d", len(res.Results), tc.want)
+			}
+		})
 	}
 }

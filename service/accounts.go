@@ -83,14 +83,14 @@ type AccountOptions struct {
 
 // The _User fields of the flows. They start with "_", so no reply shows them.
 const (
-	fieldVerifyToken        = "_email_verify_token"
-	fieldVerifyTokenExpires = "_email_verify_token_expires_at"
-	fieldResetToken         = "_perishable_token"
-	fieldResetTokenExpires  = "_perishable_token_expires_at"
-	fieldFailedLogins       = "_failed_login_count"
-	fieldLockoutExpires     = "_account_lockout_expires_at"
-	fieldPasswordChangedAt  = "_password_changed_at"
-	fieldPasswordHistory    = "_password_history"
+	fieldVerifyToken        = schema.KeyEmailVerifyToken
+	fieldVerifyTokenExpires = schema.KeyEmailVerifyTokenExpiresAt
+	fieldResetToken         = schema.KeyPerishableToken
+	fieldResetTokenExpires  = schema.KeyPerishableTokenExpiresAt
+	fieldFailedLogins       = schema.KeyFailedLoginCount
+	fieldLockoutExpires     = schema.KeyAccountLockoutExpiresAt
+	fieldPasswordChangedAt  = schema.KeyPasswordChangedAt
+	fieldPasswordHistory    = schema.KeyPasswordHistory
 )
 
 // Parse error codes of the flows.

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"context"
+
 	"github.com/quarrydata/quarry/schema"
 )
 
@@ -36,7 +38,7 @@ func (s *Service) checkNewID(op WriteOp, overlay map[string]schema.Object) error
 	if _, ok := overlay[op.Class+"\x00"+op.ID]; ok {
 		taken = true
 	} else if s.isSQLClass(op.Class) {
-		_, found, err := s.getSQL(op.Class, op.ID)
+		_, found, err := s.getSQL(context.Background(), op.Class, op.ID)
 		if err != nil {
 			return err
 		}

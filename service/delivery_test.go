@@ -169,7 +169,7 @@ func TestChangeOrderUnderConcurrentWriters(t *testing.T) {
 					return
 				}
 				gotMu.Lock()
-				got = append(got, int(res["n"].(float64)))
+				got = append(got, int(res.Echo["n"].(float64)))
 				gotMu.Unlock()
 			}
 		})

@@ -101,7 +101,7 @@ func (s *Service) RequestVerificationEmail(emailAddr any) error {
 	if err != nil {
 		return err
 	}
-	user, ok := s.findOne(classUser, "_email_lc", strings.ToLower(e))
+	user, ok := s.findOne(classUser, schema.KeyEmailLC, strings.ToLower(e))
 	switch {
 	case !ok && acc.RevealUnknownEmail:
 		return schema.Errorf(codeEmailNotFound, "No user found with email %s", e)
@@ -168,7 +168,7 @@ func (s *Service) RequestPasswordReset(emailAddr any) error {
 	if err != nil {
 		return err
 	}
-	user, ok := s.findOne(classUser, "_email_lc", strings.ToLower(e))
+	user, ok := s.findOne(classUser, schema.KeyEmailLC, strings.ToLower(e))
 	if !ok {
 		if acc.RevealUnknownResetEmail {
 			return schema.Errorf(codeEmailNotFound, "No user found with email %s.", e)

@@ -40,6 +40,17 @@ func (s *Service) StartJob(auth Auth, name string, params map[string]any) (strin
 	return s.startJob(auth, name, params, "api")
 }
 
+// HasJob says whether cloud code defines the job name.
+func (s *Service) HasJob(name string) bool {
+	return s.opts.Hooks != nil && s.opts.Hooks.HasJob(name)
+}
+
+// StartScheduledJob starts the defined job name for a job schedule (its
+// _JobStatus source is "schedule") and returns the status's objectId.
+func (s *Service) StartScheduledJob(name string, params map[string]any) (string, error) {
+	return s.startJob(Auth{Master: true}, name, params, "schedule")
+}
+
 // startJob runs a defined job for StartJob or a schedule (source).
 func (s *Service) startJob(auth Auth, name string, params map[string]any, source string) (string, error) {
 	h := s.opts.Hooks

@@ -258,16 +258,24 @@ func (s *Service) afterTriggers(auth Auth, prepared []preparedTrigger, ops []Wri
 	for i := range prepared {
 		r := &results[i]
 		if c := prepared[i].changed; len(c) > 0 {
-			echo := r.Update
-			if ops[i].Method == MethodCreate {
+			switch ops[i].Method {
+			case MethodCreate:
 				if r.Create.Echo == nil {
 					r.Create.Echo = map[string]any{}
 				}
-				echo = r.Create.Echo
-			}
-			for k, v := range c {
-				if _, set := echo[k]; !set && echo != nil {
-					echo[k] = v
+				for k, v := range c {
+					if _, set := r.Create.Echo[k]; !set {
+						r.Create.Echo[k] = v
+					}
+				}
+			case MethodUpdate:
+				for k, v := range c {
+					if !r.Update.has(k) {
+						if r.Update.Echo == nil {
+							r.Update.Echo = map[string]any{}
+						}
+						r.Update.Echo[k] = v
+					}
 				}
 			}
 		}

@@ -214,7 +214,7 @@ func (s *Service) saveIdentified(auth Auth, id, iid, iidBody, token, deviceType 
 	if save.target == "" {
 		return InstallationResult{ObjectID: last.Create.ObjectID, Created: true, CreatedAt: last.Create.CreatedAt, Echo: last.Create.Echo}, nil
 	}
-	return InstallationResult{ObjectID: save.target, Reply: last.Update}, nil
+	return InstallationResult{ObjectID: save.target, Reply: last.Update.Reply()}, nil
 }
 
 // lockInstallIdentity takes the installation locks of an installationId and
@@ -370,7 +370,7 @@ func (s *Service) updateInstallation(auth Auth, id string, body map[string]any) 
 	if err != nil {
 		return InstallationResult{}, err
 	}
-	return InstallationResult{ObjectID: id, Reply: reply}, nil
+	return InstallationResult{ObjectID: id, Reply: reply.Reply()}, nil
 }
 
 // GetInstallation reads one installation; its ACL applies.

@@ -21,8 +21,8 @@ import (
 
 // Internal _User fields of an enrolled user.
 const (
-	fieldMFASecret   = "_mfa_secret"
-	fieldMFARecovery = "_mfa_recovery"
+	fieldMFASecret   = schema.KeyMFASecret
+	fieldMFARecovery = schema.KeyMFARecovery
 )
 
 // mfaEnrolment is a checked authData.mfa change: a TOTP set-up (secret),

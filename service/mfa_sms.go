@@ -15,8 +15,8 @@ import (
 
 // Internal _User fields of SMS.
 const (
-	fieldMFAMobile = "_mfa_mobile" // the enrolled number
-	fieldMFASMS    = "_mfa_sms"    // the code sent and waiting
+	fieldMFAMobile = schema.KeyMFAMobile
+	fieldMFASMS    = schema.KeyMFASMS
 )
 
 // sendSMSCode has the smsFunction send a new code to mobile and returns

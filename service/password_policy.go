@@ -81,7 +81,7 @@ func (s *Service) passwordValidated(password, username string) bool {
 // most n in all.
 func recentHashes(user schema.Object, n int) []string {
 	var out []string
-	if h, _ := user["_hashed_password"].(string); h != "" {
+	if h, _ := user[schema.KeyHashedPassword].(string); h != "" {
 		out = append(out, h)
 	}
 	hist, _ := user[fieldPasswordHistory].([]any)
@@ -103,7 +103,7 @@ func (s *Service) rememberPassword(d *draft) {
 		delete(d.obj, fieldPasswordHistory)
 		return
 	}
-	old, _ := d.original["_hashed_password"].(string)
+	old, _ := d.original[schema.KeyHashedPassword].(string)
 	if old == "" {
 		return
 	}

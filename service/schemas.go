@@ -1,7 +1,6 @@
 package service
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -321,7 +320,7 @@ func (s *Service) DeleteSchema(auth Auth, class string) error {
 			"Class %s is not empty, contains %d objects, cannot drop schema.", class, c.Len())
 	}
 	if s.isSQLClass(class) {
-		if n, err := s.querier.Count(context.Background(), class, store.Select{}); err != nil || n > 0 {
+		if n, err := s.querier.Count(auth.Context(), class, store.Select{}); err != nil || n > 0 {
 			if err != nil {
 				return fmt.Errorf("dropping schema: %w", err)
 			}

@@ -5,9 +5,12 @@
 // in-memory index current and announces every change.
 //
 // service never speaks HTTP; transport calls it with decoded values.
+// Components around the core (jobs) call it through narrow interfaces of
+// their own; service never imports them.
 package service
 
 import (
+	"context"
 	"fmt"
 	"hash/maphash"
 	"slices"
@@ -180,7 +183,32 @@ type Auth struct {
 	// internal marks writes the service makes on its own behalf (sessions,
 	// password hashes): they may touch internal fields and classes.
 	internal bool
+	// ctx is the caller's context (WithContext); nil is Background.
+	ctx context.Context
 }
+
+// Context is the context the caller's store work runs under: the one
+// WithContext gave, else context.Background.
+func (a Auth) Context() context.Context {
+	if a.ctx == nil {
+		return context.Background()
+	}
+	return a.ctx
+}
+
+// WithContext returns a copy of a whose store work (queries of classes
+// kept out of memory) stops when ctx ends, as net/http's
+// Request.WithContext. A context that ends early fails the call with
+// ctx's error; its deadline bounds a query as QueryTimeout does (124).
+func (a Auth) WithContext(ctx context.Context) Auth {
+	a.ctx = ctx
+	return a
+}
+
+// InternalAuth is the service's own authority, for the components that
+// work on its behalf (job schedules): master, allowed internal fields and
+// classes, and no find triggers run for it.
+func InternalAuth() Auth { return Auth{Master: true, internal: true} }
 
 // Service is the shared core. It is safe for concurrent use.
 type Service struct {
@@ -348,7 +376,7 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 // token and by user, users by (lower-cased) name and email, roles by name.
 var internalIndexes = map[string][]string{
 	classSession: {"sessionToken", "user"},
-	classUser:    {"username", "_username_lc", "_email_lc", fieldVerifyToken, fieldResetToken},
+	classUser:    {"username", schema.KeyUsernameLC, schema.KeyEmailLC, fieldVerifyToken, fieldResetToken},
 	classRole:    {"name"},
 	// installations by installationId and deviceToken (deduplication)
 	classInstallation: {"installationId", "deviceToken"},
@@ -467,3 +495,10 @@ func cut(s string) (string, string, bool) {
 	}
 	return "", "", false
 }
+
+// Warn logs msg through Options.Warn, for components reporting trouble
+// they cannot return (a job schedule that fails to start).
+func (s *Service) Warn(msg string) { s.warn(msg) }
+
+// Now is the service's clock (Options.Now).
+func (s *Service) Now() time.Time { return s.opts.Now() }

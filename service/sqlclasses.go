@@ -68,14 +68,14 @@ func (s *Service) SQLClasses() []string { return slices.Sorted(maps.Keys(s.sqlCl
 func (s *Service) isSQLClass(class string) bool { return s.sqlClasses[class] }
 
 // getSQL reads one object of a class kept out of memory.
-func (s *Service) getSQL(class, id string) (schema.Object, bool, error) {
+func (s *Service) getSQL(ctx context.Context, class, id string) (schema.Object, bool, error) {
 	t, ok := s.querier.Table(class)
 	if !ok {
 		return nil, false, nil
 	}
 	sel := store.Select{Where: `"` + t.ID + `" = $1`, Args: []any{id}, Limit: 1}
 	var obj schema.Object
-	err := s.querier.Select(context.Background(), class, sel, func(_ string, b []byte) error {
+	err := s.querier.Select(ctx, class, sel, func(_ string, b []byte) error {
 		return json.Unmarshal(b, &obj)
 	})
 	if err != nil {
@@ -108,7 +108,7 @@ func (s *Service) runSQL(auth Auth, q planner.Query, depth int) (planner.Result,
 	if timeout <= 0 {
 		timeout = planner.DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(auth.Context(), timeout)
 	defer cancel()
 	res, err := s.selectSQL(ctx, q, st)
 	if errors.Is(err, context.DeadlineExceeded) {
@@ -161,7 +161,7 @@ func (s *Service) explainSQL(auth Auth, q planner.Query) map[string]any {
 	}
 	out["where"], out["orderBy"] = st.Select.Where, st.Select.OrderBy
 	budget := budgetSelect(q, st)
-	rows, seq, err := s.querier.Explain(context.Background(), q.Class, budget)
+	rows, seq, err := s.querier.Explain(auth.Context(), q.Class, budget)
 	if err == nil {
 		out["estimatedRows"], out["sequentialScan"] = rows, seq
 	}
@@ -170,7 +170,7 @@ func (s *Service) explainSQL(auth Auth, q planner.Query) map[string]any {
 	if s.opts.MaxScan > 0 {
 		out["maxScan"] = s.opts.MaxScan
 		if err == nil && rows > float64(s.opts.MaxScan) {
-			err := sqlplan.CheckBudget(context.Background(), s.querier, q.Class, budget, s.opts.MaxScan)
+			err := sqlplan.CheckBudget(auth.Context(), s.querier, q.Class, budget, s.opts.MaxScan)
 			if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeInefficientQuery {
 				out["refusedWithoutMasterKey"] = pe.Message
 			}
@@ -412,7 +412,7 @@ func (s *Service) sqlTextScorer(class string, p FindParams) *matcher.TextScorer 
 // of memory, from the store (a failed read finds nothing).
 func (s *Service) storedObject(class, id string) (schema.Object, bool) {
 	if s.isSQLClass(class) {
-		obj, ok, err := s.getSQL(class, id)
+		obj, ok, err := s.getSQL(context.Background(), class, id)
 		if err != nil {
 			s.warn(err.Error())
 		}

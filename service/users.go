@@ -106,15 +106,15 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 		if s.opts.LowercaseUsernames {
 			d.obj["username"] = lc
 		}
-		if other, taken := s.findOne(classUser, "_username_lc", lc); taken && other["objectId"] != d.id {
+		if other, taken := s.findOne(classUser, schema.KeyUsernameLC, lc); taken && other["objectId"] != d.id {
 			return schema.Errorf(codeUsernameTaken, "Account already exists for this username.")
 		}
-		d.obj["_username_lc"] = lc
+		d.obj[schema.KeyUsernameLC] = lc
 	}
 	if v, ok := body["email"]; ok {
 		switch e := v.(type) {
 		case nil:
-			delete(d.obj, "_email_lc")
+			delete(d.obj, schema.KeyEmailLC)
 		case string:
 			if !emailPattern.MatchString(e) {
 				return schema.Errorf(codeInvalidEmail, "Email address format is invalid.")
@@ -123,15 +123,15 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 			if s.opts.LowercaseEmails {
 				d.obj["email"] = lc
 			}
-			if other, taken := s.findOne(classUser, "_email_lc", lc); taken && other["objectId"] != d.id {
+			if other, taken := s.findOne(classUser, schema.KeyEmailLC, lc); taken && other["objectId"] != d.id {
 				return schema.Errorf(codeEmailTaken, "Account already exists for this email address.")
 			}
-			d.obj["_email_lc"] = lc
+			d.obj[schema.KeyEmailLC] = lc
 		default:
 			if _, isOp := v.(map[string]any); !isOp {
 				return schema.Errorf(codeInvalidEmail, "Email address format is invalid.")
 			}
-			delete(d.obj, "_email_lc")
+			delete(d.obj, schema.KeyEmailLC)
 		}
 	}
 	if v, ok := body["password"]; ok {
@@ -143,7 +143,7 @@ func (s *Service) userRules(a Auth, d *draft, body map[string]any) error {
 		if hash == "" {
 			return fmt.Errorf("service: the password of %s/%s was not hashed before the write", d.class, d.id)
 		}
-		d.obj["_hashed_password"] = hash
+		d.obj[schema.KeyHashedPassword] = hash
 		delete(d.obj, "password")
 		delete(d.fields, "password")
 		d.passwordChanged = true
@@ -321,12 +321,12 @@ func (s *Service) LogIn(a Auth, username, email, password any, verifyOnly bool) 
 		ok = ok && strings.EqualFold(str(user["email"]), e)
 	case u != "":
 		if user, ok = s.findOne(classUser, "username", u); !ok {
-			user, ok = s.findOne(classUser, "_email_lc", strings.ToLower(u))
+			user, ok = s.findOne(classUser, schema.KeyEmailLC, strings.ToLower(u))
 		}
 	default:
-		user, ok = s.findOne(classUser, "_email_lc", strings.ToLower(e))
+		user, ok = s.findOne(classUser, schema.KeyEmailLC, strings.ToLower(e))
 	}
-	hash, _ := user["_hashed_password"].(string)
+	hash, _ := user[schema.KeyHashedPassword].(string)
 	match := ok && hash != "" && bcrypt.CompareHashAndPassword([]byte(hash), bcryptInput(p)) == nil
 	if err := s.loginPolicy(a, user, ok, match); err != nil { // lockout.go
 		return nil, err
@@ -435,8 +435,12 @@ func (s *Service) PairSession(a Auth, body map[string]any) (map[string]any, erro
 	if inst == "" {
 		return nil, schema.Errorf(135, "installationId is required to pair a session with an installation")
 	}
-	return s.Update(Auth{Master: true, internal: true}, classSession, sess["objectId"].(string),
+	res, err := s.Update(Auth{Master: true, internal: true}, classSession, sess["objectId"].(string),
 		map[string]any{"installationId": inst})
+	if err != nil {
+		return nil, err
+	}
+	return res.Reply(), nil
 }
 
 // CreateRestrictedSession is POST /sessions: a logged-in caller opens

@@ -55,6 +55,38 @@ func newObjectIDOfSize(n int) string {
 	return string(out)
 }
 
+// UpdateResult is the reply to an update: Reply gives its wire form.
+type UpdateResult struct {
+	UpdatedAt string
+	// Echo holds the operator results and the fields an afterSave trigger
+	// changed, merged into the reply.
+	Echo map[string]any
+	// SessionToken is the new session of a user who changed their own
+	// password; "" otherwise.
+	SessionToken string
+}
+
+// Reply is the update's reply body: updatedAt, the echoed fields and the
+// new session token, if any.
+func (r UpdateResult) Reply() map[string]any {
+	out := map[string]any{"updatedAt": r.UpdatedAt}
+	for k, v := range r.Echo {
+		out[k] = v
+	}
+	if r.SessionToken != "" {
+		out["sessionToken"] = r.SessionToken
+	}
+	return out
+}
+
+// has reports whether the reply carries key.
+func (r UpdateResult) has(key string) bool {
+	if _, ok := r.Echo[key]; ok {
+		return true
+	}
+	return key == "updatedAt" || key == "sessionToken" && r.SessionToken != ""
+}
+
 // CreateResult is the reply to a create.
 type CreateResult struct {
 	ObjectID  string
@@ -89,10 +121,10 @@ func (s *Service) Create(auth Auth, class string, body map[string]any) (CreateRe
 
 // Update applies a body (plain values and operators) to an existing object
 // and returns updatedAt plus the operator results.
-func (s *Service) Update(auth Auth, class, id string, body map[string]any) (map[string]any, error) {
+func (s *Service) Update(auth Auth, class, id string, body map[string]any) (UpdateResult, error) {
 	results, err := s.write(auth, []WriteOp{{Method: MethodUpdate, Class: class, ID: id, Body: body}}, true)
 	if err != nil {
-		return nil, err
+		return UpdateResult{}, err
 	}
 	return results[0].Update, results[0].Err
 }
@@ -147,7 +179,7 @@ type WriteOp struct {
 // WriteResult is the outcome of one WriteOp.
 type WriteResult struct {
 	Create CreateResult
-	Update map[string]any
+	Update UpdateResult
 	Err    error
 }
 
@@ -214,7 +246,7 @@ func (s *Service) writeAttempts(auth Auth, ops []WriteOp, atomic bool, attempts 
 		if err != nil {
 			return nil, err
 		}
-		results[u.result].Update["sessionToken"] = sess["sessionToken"]
+		results[u.result].Update.SessionToken, _ = sess["sessionToken"].(string)
 	}
 	return results, nil
 }
@@ -294,11 +326,7 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 		case MethodCreate:
 			results[i].Create = CreateResult{ObjectID: d.id, CreatedAt: now, Echo: d.echo}
 		case MethodUpdate:
-			reply := map[string]any{"updatedAt": now}
-			for k, v := range d.echo {
-				reply[k] = v
-			}
-			results[i].Update = reply
+			results[i].Update = UpdateResult{UpdatedAt: now, Echo: maps.Clone(d.echo)}
 		}
 	}
 	if err := s.commit(auth, drafts, base, nil); err != nil {
@@ -396,7 +424,7 @@ func (s *Service) prepare(auth Auth, op WriteOp, now string, overlay map[string]
 	if !ok && !deleted[k] {
 		if s.isSQLClass(op.Class) {
 			var err error
-			if cur, ok, err = s.getSQL(op.Class, op.ID); err != nil {
+			if cur, ok, err = s.getSQL(auth.Context(), op.Class, op.ID); err != nil {
 				return nil, err
 			}
 		} else if c := s.data.Collection(op.Class, false); c != nil {

@@ -27,23 +27,23 @@ const (
 	joinPrefix     = "_Join:"
 )
 
-// Internal keys Quarry keeps in stored _User objects.
+// Internal keys Quarry keeps in stored _User objects (defined in schema).
 const (
-	keyPassword = "_hashed_password"
-	keyUserLC   = "_username_lc"
-	keyEmailLC  = "_email_lc"
+	keyPassword = schema.KeyHashedPassword
+	keyUserLC   = schema.KeyUsernameLC
+	keyEmailLC  = schema.KeyEmailLC
 )
 
 // accountFields are Parse Server's _User bookkeeping fields that Quarry
-// keeps under the same names and in the same form (pending email
-// verification and password reset, lockout counters, password history):
+// keeps under the same names and in the same form (schema.AccountKeys):
 // they are imported as they are.
-var accountFields = map[string]bool{
-	"_email_verify_token": true, "_email_verify_token_expires_at": true,
-	"_perishable_token": true, "_perishable_token_expires_at": true,
-	"_failed_login_count": true, "_account_lockout_expires_at": true,
-	"_password_changed_at": true, "_password_history": true,
-}
+var accountFields = func() map[string]bool {
+	m := make(map[string]bool, len(schema.AccountKeys))
+	for _, k := range schema.AccountKeys {
+		m[k] = true
+	}
+	return m
+}()
 
 // droppedFields are Parse Server's internal fields that Quarry keeps no
 // equivalent of; an import drops them and counts them in its summary.

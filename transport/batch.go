@@ -89,7 +89,7 @@ func batch(s *Server, c *call) (any, error) {
 				}
 				out[i] = map[string]any{"success": success}
 			case service.MethodUpdate:
-				out[i] = map[string]any{"success": r.Update}
+				out[i] = map[string]any{"success": r.Update.Reply()}
 			default:
 				out[i] = map[string]any{"success": map[string]any{}}
 			}

@@ -94,7 +94,11 @@ func updateObject(s *Server, c *call) (any, error) {
 	if c.params.get("className") == "_Installation" {
 		return updateInstallation(s, c)
 	}
-	return s.svc.Update(c.auth, c.params.get("className"), c.params.get("objectId"), c.body)
+	res, err := s.svc.Update(c.auth, c.params.get("className"), c.params.get("objectId"), c.body)
+	if err != nil {
+		return nil, err
+	}
+	return res.Reply(), nil
 }
 
 func deleteObject(s *Server, c *call) (any, error) {

@@ -31,7 +31,7 @@ func listJobSchedules(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	list, err := s.svc.JobSchedules(c.auth)
+	list, err := s.jobs.JobSchedules(c.auth)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func jobsData(s *Server, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheduled, err := s.svc.JobSchedules(c.auth)
+	scheduled, err := s.jobs.JobSchedules(c.auth)
 	if err != nil {
 		return nil, err
 	}
@@ -74,14 +74,14 @@ func saveJobSchedule(s *Server, c *call) (any, error) {
 	if c.params.get("objectId") == "" {
 		c.status = fasthttp.StatusCreated
 	}
-	return s.svc.SaveJobSchedule(c.auth, c.params.get("objectId"), body)
+	return s.jobs.SaveJobSchedule(c.auth, c.params.get("objectId"), body)
 }
 
 func deleteJobSchedule(s *Server, c *call) (any, error) {
 	if err := requireMaster(c); err != nil {
 		return nil, err
 	}
-	return map[string]any{}, s.svc.DeleteJobSchedule(c.auth, c.params.get("objectId"))
+	return map[string]any{}, s.jobs.DeleteJobSchedule(c.auth, c.params.get("objectId"))
 }
 
 // cloudParams are a call's body with its URL parameters merged in.

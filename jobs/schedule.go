@@ -1,4 +1,8 @@
-package service
+// Package jobs owns Parse Dashboard's job schedules (_JobSchedule,
+// /cloud_code/jobs): keeping them, and starting each scheduled run once,
+// also when several instances share a store. It works through the narrow
+// Core the service offers; the service never imports it.
+package jobs
 
 import (
 	"encoding/json"
@@ -8,11 +12,39 @@ import (
 	"time"
 
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
 )
 
 // ClassJobSchedule holds the job schedules Parse Dashboard manages
 // through /cloud_code/jobs (Parse's _JobSchedule).
 const ClassJobSchedule = "_JobSchedule"
+
+// Core is what job schedules need of the service: object writes and
+// reads as the server itself, request-id claims, and the cloud jobs.
+type Core interface {
+	Find(auth service.Auth, class string, p service.FindParams) (service.FindResult, error)
+	Create(auth service.Auth, class string, body map[string]any) (service.CreateResult, error)
+	Update(auth service.Auth, class, id string, body map[string]any) (service.UpdateResult, error)
+	Delete(auth service.Auth, class, id string) error
+	ClaimRequest(reqID string, ttl time.Duration) error
+	// HasJob says whether cloud code defines the job name.
+	HasJob(name string) bool
+	// StartScheduledJob starts a defined job for a schedule and returns
+	// its _JobStatus id.
+	StartScheduledJob(name string, params map[string]any) (string, error)
+	Now() time.Time
+	Warn(msg string)
+}
+
+// Schedules keeps the job schedules over a Core.
+type Schedules struct {
+	core Core
+}
+
+// New returns the job schedules kept through core.
+func New(core Core) *Schedules { return &Schedules{core: core} }
+
+func str(v any) string { s, _ := v.(string); return s }
 
 // JobSchedule is one _JobSchedule object: run JobName with Params from
 // StartAfter on; with RepeatMinutes every that many minutes, else with
@@ -115,12 +147,9 @@ const JobScheduleTick = 15 * time.Second
 // and records its lastRun; it returns the _JobStatus ids started. Several
 // instances sharing a store start each run once: a run is claimed first
 // (as idempotency claims a request id).
-func (s *Service) RunDueJobs(now time.Time) []string {
-	if s.opts.Hooks == nil {
-		return nil
-	}
-	master := Auth{Master: true, internal: true}
-	res, err := s.Find(master, ClassJobSchedule, FindParams{Limit: 10000})
+func (s *Schedules) RunDueJobs(now time.Time) []string {
+	master := service.InternalAuth()
+	res, err := s.core.Find(master, ClassJobSchedule, service.FindParams{Limit: 10000})
 	if err != nil {
 		return nil
 	}
@@ -128,23 +157,23 @@ func (s *Service) RunDueJobs(now time.Time) []string {
 	for _, o := range res.Results {
 		js, err := jobSchedule(o)
 		if err != nil {
-			s.warn(fmt.Sprintf("job schedule %s: %v", js.ID, err))
+			s.core.Warn(fmt.Sprintf("job schedule %s: %v", js.ID, err))
 			continue
 		}
 		at, ok := js.Due(now)
-		if !ok || !s.opts.Hooks.HasJob(js.JobName) {
+		if !ok || !s.core.HasJob(js.JobName) {
 			continue
 		}
-		if s.ClaimRequest(fmt.Sprintf("jobschedule:%s:%d", js.ID, at.UnixMilli()), 24*time.Hour) != nil {
+		if s.core.ClaimRequest(fmt.Sprintf("jobschedule:%s:%d", js.ID, at.UnixMilli()), 24*time.Hour) != nil {
 			continue // another instance took this run
 		}
-		if _, err := s.Update(master, ClassJobSchedule, js.ID, map[string]any{"lastRun": float64(at.UnixMilli())}); err != nil {
-			s.warn(fmt.Sprintf("job schedule %s: %v", js.ID, err))
+		if _, err := s.core.Update(master, ClassJobSchedule, js.ID, map[string]any{"lastRun": float64(at.UnixMilli())}); err != nil {
+			s.core.Warn(fmt.Sprintf("job schedule %s: %v", js.ID, err))
 			continue
 		}
-		id, err := s.startJob(Auth{Master: true}, js.JobName, js.Params, "schedule")
+		id, err := s.core.StartScheduledJob(js.JobName, js.Params)
 		if err != nil {
-			s.warn(fmt.Sprintf("job schedule %s: %v", js.ID, err))
+			s.core.Warn(fmt.Sprintf("job schedule %s: %v", js.ID, err))
 			continue
 		}
 		started = append(started, id)
@@ -153,11 +182,11 @@ func (s *Service) RunDueJobs(now time.Time) []string {
 }
 
 // JobSchedules lists the schedules (GET /cloud_code/jobs): master key only.
-func (s *Service) JobSchedules(auth Auth) ([]schema.Object, error) {
+func (s *Schedules) JobSchedules(auth service.Auth) ([]schema.Object, error) {
 	if !auth.Master {
 		return nil, schema.Errorf(schema.CodeOperationForbidden, "Job schedules are for the master key only.")
 	}
-	res, err := s.Find(Auth{Master: true, internal: true}, ClassJobSchedule, FindParams{Limit: 10000})
+	res, err := s.core.Find(service.InternalAuth(), ClassJobSchedule, service.FindParams{Limit: 10000})
 	if err != nil {
 		return nil, err
 	}
@@ -166,13 +195,13 @@ func (s *Service) JobSchedules(auth Auth) ([]schema.Object, error) {
 
 // SaveJobSchedule creates (id "") or changes a schedule from Parse
 // Dashboard's job_schedule object. The job must be defined.
-func (s *Service) SaveJobSchedule(auth Auth, id string, body map[string]any) (any, error) {
+func (s *Schedules) SaveJobSchedule(auth service.Auth, id string, body map[string]any) (any, error) {
 	if !auth.Master || auth.ReadOnly {
 		return nil, schema.Errorf(schema.CodeOperationForbidden, "Job schedules are for the master key only.")
 	}
 	name, _ := body["jobName"].(string)
 	if id == "" || body["jobName"] != nil {
-		if s.opts.Hooks == nil || !s.opts.Hooks.HasJob(name) {
+		if !s.core.HasJob(name) {
 			// Parse Server answers code 1 (a 500); a client naming a missing job
 			// is a client error, so the cloud-code code 141 with its message.
 			return nil, schema.Errorf(schema.CodeScriptFailed, "Cannot Schedule a job that is not deployed")
@@ -185,7 +214,7 @@ func (s *Service) SaveJobSchedule(auth Auth, id string, body map[string]any) (an
 		}
 	}
 	if id == "" && fields["startAfter"] == nil {
-		fields["startAfter"] = schema.FormatTime(s.opts.Now())
+		fields["startAfter"] = schema.FormatTime(s.core.Now())
 	}
 	probe := schema.Object{"objectId": id}
 	for k, v := range fields {
@@ -194,25 +223,25 @@ func (s *Service) SaveJobSchedule(auth Auth, id string, body map[string]any) (an
 	if _, err := jobSchedule(probe); err != nil {
 		return nil, schema.Errorf(schema.CodeInvalidJSON, "job_schedule: %v", err)
 	}
-	master := Auth{Master: true, internal: true}
+	master := service.InternalAuth()
 	if id == "" {
 		fields["ACL"] = map[string]any{}
-		res, err := s.Create(master, ClassJobSchedule, fields)
+		res, err := s.core.Create(master, ClassJobSchedule, fields)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt}, nil
 	}
-	if _, err := s.Update(master, ClassJobSchedule, id, fields); err != nil {
+	if _, err := s.core.Update(master, ClassJobSchedule, id, fields); err != nil {
 		return nil, err
 	}
 	return map[string]any{}, nil
 }
 
 // DeleteJobSchedule removes a schedule: master key only.
-func (s *Service) DeleteJobSchedule(auth Auth, id string) error {
+func (s *Schedules) DeleteJobSchedule(auth service.Auth, id string) error {
 	if !auth.Master || auth.ReadOnly {
 		return schema.Errorf(schema.CodeOperationForbidden, "Job schedules are for the master key only.")
 	}
-	return s.Delete(Auth{Master: true, internal: true}, ClassJobSchedule, id)
+	return s.core.Delete(service.InternalAuth(), ClassJobSchedule, id)
 }
