@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,6 +86,7 @@ func TestSlowClientIsDroppedThenDisconnected(t *testing.T) {
 		rawRoundTrip(t, c, `{"op":"subscribe","requestId":1,"query":{"className":"Big","where":{}}}`, "subscribed")
 	}
 	received := make(chan int)
+	var read atomic.Int64 // events the fast client has read
 	go func() {
 		n := 0
 		for {
@@ -94,6 +96,7 @@ func TestSlowClientIsDroppedThenDisconnected(t *testing.T) {
 				return
 			}
 			n++
+			read.Store(int64(n))
 			if n == 1000 {
 				received <- n
 				return
@@ -102,6 +105,11 @@ func TestSlowClientIsDroppedThenDisconnected(t *testing.T) {
 	}()
 	payload := strings.Repeat("x", 64<<10) // fills the slow client's socket buffers quickly
 	for i := 0; i < 1000; i++ {
+		// The fast client stays within half its queue whatever the
+		// machine's load: only the slow one may overflow.
+		for deadline := time.Now().Add(10 * time.Second); int64(i)-read.Load() > 128 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		s.Publish(Change{Class: "Big", Object: schema.Object{"objectId": "o", "className": "Big", "data": payload}})
 	}
 	if n := <-received; n != 1000 {
