@@ -1,13 +1,13 @@
 package server
 
 import (
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/outbound"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/subscribe"
-	"log/slog"
 )
 
 // subscriptionsConsumer hands changes to the server-side subscriptions
