@@ -63,6 +63,7 @@ type Statement struct {
 	match       matcher.Matcher
 	root        *where.Node         // the parsed where, for its $text's rating
 	scorer      *matcher.TextScorer // made from root when first asked
+	scorerMade  bool
 }
 
 // TextScore is obj's "$score" for the query's $text (false when the query
@@ -77,8 +78,8 @@ func (st *Statement) TextScore(obj schema.Object) (float64, bool) {
 
 // textScorer rates objects for the where's $text (nil without one).
 func (st *Statement) textScorer() *matcher.TextScorer {
-	if st.scorer == nil {
-		st.scorer = matcher.NewTextScorer(st.root)
+	if !st.scorerMade {
+		st.scorer, st.scorerMade = matcher.NewTextScorer(st.root), true
 	}
 	return st.scorer
 }
