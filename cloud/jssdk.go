@@ -73,14 +73,14 @@ var sdkOps = map[string]func(s *Scripts, a service.Auth, args []json.RawMessage)
 		if err := arg(args, 0, &email); err != nil {
 			return nil, err
 		}
-		return map[string]any{}, s.reg.svc.RequestPasswordReset(email)
+		return map[string]any{}, s.reg.acc.RequestPasswordReset(email)
 	},
 	"verificationEmail": func(s *Scripts, _ service.Auth, args []json.RawMessage) (any, error) {
 		var email string
 		if err := arg(args, 0, &email); err != nil {
 			return nil, err
 		}
-		return map[string]any{}, s.reg.svc.RequestVerificationEmail(email)
+		return map[string]any{}, s.reg.acc.RequestVerificationEmail(email)
 	},
 	"verifyPassword": func(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
 		var username, password string
@@ -100,7 +100,7 @@ var sdkOps = map[string]func(s *Scripts, a service.Auth, args []json.RawMessage)
 		if err := arg(args, 0, &id); err != nil {
 			return nil, err
 		}
-		return s.reg.svc.LogInAs(a, id)
+		return s.reg.acc.LogInAs(a, id)
 	},
 	"logInWith": sdkLogInWith,
 	"jobsData": func(s *Scripts, a service.Auth, _ []json.RawMessage) (any, error) {

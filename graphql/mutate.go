@@ -3,6 +3,7 @@ package graphql
 import (
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/quarrydata/quarry/accounts"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -28,13 +29,13 @@ func (e *executor) mutate(f *ast.Field, args map[string]any) (any, error) {
 	case "resetPassword":
 		// The same request as REST's POST /requestPasswordReset, with the
 		// same answer whether or not an account has the address.
-		if err = e.h.svc.RequestPasswordReset(input["email"]); err == nil {
+		if err = e.h.acc.RequestPasswordReset(input["email"]); err == nil {
 			out = map[string]any{"ok": true}
 		}
 	case "confirmResetPassword":
 		out, err = e.confirmResetPassword(input)
 	case "sendVerificationEmail":
-		if err = e.h.svc.RequestVerificationEmail(input["email"]); err == nil {
+		if err = e.h.acc.RequestVerificationEmail(input["email"]); err == nil {
 			out = map[string]any{"ok": true}
 		}
 	case "challenge":
@@ -268,15 +269,15 @@ func (e *executor) callCloudCode(input map[string]any) (map[string]any, error) {
 // the reset page's form does; the username must be the token's user.
 func (e *executor) confirmResetPassword(input map[string]any) (map[string]any, error) {
 	token, _ := input["token"].(string)
-	username, err := e.h.svc.ResetTokenUser(token)
+	username, err := e.h.acc.ResetTokenUser(token)
 	if err != nil {
 		return nil, err
 	}
 	if given, _ := input["username"].(string); given != username {
-		return nil, service.ErrInvalidLink
+		return nil, accounts.ErrInvalidLink
 	}
 	password, _ := input["password"].(string)
-	if _, err := e.h.svc.ResetPassword(token, password); err != nil {
+	if _, err := e.h.acc.ResetPassword(token, password); err != nil {
 		return nil, err
 	}
 	return map[string]any{"ok": true}, nil

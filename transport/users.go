@@ -148,7 +148,7 @@ func logIn(s *Server, c *call) (any, error) {
 // logInAs takes userId from the body or, as Parse Server allows, the URL.
 func logInAs(s *Server, c *call) (any, error) {
 	id, _ := c.param("userId")
-	return s.svc.LogInAs(c.auth, id)
+	return s.accounts.LogInAs(c.auth, id)
 }
 
 func verifyPassword(s *Server, c *call) (any, error) {
