@@ -19,22 +19,40 @@ import (
 // Core is what accounts need of the service: users and sessions as
 // stored, writes made as the server, login triggers and the settings.
 type Core interface {
+	// Users and sessions as stored, internal fields included.
 	UserByID(id string) (schema.Object, bool)
 	FindUser(field string, value any) (schema.Object, bool)
 	SessionByToken(token string) (schema.Object, bool)
-	CreateSession(userID, installationID string, createdWith, extra map[string]any) (schema.Object, error)
-	DeleteSession(id string) error
-	Create(a service.Auth, class string, body map[string]any) (service.CreateResult, error)
-	Update(a service.Auth, class, id string, body map[string]any) (service.UpdateResult, error)
-	EditUser(id string, body map[string]any, edit func(schema.Object) error, keepSessions bool) error
-	TouchUser(id string, edit func(schema.Object) error) error
 	Present(class string, obj schema.Object) schema.Object
 	CatchUpForRequest()
-	MailLink(user schema.Object, page, token string, reset bool)
+
+	// Writes: as the caller, or as the server.
+	Create(a service.Auth, class string, body map[string]any) (service.CreateResult, error)
+	Update(a service.Auth, class, id string, body map[string]any) (service.UpdateResult, error)
+	CreateSession(userID, installationID string, createdWith, extra map[string]any) (schema.Object, error)
+	DeleteSession(id string) error
+	EditUser(id string, body map[string]any, edit func(schema.Object) error, keepSessions bool) error
+	TouchUser(id string, edit func(schema.Object) error) error
 	SetVerifyToken(user schema.Object, token string)
+
+	// authData: checked by the providers, then linked by the write path.
+	PlanAuthData(a service.Auth, logins map[string]any) (*service.AuthPlan, error)
+	CreateLinkedUser(a service.Auth, body map[string]any, plan *service.AuthPlan) (service.CreateResult, error)
+	RelinkAuthData(userID string, plan *service.AuthPlan) error
+
+	// Cloud code, emails and SMS codes.
+	BeforeLogin(a service.Auth, user schema.Object) error
+	AfterLogin(a service.Auth, user schema.Object, token string)
+	AfterLogout(a service.Auth, session schema.Object)
+	MailLink(user schema.Object, page, token string, reset bool)
+	SendSMSCode(mobile string) (map[string]any, error)
+	SMSCodeValid(pending any, mobile, token string) bool
+
+	// Settings.
 	AccountOptions() *service.AccountOptions
 	AuthProviders() *auth.Registry
 	LowercaseUsernames() bool
+	AllowExpiredAuthDataToken() bool
 	Now() time.Time
 }
 
@@ -55,14 +73,15 @@ const (
 
 // Parse error codes of the account flows.
 const (
-	codeOtherCause      = -1
-	codeInternal        = 1
-	codeInvalidEmail    = 125
-	codeInvalidValue    = 162
-	codeUsernameMissing = 200
-	codePasswordMissing = 201
-	codeEmailMissing    = 204
-	codeEmailNotFound   = 205
+	codeOtherCause            = -1
+	codeInternal              = 1
+	codeInvalidEmail          = 125
+	codeMissingInstallationID = 135
+	codeInvalidValue          = 162
+	codeUsernameMissing       = 200
+	codePasswordMissing       = 201
+	codeEmailMissing          = 204
+	codeEmailNotFound         = 205
 )
 
 func str(v any) string { s, _ := v.(string); return s }

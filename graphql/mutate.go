@@ -23,7 +23,7 @@ func (e *executor) mutate(f *ast.Field, args map[string]any) (any, error) {
 	case "createFile":
 		out, err = e.createFile(input)
 	case "logOut":
-		if err = e.h.svc.LogOut(e.auth); err == nil {
+		if err = e.h.acc.LogOut(e.auth); err == nil {
 			out = map[string]any{"ok": true}
 		}
 	case "resetPassword":
@@ -46,7 +46,7 @@ func (e *executor) mutate(f *ast.Field, args map[string]any) (any, error) {
 			}
 		}
 		var reply map[string]any
-		if reply, err = e.h.svc.Challenge(e.auth, body); err == nil {
+		if reply, err = e.h.acc.Challenge(e.auth, body); err == nil {
 			out = map[string]any{"challengeData": reply["challengeData"]}
 		}
 	case "callCloudCode":

@@ -93,14 +93,8 @@ const (
 	fieldPasswordHistory    = schema.KeyPasswordHistory
 )
 
-// Parse error codes of the flows.
-const (
-	codeOtherCause    = -1
-	codeInternal      = 1
-	codeValidation    = 142
-	codeEmailMissing  = 204
-	codeEmailNotFound = 205
-)
+// codeValidation is Parse's VALIDATION_ERROR (a password the policy refuses).
+const codeValidation = 142
 
 // mailDeliveryDeadline bounds one email's delivery in the background.
 const mailDeliveryDeadline = 2 * time.Minute
@@ -113,16 +107,6 @@ func NewLinkToken() string {
 		panic("crypto/rand failed: " + err.Error())
 	}
 	return hex.EncodeToString(raw[:])
-}
-
-// dateField reads a stored Date.
-func dateField(obj schema.Object, key string) (time.Time, bool) {
-	m, ok := obj[key].(map[string]any)
-	if !ok {
-		return time.Time{}, false
-	}
-	iso, _ := m["iso"].(string)
-	return schema.ParseTime(iso)
 }
 
 func dateValue(t time.Time) map[string]any { return schema.Date(schema.FormatTime(t)) }

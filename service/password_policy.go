@@ -114,15 +114,3 @@ func (s *Service) rememberPassword(d *draft) {
 	}
 	d.obj[fieldPasswordHistory] = hist
 }
-
-// passwordExpired reports whether maxPasswordAge has passed since the
-// user's password was set. A user without the record (the password
-// predates the policy) has not expired.
-func (s *Service) passwordExpired(user schema.Object) bool {
-	age := s.opts.Accounts.MaxPasswordAge
-	if age <= 0 {
-		return false
-	}
-	changed, ok := dateField(user, fieldPasswordChangedAt)
-	return ok && !s.opts.Now().Before(changed.Add(age))
-}
