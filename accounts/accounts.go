@@ -9,6 +9,7 @@
 package accounts
 
 import (
+	"sync"
 	"time"
 
 	"github.com/quarrydata/quarry/auth"
@@ -31,6 +32,7 @@ type Core interface {
 	Update(a service.Auth, class, id string, body map[string]any) (service.UpdateResult, error)
 	CreateSession(userID, installationID string, createdWith, extra map[string]any) (schema.Object, error)
 	DeleteSession(id string) error
+	SetSessionExpiry(id string, at time.Time) error
 	EditUser(id string, body map[string]any, edit func(schema.Object) error, keepSessions bool) error
 	TouchUser(id string, edit func(schema.Object) error) error
 	SetVerifyToken(user schema.Object, token string)
@@ -53,14 +55,20 @@ type Core interface {
 	AuthProviders() *auth.Registry
 	LowercaseUsernames() bool
 	AllowExpiredAuthDataToken() bool
+	SessionLength() time.Duration
 	Now() time.Time
+	Warn(msg string)
 }
 
-// Accounts serves the account operations over a Core. It keeps no state
-// of its own (everything lives in the core's objects), so any number of
-// front ends may each hold one.
+// Accounts serves the account operations over a Core. Their state lives
+// in the core's objects, so any number of front ends may each hold one;
+// the one the server registers for extendSessionOnUse also keeps the
+// sessions being extended.
 type Accounts struct {
 	core Core
+	// extending holds the ids of sessions whose expiry is being moved
+	// (ExtendSession), so a burst of requests writes once.
+	extending sync.Map
 }
 
 // New returns the account operations served through core.

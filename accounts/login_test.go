@@ -211,3 +211,40 @@ func TestSignUpWithheldSession(t *testing.T) {
 		}
 	}
 }
+
+// TestExtendSession: a session used past half its life gets a full
+// sessionLength from then; used earlier it keeps its expiry.
+func TestExtendSession(t *testing.T) {
+	const length = 100 * time.Second
+	cases := []struct {
+		name     string
+		after    time.Duration
+		extended bool
+	}{
+		{name: "used early", after: 40 * time.Second},
+		{name: "used past half its life", after: 60 * time.Second, extended: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := open(t, func(o *service.Options) { o.SessionLength = length })
+			f.svc.OnSessionUse(f.acc.ExtendSession)
+			_, tok, err := f.acc.SignUp(service.Auth{}, map[string]any{"username": "ann", "password": "pw"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Add(tc.after)
+			if _, err := f.svc.Authenticate(service.Auth{SessionToken: tok}); err != nil {
+				t.Fatal(err)
+			}
+			sess, _ := f.svc.SessionByToken(tok)
+			exp, _ := sess["expiresAt"].(map[string]any)
+			want := f.clock.Now().Add(length - tc.after)
+			if tc.extended {
+				want = f.clock.Now().Add(length)
+			}
+			if exp["iso"] != schema.FormatTime(want) {
+				t.Fatalf("expiresAt %v, want %s", exp["iso"], schema.FormatTime(want))
+			}
+		})
+	}
+}

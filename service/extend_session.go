@@ -1,33 +1,28 @@
 package service
 
 import (
+	"time"
+
 	"github.com/quarrydata/quarry/schema"
 )
 
-// extendSession moves a session's expiry to a full sessionLength from now
-// once less than half of it is left (extendSessionOnUse): a session in
-// steady use never expires, and a busy client costs one write per half
-// life, not one per request. The request that finds the session past half
-// its life writes the new expiry before it goes on (once per half life);
-// requests arriving meanwhile do not wait for it.
-func (s *Service) extendSession(sess schema.Object, expiresISO string) {
-	length := s.opts.SessionLength
-	if length <= 0 {
-		length = SessionLength
+// OnSessionUse registers fn to be told of each session Authenticate
+// resolves, with its expiry as stored, before the request goes on: the
+// accounts component's extendSessionOnUse. Call it before serving.
+func (s *Service) OnSessionUse(fn func(session schema.Object, expiresISO string)) { s.sessionUse = fn }
+
+// SessionLength is the lifetime of new sessions (Options.SessionLength).
+func (s *Service) SessionLength() time.Duration {
+	if s.opts.SessionLength <= 0 {
+		return SessionLength
 	}
-	exp, ok := schema.ParseTime(expiresISO)
-	now := s.opts.Now()
-	if !ok || exp.Sub(now) >= length/2 {
-		return
-	}
-	id, _ := sess["objectId"].(string)
-	if _, busy := s.extending.LoadOrStore(id, true); busy {
-		return
-	}
-	defer s.extending.Delete(id)
-	_, err := s.write(Auth{Master: true, internal: true},
-		[]WriteOp{{Method: MethodUpdate, Class: classSession, ID: id, Body: map[string]any{"expiresAt": dateValue(now.Add(length))}, quiet: true}}, true)
-	if err != nil && s.opts.Warn != nil {
-		s.opts.Warn("extendSessionOnUse: the session's expiry was not moved: " + err.Error())
-	}
+	return s.opts.SessionLength
+}
+
+// SetSessionExpiry moves a session's expiry, as the server's bookkeeping:
+// no triggers run and updatedAt stays.
+func (s *Service) SetSessionExpiry(id string, at time.Time) error {
+	_, err := s.write(InternalAuth(),
+		[]WriteOp{{Method: MethodUpdate, Class: classSession, ID: id, Body: map[string]any{"expiresAt": dateValue(at)}, quiet: true}}, true)
+	return err
 }

@@ -113,9 +113,6 @@ type Options struct {
 	// Denylist is requestKeywordDenylist (denylist.go); nil is Parse
 	// Server's default, empty refuses nothing.
 	Denylist []DeniedKeyword
-	// ExtendSessionOnUse moves a session's expiry to SessionLength from
-	// now when it is used past half its life (extendSessionOnUse).
-	ExtendSessionOnUse bool
 	// QueryTimeout bounds one query's scans (error 124 beyond it).
 	QueryTimeout time.Duration
 	// NearSphereMaxDistance (radians) limits a $nearSphere that gives no
@@ -215,11 +212,11 @@ type Service struct {
 	opts Options
 	// denylist is opts.Denylist compiled (denylist.go).
 	denylist []keywordRule
-	// extending holds the ids of sessions whose expiry is being moved
-	// (extendSessionOnUse), so a burst of requests writes once.
-	extending sync.Map
-	store     store.Adapter
-	data      *index.DB
+	// sessionUse is told of each session Authenticate resolves
+	// (OnSessionUse); nil: nobody listens.
+	sessionUse func(session schema.Object, expiresISO string)
+	store      store.Adapter
+	data       *index.DB
 
 	// schemaMu serializes schema decisions (schema_lock.go). Writes that
 	// add fields commit after unlocking, their classes kept in

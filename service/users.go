@@ -206,10 +206,7 @@ func newSessionToken() string {
 // createSession stores a session for a user and returns it. Another
 // session of the same user and installation is replaced.
 func (s *Service) createSession(userID, installationID string, createdWith map[string]any, extra map[string]any) (schema.Object, error) {
-	length := s.opts.SessionLength
-	if length <= 0 {
-		length = SessionLength
-	}
+	length := s.SessionLength()
 	body := map[string]any{}
 	for k, v := range extra {
 		body[k] = v
