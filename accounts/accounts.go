@@ -43,6 +43,7 @@ type Core interface {
 	RelinkAuthData(userID string, plan *service.AuthPlan) error
 
 	// Cloud code, emails and SMS codes.
+	RunFunction(a service.Auth, name string, params map[string]any) (any, error)
 	BeforeLogin(a service.Auth, user schema.Object) error
 	AfterLogin(a service.Auth, user schema.Object, token string)
 	AfterLogout(a service.Auth, session schema.Object)

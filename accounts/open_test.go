@@ -60,6 +60,7 @@ func open(tb testing.TB, edit func(*service.Options)) *fixture {
 	}
 	tb.Cleanup(func() { s.CloseChanges(0) }) // before the store closes
 	f.svc, f.acc = s, accounts.New(s)
+	s.SetPasswordPolicy(f.acc) // as the server registers it
 	return f
 }
 

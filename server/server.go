@@ -210,8 +210,11 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	}
 	log.Info("database loaded and indexed", "seconds", loadSeconds(loadStart))
 	authFunctions.svc.Store(svc)
+	// The accounts component's parts of the core's work (before serving).
+	acc := accounts.New(svc)
+	svc.SetPasswordPolicy(acc)
 	if opts.ExtendSessionOnUse {
-		svc.OnSessionUse(accounts.New(svc).ExtendSession) // before serving
+		svc.OnSessionUse(acc.ExtendSession)
 	}
 	undo = append(undo, func() { svc.CloseChanges(0) })
 	observeChanges(m, svc)

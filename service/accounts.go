@@ -93,9 +93,6 @@ const (
 	fieldPasswordHistory    = schema.KeyPasswordHistory
 )
 
-// codeValidation is Parse's VALIDATION_ERROR (a password the policy refuses).
-const codeValidation = 142
-
 // mailDeliveryDeadline bounds one email's delivery in the background.
 const mailDeliveryDeadline = 2 * time.Minute
 

@@ -215,8 +215,10 @@ type Service struct {
 	// sessionUse is told of each session Authenticate resolves
 	// (OnSessionUse); nil: nobody listens.
 	sessionUse func(session schema.Object, expiresISO string)
-	store      store.Adapter
-	data       *index.DB
+	// passwordPolicy judges new passwords (SetPasswordPolicy); nil: none.
+	passwordPolicy PasswordPolicy
+	store          store.Adapter
+	data           *index.DB
 
 	// schemaMu serializes schema decisions (schema_lock.go). Writes that
 	// add fields commit after unlocking, their classes kept in

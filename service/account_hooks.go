@@ -6,6 +6,19 @@ import (
 	"github.com/quarrydata/quarry/schema"
 )
 
+// The hooks through which the accounts component (package accounts) takes
+// part in the core's own work; the server registers them before serving.
+
+// PasswordPolicy judges the password a _User write sets (passwordPolicy),
+// before the write takes any lock: it may compare bcrypt hashes and run a
+// cloud function. userID is "" for a new user; body is the write's.
+type PasswordPolicy interface {
+	CheckNewPassword(userID string, body map[string]any, password string) error
+}
+
+// SetPasswordPolicy registers the password policy; nil judges none.
+func (s *Service) SetPasswordPolicy(p PasswordPolicy) { s.passwordPolicy = p }
+
 // OnSessionUse registers fn to be told of each session Authenticate
 // resolves, with its expiry as stored, before the request goes on: the
 // accounts component's extendSessionOnUse. Call it before serving.
