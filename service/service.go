@@ -5,8 +5,9 @@
 // in-memory index current and announces every change.
 //
 // service never speaks HTTP; transport calls it with decoded values.
-// Components around the core (jobs) call it through narrow interfaces of
-// their own; service never imports them.
+// Components around the core (jobs, accounts) call it through narrow
+// interfaces of their own, and take part in its work only through hooks
+// it defines (account_hooks.go); service never imports them.
 package service
 
 import (
@@ -108,7 +109,7 @@ type Options struct {
 	AllowPublicExplain bool
 	// AllowExpiredAuthDataToken logs a user in with authData equal to
 	// the stored one without asking the provider again
-	// (allowExpiredAuthDataToken; authdata_expired.go).
+	// (allowExpiredAuthDataToken; package accounts).
 	AllowExpiredAuthDataToken bool
 	// Denylist is requestKeywordDenylist (denylist.go); nil is Parse
 	// Server's default, empty refuses nothing.

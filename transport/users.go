@@ -87,7 +87,7 @@ func signUp(s *Server, c *call) (any, error) {
 	c.status = fasthttp.StatusCreated
 	c.location = c.base + "/users/" + res.ObjectID
 	out := map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt, "sessionToken": token}
-	if token == "" { // the email must be verified first (email_flows.go)
+	if token == "" { // the email must be verified first (accounts.SignUp)
 		delete(out, "sessionToken")
 	}
 	for k, v := range res.Echo { // operator results and a beforeSave's changes
