@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/validator"
 
+	"github.com/quarrydata/quarry/accounts"
 	"github.com/quarrydata/quarry/hangup"
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
@@ -75,6 +76,7 @@ type Options struct {
 // Handler serves GraphQL requests over a service.
 type Handler struct {
 	svc  *service.Service
+	acc  *accounts.Accounts
 	opts Options
 	log  *slog.Logger
 
@@ -107,7 +109,7 @@ func New(svc *service.Service, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Handler{svc: svc, opts: opts, log: opts.Logger}
+	return &Handler{svc: svc, acc: accounts.New(svc), opts: opts, log: opts.Logger}
 }
 
 // Model returns the generated schema for the current class schemas,

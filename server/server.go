@@ -20,6 +20,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/quarrydata/quarry/access"
+	"github.com/quarrydata/quarry/accounts"
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/email"
@@ -183,7 +184,6 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		ObjectIDSize:              opts.ObjectIDSize,
 		LowercaseEmails:           opts.ConvertEmailToLowercase,
 		SessionLength:             opts.SessionLength,
-		ExtendSessionOnUse:        opts.ExtendSessionOnUse,
 		Now:                       opts.Now,
 		Auth:                      authProviders,
 		ScanBudgetForMaster:       opts.MaxScanMasterKey,
@@ -210,6 +210,12 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	}
 	log.Info("database loaded and indexed", "seconds", loadSeconds(loadStart))
 	authFunctions.svc.Store(svc)
+	// The accounts component's parts of the core's work (before serving).
+	acc := accounts.New(svc)
+	svc.SetPasswordPolicy(acc)
+	if opts.ExtendSessionOnUse {
+		svc.OnSessionUse(acc.ExtendSession)
+	}
 	undo = append(undo, func() { svc.CloseChanges(0) })
 	observeChanges(m, svc)
 	subs, err := openSubscriptions(opts, svc, policy, log, subsConsumer)

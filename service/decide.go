@@ -283,7 +283,7 @@ func uniqueCode(err error) error {
 	case u.Class == classUser && u.Field == "email":
 		return schema.Errorf(codeEmailTaken, "Account already exists for this email address.")
 	case u.Class == classUser && u.Field == "authData":
-		return errAuthAlreadyUsed
+		return ErrAuthDataUsed
 	case u.Class == classRole && u.Field == "name":
 		return schema.Errorf(schema.CodeDuplicateValue, "A role with that name already exists.")
 	default:

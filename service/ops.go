@@ -26,7 +26,7 @@ type draft struct {
 	// hashedPassword is the body's password already hashed (WriteOp).
 	hashedPassword string
 	// authPlan is the body's checked authData (WriteOp).
-	authPlan *authPlan
+	authPlan *AuthPlan
 	// enc is obj's JSON as committed: the stored version's reply bytes.
 	enc []byte
 	// originalEnc is original's kept JSON, when it was at hand as the

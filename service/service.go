@@ -5,8 +5,9 @@
 // in-memory index current and announces every change.
 //
 // service never speaks HTTP; transport calls it with decoded values.
-// Components around the core (jobs) call it through narrow interfaces of
-// their own; service never imports them.
+// Components around the core (jobs, accounts) call it through narrow
+// interfaces of their own, and take part in its work only through hooks
+// it defines (account_hooks.go); service never imports them.
 package service
 
 import (
@@ -108,14 +109,11 @@ type Options struct {
 	AllowPublicExplain bool
 	// AllowExpiredAuthDataToken logs a user in with authData equal to
 	// the stored one without asking the provider again
-	// (allowExpiredAuthDataToken; authdata_expired.go).
+	// (allowExpiredAuthDataToken; package accounts).
 	AllowExpiredAuthDataToken bool
 	// Denylist is requestKeywordDenylist (denylist.go); nil is Parse
 	// Server's default, empty refuses nothing.
 	Denylist []DeniedKeyword
-	// ExtendSessionOnUse moves a session's expiry to SessionLength from
-	// now when it is used past half its life (extendSessionOnUse).
-	ExtendSessionOnUse bool
 	// QueryTimeout bounds one query's scans (error 124 beyond it).
 	QueryTimeout time.Duration
 	// NearSphereMaxDistance (radians) limits a $nearSphere that gives no
@@ -215,11 +213,13 @@ type Service struct {
 	opts Options
 	// denylist is opts.Denylist compiled (denylist.go).
 	denylist []keywordRule
-	// extending holds the ids of sessions whose expiry is being moved
-	// (extendSessionOnUse), so a burst of requests writes once.
-	extending sync.Map
-	store     store.Adapter
-	data      *index.DB
+	// sessionUse is told of each session Authenticate resolves
+	// (OnSessionUse); nil: nobody listens.
+	sessionUse func(session schema.Object, expiresISO string)
+	// passwordPolicy judges new passwords (SetPasswordPolicy); nil: none.
+	passwordPolicy PasswordPolicy
+	store          store.Adapter
+	data           *index.DB
 
 	// schemaMu serializes schema decisions (schema_lock.go). Writes that
 	// add fields commit after unlocking, their classes kept in

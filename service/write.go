@@ -160,7 +160,7 @@ type WriteOp struct {
 	hashedPassword string
 	// authPlan is Body's authData, checked by the provider adapters
 	// before any lock (authdata.go).
-	authPlan *authPlan
+	authPlan *AuthPlan
 	// asServer runs the op with the master key whoever the caller is: the
 	// server's own part of a write, such as the stale installations an
 	// installation save removes in the same commit.

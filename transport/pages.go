@@ -8,8 +8,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/accounts"
 	"github.com/quarrydata/quarry/schema"
-	"github.com/quarrydata/quarry/service"
 )
 
 // PagesOptions configure the pages the emailed links open, under
@@ -62,21 +62,21 @@ func (s *Server) servePages(ctx *fasthttp.RequestCtx, path string) bool {
 	}
 	switch {
 	case action == "verify_email" && method == "GET":
-		username, err := s.svc.VerifyEmail(string(q.Peek("token")))
+		username, err := s.accounts.VerifyEmail(string(q.Peek("token")))
 		if err != nil {
 			s.pageError(ctx, pageInvalidVerificationLink, err, nil)
 			return true
 		}
 		s.redirectPage(ctx, pageVerifyEmailSuccess, url.Values{"username": {username}})
 	case action == "resend_verification_email" && method == "POST":
-		if err := s.svc.RequestVerificationEmail(string(ctx.PostArgs().Peek("email"))); err != nil {
+		if err := s.accounts.RequestVerificationEmail(string(ctx.PostArgs().Peek("email"))); err != nil {
 			s.redirectPage(ctx, pageLinkSendFail, nil)
 			return true
 		}
 		s.redirectPage(ctx, pageLinkSendSuccess, nil)
 	case action == "request_password_reset" && method == "GET":
 		token := string(q.Peek("token"))
-		username, err := s.svc.ResetTokenUser(token)
+		username, err := s.accounts.ResetTokenUser(token)
 		if err != nil {
 			s.pageError(ctx, pageInvalidLink, err, nil)
 			return true
@@ -99,12 +99,12 @@ func (s *Server) resetPassword(ctx *fasthttp.RequestCtx) {
 	var err error
 	var username string
 	if confirm := form.Peek("confirm_password"); confirm != nil && string(confirm) != password {
-		username, err = s.svc.ResetTokenUser(token)
+		username, err = s.accounts.ResetTokenUser(token)
 		if err == nil {
 			err = schema.Errorf(codeValidationFailed, "The two passwords differ.")
 		}
 	} else {
-		username, err = s.svc.ResetPassword(token, password)
+		username, err = s.accounts.ResetPassword(token, password)
 	}
 	switch {
 	case xhr && err != nil:
@@ -113,7 +113,7 @@ func (s *Server) resetPassword(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{})
 	case err == nil:
 		s.redirectPage(ctx, pagePasswordResetSuccess, url.Values{"username": {username}})
-	case errors.Is(err, service.ErrInvalidLink):
+	case errors.Is(err, accounts.ErrInvalidLink):
 		s.redirectPage(ctx, pageInvalidLink, nil)
 	default:
 		s.pageError(ctx, pageChoosePassword, err, url.Values{"token": {token}, "username": {username}})
