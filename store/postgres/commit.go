@@ -223,7 +223,11 @@ func (c *committer) run(batch []*pending, ids []int64) error {
 		if p.stale = c.staleness(p); p.stale != nil {
 			continue
 		}
-		for _, r := range p.records {
+		rewritten := rewrittenLater(p.records)
+		for i, r := range p.records {
+			if rewritten != nil && rewritten[i] {
+				continue // its row is written whole by a later record
+			}
 			if err := c.apply(r); err != nil {
 				return err
 			}
@@ -254,6 +258,32 @@ func (c *committer) run(batch []*pending, ids []int64) error {
 	}
 	c.queued.Queue("COMMIT")
 	return mayHaveCommitted(c.flush())
+}
+
+// rewrittenLater marks the object records of one Commit that a later
+// record of the same object replaces: each version stays in _changes,
+// but the object's row is written once, by the last (an upsert writes
+// the whole row). nil when none is.
+func rewrittenLater(records []store.Record) []bool {
+	if len(records) < 2 {
+		return nil
+	}
+	var out []bool
+	last := make(map[[2]string]int, len(records))
+	for i, r := range records {
+		if r.Kind != store.KindObject {
+			continue
+		}
+		k := [2]string{r.Class, r.Key}
+		if j, ok := last[k]; ok {
+			if out == nil {
+				out = make([]bool, len(records))
+			}
+			out[j] = true
+		}
+		last[k] = i
+	}
+	return out
 }
 
 // begin opens the transaction, takes the commit lock and reads the state
