@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -57,6 +58,9 @@ type queuedUpdate struct {
 	// turn tells a waiting update its run is over (false) or that it
 	// decides the next run (true).
 	turn chan bool
+	// chosen marks the waiting update told to decide the next run: it
+	// can no longer leave the queue.
+	chosen bool
 	// The outcome: a draft and result when committed, else err.
 	draft  *draft
 	result UpdateResult
@@ -102,7 +106,10 @@ func (s *Service) writeQueued(auth Auth, op WriteOp) ([]WriteResult, []*draft, [
 	o.busy = true
 	q.mu.Unlock()
 	if !lead {
-		lead = <-u.turn
+		var err error
+		if lead, err = s.awaitTurn(o, u); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	if lead {
 		s.leadRun(key, o)
@@ -111,6 +118,45 @@ func (s *Service) writeQueued(auth Auth, op WriteOp) ([]WriteResult, []*draft, [
 		return nil, nil, nil, u.err
 	}
 	return []WriteResult{{Update: u.result}}, []*draft{u.draft}, nil, nil
+}
+
+// awaitTurn waits until u's run is over (lead false) or u is to decide
+// the next run (lead true). While the store reports an outage, an update
+// still waiting leaves the queue with the store's error (503 with
+// Retry-After), as a write waiting for a lock stripe does
+// (lockObjectsOrOutage): the run before it may be a commit in doubt,
+// which holds the object until the database answers.
+func (s *Service) awaitTurn(o *objectQueue, u *queuedUpdate) (lead bool, err error) {
+	checker, ok := s.store.(store.Checker)
+	if !ok {
+		return <-u.turn, nil
+	}
+	tick := time.NewTicker(outageCheckEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case lead := <-u.turn:
+			return lead, nil
+		case <-tick.C:
+			err := checker.Unavailable()
+			if err == nil {
+				continue
+			}
+			q := &s.objectQueues
+			q.mu.Lock()
+			i := slices.Index(o.waiting, u)
+			leave := i >= 0 && !u.chosen
+			if leave {
+				o.waiting = slices.Delete(o.waiting, i, i+1)
+			}
+			q.mu.Unlock()
+			if leave {
+				return false, err
+			}
+			// Taken into a run, or told to decide the next: its answer
+			// comes through turn.
+		}
+	}
 }
 
 // leadRun decides a run of o's waiting updates (the leader is the first),
@@ -172,6 +218,7 @@ func (s *Service) finishRun(key string, o *objectQueue, run []*queuedUpdate, err
 	var next *queuedUpdate
 	if len(o.waiting) > 0 {
 		next = o.waiting[0]
+		next.chosen = true
 	} else {
 		o.busy = false
 		delete(q.objects, key)
