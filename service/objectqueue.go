@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -50,6 +51,9 @@ type objectQueue struct {
 	waiting []*queuedUpdate
 	busy    bool
 }
+
+// errRunFailed answers the updates of a run whose leader panicked.
+var errRunFailed = errors.New("service: the run of updates this update was in failed")
 
 // queuedUpdate is one update waiting for its run.
 type queuedUpdate struct {
@@ -175,13 +179,19 @@ func (s *Service) leadRun(key string, o *objectQueue) {
 	take()
 	var serial serialised
 	defer serial.release()
+	defer func() {
+		// A bug must not leave the updates waiting and the object's
+		// queue busy for good: they are answered, the next may lead.
+		if r := recover(); r != nil {
+			s.finishRun(key, o, run, errRunFailed)
+			panic(r)
+		}
+	}()
 	if s.isHot(key) {
 		// Another instance writes it too: queue for its store lock now
-		// rather than lose the first attempt (decide.go).
-		if err := s.serialiseKey(&serial, store.ObjectKey(run[0].op.Class, run[0].op.ID)); err != nil {
-			s.finishRun(key, o, run, err)
-			return
-		}
+		// rather than lose the first attempt (decide.go). Without the
+		// lock the run is decided all the same, optimistically.
+		_ = s.serialiseKey(&serial, store.ObjectKey(run[0].op.Class, run[0].op.ID))
 	}
 	var left []*queuedUpdate
 	err := s.decideAgainHeld(maxDecideAttempts, &serial, func() error {
