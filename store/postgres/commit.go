@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -327,7 +328,7 @@ func (c *committer) begin(batch []*pending) error {
 			}
 			for _, class := range classes {
 				raw, ok := found[class]
-				t, err := newTableState(class, ok, raw)
+				t, err := c.a.tableState(class, ok, raw)
 				if err != nil {
 					return err
 				}
@@ -504,6 +505,36 @@ func (c *committer) table(class string, create bool) (*tableState, error) {
 		}
 		t.exists = true
 	}
+	return t, nil
+}
+
+// cachedTable is a class's table as a commit last read its _SCHEMA row:
+// the stored bytes, and the schema and layout parsed from them (never
+// modified), reused by every commit that reads the same bytes: each
+// commit group reads the row, and parsing it was a good part of a small
+// commit's CPU.
+type cachedTable struct {
+	raw    []byte
+	schema *schema.Class
+	layout *layout
+}
+
+// tableState is newTableState, from the cache while raw is the bytes
+// the cached state was parsed from.
+func (a *Adapter) tableState(class string, exists bool, raw []byte) (*tableState, error) {
+	if !exists || raw == nil {
+		return newTableState(class, exists, raw)
+	}
+	if v, ok := a.tables.Load(class); ok {
+		if ct := v.(*cachedTable); bytes.Equal(ct.raw, raw) {
+			return &tableState{exists: true, schema: ct.schema, layout: ct.layout}, nil
+		}
+	}
+	t, err := newTableState(class, exists, raw)
+	if err != nil {
+		return nil, err
+	}
+	a.tables.Store(class, &cachedTable{raw: bytes.Clone(raw), schema: t.schema, layout: t.layout})
 	return t, nil
 }
 
