@@ -281,6 +281,9 @@ type Service struct {
 	following follow
 	// logOrder derives changes from a shared store's log (logorder.go).
 	logOrder logOrder
+	// objectQueues decide queued updates of one object in runs
+	// (objectqueue.go).
+	objectQueues objectQueues
 
 	// running are the _JobStatus ids of those jobs (functions.go).
 	running runningJobs

@@ -83,8 +83,11 @@ type Adapter struct {
 	groupsDone chan struct{} // closed when runGroups returned
 
 	commits, groups atomic.Uint64
-	faults          faultState // faults.go
-	observe         atomic.Pointer[func(took time.Duration, commits int)]
+	// tables are the class tables' shapes as commits last read them from
+	// _SCHEMA (class name -> *cachedTable, commit.go).
+	tables  sync.Map
+	faults  faultState // faults.go
+	observe atomic.Pointer[func(took time.Duration, commits int)]
 
 	pruneCtx  context.Context
 	pruneStop context.CancelFunc
