@@ -298,6 +298,10 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if gql != nil {
 		gqlServe, gqlSocket = gql.Serve, gql.ServeWebSocket
 	}
+	pages, err := pagesOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	rest, err = transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
@@ -315,7 +319,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 		CloudCode:        cloudCode,
 		Push:             pusher,
-		Pages:            pagesOptions(opts),
+		Pages:            pages,
 		GraphQL:          gqlServe,
 		GraphQLPath:      opts.GraphQLPath,
 		Playground:       mountPlayground(opts),
