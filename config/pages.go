@@ -20,7 +20,7 @@ import (
 // under apps/).
 var pagesOption = &option{name: "pages", group: groupAccounts, env: []string{"PARSE_SERVER_PAGES"},
 	def:   `{"enableRouter": false}`,
-	usage: "with enableRouter, Parse Server's pages router: localization, placeholders, customUrls, customRoutes, forceRedirect",
+	usage: "with enableRouter, Parse Server's pages router (localization, placeholders, customRoutes...)",
 	field: func(o *Options) any { return &o.Pages }}
 
 // PagesRouterPageIDs are the page ids of pages.customUrls.
