@@ -384,6 +384,7 @@ func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func
 		Events:              events,
 		Authenticate:        authenticate,
 		RateLimit:           limiter,
+		LockSchemas:         opts.SchemaSwitch("lockSchemas"),
 	})
 	if _, err := h.SDL(); err != nil {
 		return nil, fmt.Errorf("graphQLCustomTypeDefs: %w", err)
