@@ -20,7 +20,7 @@ import (
 // filled in, localized by the request's locale, or redirects to them.
 type PagesRouterOptions struct {
 	// Files holds the page files (pages.pagesPath); nil means Quarry's own
-	// (RouterPageFiles), under Parse Server's file names.
+	// (routerpages/), under Parse Server's file names.
 	Files fs.FS
 	// CustomURLs (pages.customUrls, page id -> URL) replace a page by a
 	// redirect to the operator's site.
@@ -52,13 +52,13 @@ type PagesRoute struct {
 	Method, Path, Handler string
 }
 
-// RouterPageFiles are Quarry's own page files for the pages router.
+// routerPageFiles are Quarry's own page files for the pages router.
 //
 //go:embed routerpages/*.html
 var routerPageFiles embed.FS
 
-// RouterPageFiles is the folder of Quarry's own router pages.
-func RouterPageFiles() fs.FS {
+// defaultRouterPages is the folder of Quarry's own router pages.
+func defaultRouterPages() fs.FS {
 	sub, _ := fs.Sub(routerPageFiles, "routerpages") // the folder is embedded
 	return sub
 }
@@ -379,7 +379,7 @@ func (s *Server) routerFiles() fs.FS {
 	if f := s.opts.Pages.Router.Files; f != nil {
 		return f
 	}
-	return RouterPageFiles()
+	return defaultRouterPages()
 }
 
 func (s *Server) defaultPageParams(ctx *fasthttp.RequestCtx) map[string]string {
