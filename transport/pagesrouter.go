@@ -526,6 +526,9 @@ func (s *Server) pageParamHeaders(ctx *fasthttp.RequestCtx, params map[string]st
 		if s.opts.Pages.Router.EncodeHeaders {
 			v = encodeURI(v)
 		}
+		if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+			continue // a request's value never splits the response's headers
+		}
 		ctx.Response.Header.Set(pageParamHeaderPrefix+strings.ToLower(k), v)
 	}
 }

@@ -242,6 +242,8 @@ func TestScenarioPagesRouter(t *testing.T) {
 		{name: "choose_password shows the form", target: fixed(apps + "choose_password?appId=" + servertest.AppID + "&token=t1&username=ann"),
 			status: 200, bodyHas: []string{"RESET user=ann token=t1"}},
 		{name: "choose_password of no app", target: fixed(apps + "choose_password"), status: 403},
+		{name: "a username with a line break stays out of the headers", target: fixed(apps + "choose_password?appId=" + servertest.AppID + "&username=a%0d%0aSet-Cookie:%20x=1"),
+			status: 200, headers: map[string]string{"x-parse-page-param-username": "", "Set-Cookie": ""}},
 		{name: "a refused new password: the form again with the error", method: "POST", target: fixed(apps + servertest.AppID + "/request_password_reset"),
 			form: url.Values{"username": {"ann"}, "token": {token}, "new_password": {"ann"}}, status: 200,
 			bodyHas: []string{"RESET user=ann token=" + token, "error="}},
