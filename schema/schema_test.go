@@ -171,3 +171,19 @@ func TestIsNameMatchesPattern(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGet_Nested3: a three-segment path into objects, and one through
+// an array position (what a matcher pays per object for "a.b.c").
+func BenchmarkGet_Nested3(b *testing.B) {
+	obj := Object{"a": map[string]any{"b": map[string]any{"c": 3.0}}, "l": map[string]any{"r": []any{1.0, map[string]any{"s": 2.0}}}}
+	for _, path := range []string{"a.b.c", "l.r.1.s"} {
+		b.Run(path, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := Get(obj, path); !ok {
+					b.Fatal("missing")
+				}
+			}
+		})
+	}
+}
