@@ -71,6 +71,10 @@ type Options struct {
 	// client's address, so a rule cannot be bypassed through GraphQL;
 	// nil limits nothing.
 	RateLimit *ratelimit.Limiter
+	// LockSchemas refuses createClass, updateClass and deleteClass as
+	// REST refuses POST/PUT/DELETE /schemas under the schema option's
+	// lockSchemas: 119, same message.
+	LockSchemas bool
 }
 
 // Handler serves GraphQL requests over a service.

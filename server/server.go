@@ -304,6 +304,10 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if gql != nil {
 		gqlServe, gqlSocket = gql.Serve, gql.ServeWebSocket
 	}
+	pages, err := pagesOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	rest, err = transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
@@ -321,7 +325,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 		CloudCode:        cloudCode,
 		Push:             pusher,
-		Pages:            pagesOptions(opts),
+		Pages:            pages,
 		GraphQL:          gqlServe,
 		GraphQLPath:      opts.GraphQLPath,
 		Playground:       mountPlayground(opts),
@@ -386,6 +390,7 @@ func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func
 		Events:              events,
 		Authenticate:        authenticate,
 		RateLimit:           limiter,
+		LockSchemas:         opts.SchemaSwitch("lockSchemas"),
 	})
 	if _, err := h.SDL(); err != nil {
 		return nil, fmt.Errorf("graphQLCustomTypeDefs: %w", err)

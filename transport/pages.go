@@ -18,9 +18,9 @@ import (
 type PagesOptions struct {
 	AppName string
 	Custom  map[string]string
-	// RouterParams adds the page parameters of Parse Server's pages
-	// router (appId, appName, publicServerUrl) to every redirect.
-	RouterParams bool
+	// Router, when set, serves Parse Server's pages router
+	// (pages.enableRouter) in place of these pages.
+	Router *PagesRouterOptions
 }
 
 // The pages, by Parse Server's names (the customPages keys in comments).
@@ -49,6 +49,10 @@ func (s *Server) servePages(ctx *fasthttp.RequestCtx, path string) bool {
 	// The pages carry tokens in their URLs: never pass them on.
 	ctx.Response.Header.Set("Referrer-Policy", "no-referrer")
 	ctx.Response.Header.Set("X-Frame-Options", "DENY")
+	if s.opts.Pages.Router != nil {
+		s.serveRouterPages(ctx, rel)
+		return true
+	}
 	q := ctx.QueryArgs()
 	method := string(ctx.Method())
 	if page, isPage := strings.CutSuffix(rel, ".html"); isPage && method == "GET" && pageTexts[page].title != "" {
@@ -143,11 +147,6 @@ func (s *Server) redirectPage(ctx *fasthttp.RequestCtx, page string, v url.Value
 	}
 	v.Set("id", s.opts.AppID)
 	v.Set("app", s.appName())
-	if s.opts.Pages.RouterParams {
-		v.Set("appId", s.opts.AppID)
-		v.Set("appName", s.appName())
-		v.Set("publicServerUrl", s.baseURL(ctx))
-	}
 	target := s.baseURL(ctx) + "/apps/" + page + ".html"
 	if custom := s.opts.Pages.Custom[page]; custom != "" {
 		target = custom
