@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/accounts"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -156,7 +157,7 @@ func (s *Server) routerServeAction(ctx *fasthttp.RequestCtx, method, action stri
 			s.goToPage(ctx, routerEmailVerificationLinkInvalid, nil, answerByMethod)
 			return
 		}
-		verified, err := s.svc.VerifyEmail(token)
+		verified, err := s.accounts.VerifyEmail(token)
 		if err != nil {
 			s.goToPage(ctx, routerEmailVerificationLinkExpired, pageParams("username", username), answerByMethod)
 			return
@@ -170,7 +171,7 @@ func (s *Server) routerServeAction(ctx *fasthttp.RequestCtx, method, action stri
 			s.goToPage(ctx, routerPasswordResetLinkInvalid, nil, answerByMethod)
 			return
 		}
-		username, err := s.svc.ResetTokenUser(token)
+		username, err := s.accounts.ResetTokenUser(token)
 		if err != nil {
 			s.goToPage(ctx, routerPasswordResetLinkInvalid, pageParams("username", string(q.Peek("username"))), answerByMethod)
 			return
@@ -201,7 +202,7 @@ func (s *Server) routerResendVerification(ctx *fasthttp.RequestCtx) {
 	err := errors.New("no such user")
 	res, findErr := s.svc.Find(service.Auth{Master: true}, "_User", service.FindParams{Where: map[string]any{"username": username}, Limit: 1})
 	if findErr == nil && len(res.Results) == 1 {
-		err = s.svc.RequestVerificationEmail(res.Results[0]["email"])
+		err = s.accounts.RequestVerificationEmail(res.Results[0]["email"])
 	}
 	if err != nil {
 		s.goToPage(ctx, routerEmailVerificationSendFail, nil, answerByMethod)
@@ -250,14 +251,14 @@ func (s *Server) routerResetPassword(ctx *fasthttp.RequestCtx) {
 
 // resetPasswordOf sets the password when the token is the named user's.
 func (s *Server) resetPasswordOf(username, token, password string) error {
-	owner, err := s.svc.ResetTokenUser(token)
+	owner, err := s.accounts.ResetTokenUser(token)
 	if err != nil {
 		return err
 	}
 	if owner != username {
-		return service.ErrInvalidLink
+		return accounts.ErrInvalidLink
 	}
-	_, err = s.svc.ResetPassword(token, password)
+	_, err = s.accounts.ResetPassword(token, password)
 	return err
 }
 
