@@ -68,6 +68,18 @@ type Definition struct {
 	Keys      []string       `json:"keys,omitempty"`
 	Events    []string       `json:"events"`
 	Target    Target         `json:"target"`
+	// Delivery is how this instance stands with it (answers only).
+	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// Delivery is a subscription's state on the instance that answers.
+type Delivery struct {
+	// Position is the last change of the log it handled (on the owner;
+	// elsewhere, where it stood when this instance last owned it).
+	Position int64 `json:"position"`
+	// Delivering says this instance owns it now: on a shared store one
+	// instance at a time does.
+	Delivering bool `json:"delivering"`
 }
 
 // allEvents are the events a subscription gets when it names none.

@@ -122,6 +122,13 @@ func (s *sub) signal() {
 // subscription deleted and made again under its name starts afresh.
 func (s *sub) cursorName() string { return "subscription:" + s.id }
 
+// shown is the definition with this instance's delivery state.
+func (s *sub) shown() Definition {
+	d := s.def().Shown()
+	d.Delivery = &Delivery{Position: s.pos.Load(), Delivering: s.owner.Load()}
+	return d
+}
+
 func (s *sub) stats() Stats {
 	return Stats{Name: s.def().Name, Position: s.pos.Load(), Owner: s.owner.Load(),
 		Delivered: s.delivered.Load(), Lost: s.lost.Load(), Attempts: s.failed.Load()}

@@ -269,7 +269,7 @@ func (m *Manager) Definitions() ([]Definition, error) {
 	defer m.mu.Unlock()
 	out := make([]Definition, 0, len(m.subs))
 	for _, name := range sortedKeys(m.subs) {
-		out = append(out, m.subs[name].def().Shown())
+		out = append(out, m.subs[name].shown())
 	}
 	return out, nil
 }
@@ -285,7 +285,7 @@ func (m *Manager) Definition(name string) (Definition, error) {
 	if s == nil {
 		return Definition{}, schema.Errorf(CodeInvalid, "no server-side subscription named %s", name)
 	}
-	return s.def().Shown(), nil
+	return s.shown(), nil
 }
 
 // Create registers a subscription from a request body: 143 when it is
