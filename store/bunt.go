@@ -63,6 +63,7 @@ type buntOptions struct {
 	beforeSync       func(groupSize int) // test hook: called by the committer before each fsync
 	groupWait        time.Duration       // test hook: when set, the fixed wait of gather
 	waiting          func()              // test hook: called by gather when it starts a wait
+	logPruneEvery    time.Duration       // test hook: when set, how often the change log is pruned
 }
 
 func defaultBuntOptions() buntOptions {

@@ -167,7 +167,11 @@ func (a *buntAdapter) addLogEntries(group []*commitReq) int64 {
 // pruneLog deletes entries older than the retention, the newest kept;
 // the committer calls it after a group, once a logPruneEvery.
 func (a *buntAdapter) pruneLog(now time.Time) {
-	if !a.logOn.Load() || now.Sub(a.logPrunedAt) < logPruneEvery {
+	every := logPruneEvery
+	if a.opts.logPruneEvery > 0 {
+		every = a.opts.logPruneEvery
+	}
+	if !a.logOn.Load() || now.Sub(a.logPrunedAt) < every {
 		return
 	}
 	a.logPrunedAt = now
