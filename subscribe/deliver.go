@@ -288,24 +288,21 @@ func (s *sub) deliverFrom(lease store.Lease) error {
 func (s *sub) eventsOf(c store.LoggedChange) []Event {
 	d, q := s.current()
 	var out []Event
+	var decoded []decodedRecord
 	for i, r := range c.Records {
 		if r.Kind != store.KindObject || r.Class != d.ClassName {
 			continue
 		}
-		obj, ok := decodeObject(r.Value)
-		if !ok {
+		if decoded == nil {
+			decoded = s.m.decoded.of(c) // once per change for every subscription
+		}
+		dr := decoded[i]
+		if !dr.ok {
 			continue
 		}
-		deleted := r.Value == nil
-		var original schema.Object
-		known := r.Previous != nil
-		if known && len(r.Previous) > 0 {
-			if original, ok = decodeObject(r.Previous); !ok {
-				continue
-			}
-		}
+		obj, original, deleted := dr.obj, dr.original, r.Value == nil
 		var ev match.Event
-		if known {
+		if dr.known {
 			before := original != nil && q.Match(original)
 			after := !deleted && q.Match(obj)
 			ev = match.Decide(before, after, original != nil, deleted)
@@ -327,6 +324,63 @@ func (s *sub) eventsOf(c store.LoggedChange) []Event {
 		out = append(out, e)
 	}
 	return out
+}
+
+// decodedRecord is a logged object record decoded: obj nil for a
+// deletion, original nil when the object did not exist or is not known
+// (known false), ok false when the JSON is unreadable.
+type decodedRecord struct {
+	obj, original schema.Object
+	known, ok     bool
+}
+
+// decodeCacheSize is how many recent changes stay decoded: subscriptions
+// reading near the head share one decoding of each.
+const decodeCacheSize = 1024
+
+// decodeCache keeps recent changes decoded. Its objects are shared by
+// every subscription: read only.
+type decodeCache struct {
+	mu    sync.Mutex
+	byID  map[int64][]decodedRecord
+	order []int64 // oldest first
+}
+
+func (dc *decodeCache) of(c store.LoggedChange) []decodedRecord {
+	dc.mu.Lock()
+	if d, ok := dc.byID[c.ID]; ok {
+		dc.mu.Unlock()
+		return d
+	}
+	dc.mu.Unlock()
+	d := make([]decodedRecord, len(c.Records))
+	for i, r := range c.Records {
+		if r.Kind != store.KindObject {
+			continue
+		}
+		dr := &d[i]
+		if dr.obj, dr.ok = decodeObject(r.Value); !dr.ok {
+			continue
+		}
+		dr.known = r.Previous != nil
+		if dr.known && len(r.Previous) > 0 {
+			dr.original, dr.ok = decodeObject(r.Previous)
+		}
+	}
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if dc.byID == nil {
+		dc.byID = map[int64][]decodedRecord{}
+	}
+	if _, ok := dc.byID[c.ID]; !ok {
+		dc.byID[c.ID] = d
+		dc.order = append(dc.order, c.ID)
+		if len(dc.order) > decodeCacheSize {
+			delete(dc.byID, dc.order[0])
+			dc.order = dc.order[1:]
+		}
+	}
+	return d
 }
 
 func decodeObject(b []byte) (schema.Object, bool) {

@@ -55,6 +55,8 @@ type Manager struct {
 	opts   Options
 	client *webhookClient
 	master service.Auth
+	// decoded shares the decoding of recent changes (deliver.go).
+	decoded decodeCache
 
 	// mu guards subs and serialises the API's writes and the syncs.
 	mu   sync.Mutex
