@@ -22,6 +22,7 @@ import (
 	"github.com/quarrydata/quarry/live/match"
 	"github.com/quarrydata/quarry/outbound"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
 )
 
@@ -168,6 +169,11 @@ func (s *sub) run() {
 				continue
 			}
 			lease = l
+			if !s.stillDefined() { // deleted through another instance: sync stops it
+				lease.Release()
+				s.sleep(s.m.opts.LeaseRetry, nil)
+				continue
+			}
 		}
 		s.owner.Store(true)
 		err := s.deliverFrom(lease)
@@ -223,8 +229,8 @@ func (s *sub) deliverFrom(lease store.Lease) error {
 	s.pos.Store(pos)
 	saved, savedAt := pos, time.Now()
 	save := func() error {
-		if pos == saved {
-			return nil
+		if pos == saved || isClosed(lost) {
+			return nil // nothing new, or another instance owns it now
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.m.opts.Timeout)
 		defer cancel()
@@ -260,6 +266,9 @@ func (s *sub) deliverFrom(lease store.Lease) error {
 			sent = true
 		}
 		for _, c := range batch {
+			if isClosed(lost) {
+				return nil
+			}
 			for _, e := range s.eventsOf(c) {
 				if !s.deliver(e, lost) {
 					return nil // pos is the last change whose events all went
@@ -279,6 +288,23 @@ func (s *sub) deliverFrom(lease store.Lease) error {
 			return nil
 		}
 	}
+}
+
+// isClosed reports whether ch (nil: never) is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// stillDefined reports whether the subscription's _Subscription object
+// still exists in this instance's memory.
+func (s *sub) stillDefined() bool {
+	_, err := s.m.svc.Get(s.m.master, ClassName, s.id, service.ReadOptions{})
+	return err == nil
 }
 
 // eventsOf decides the events change c means for the subscription. A
