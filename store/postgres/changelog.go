@@ -240,9 +240,19 @@ func (ls *leases) dropLocked() {
 	ls.conn, ls.held, ls.stop = nil, nil, nil
 }
 
-// closeLeases ends every lease (Close).
+// closeLeases ends every lease (Close). The locks are given back before
+// the connection closes: PostgreSQL frees a closed session's locks only
+// once its backend has noticed, and another instance should not wait.
 func (a *Adapter) closeLeases() {
-	a.leases.mu.Lock()
-	defer a.leases.mu.Unlock()
-	a.leases.dropLocked()
+	ls := &a.leases
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if _, err := ls.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`); err != nil {
+			a.logf("postgres: giving back the leases at close: %v", err)
+		}
+		cancel()
+	}
+	ls.dropLocked()
 }
