@@ -248,7 +248,7 @@ func (a *Adapter) closeLeases() {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if ls.conn != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), a.opts.Timeout)
 		if _, err := ls.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`); err != nil {
 			a.logf("postgres: giving back the leases at close: %v", err)
 		}
