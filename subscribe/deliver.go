@@ -61,8 +61,15 @@ func Sign(secret string, body []byte) string {
 const readBatch = 256
 
 // saveEvery is how often a position that moved past changes without
-// events is saved (one with delivered events is saved at once).
-const saveEvery = time.Second
+// events is saved; one with delivered events is saved at the end of each
+// batch read, and within a batch once saveWithin has passed since the
+// last save. What was delivered since is what a crash or a takeover
+// sends again; the bound keeps a backlog's saves (an fsync each on the
+// embedded store) to a few a second.
+const (
+	saveEvery  = time.Second
+	saveWithin = 100 * time.Millisecond
+)
 
 // sub is one subscription: its definition and matcher, and the goroutine
 // that, while this instance owns the subscription, reads the change log
@@ -278,6 +285,11 @@ func (s *sub) deliverFrom(lease store.Lease) error {
 			}
 			pos = c.ID
 			s.pos.Store(pos)
+			if sent && time.Since(savedAt) >= saveWithin {
+				if err := save(); err != nil {
+					return err
+				}
+			}
 		}
 		if sent || time.Since(savedAt) >= saveEvery {
 			if err := save(); err != nil {
