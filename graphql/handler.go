@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/validator"
 
+	"github.com/quarrydata/quarry/hangup"
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
@@ -295,9 +296,9 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 		writeResponse(ctx, fasthttp.StatusBadRequest, requestError(codeBadRequest, "Must provide a query string."))
 		return
 	}
-	clientGone, stopWatching := watchHangup(ctx.Conn())
-	resp, status := h.execute(clientGone, auth, ctx.RemoteIP().String(), req.Query, req.OperationName, req.Variables, ctx.IsGet())
-	stopWatching()
+	clientGone := hangup.Watch(ctx.Conn())
+	resp, status := h.execute(clientGone, auth.WithContext(clientGone), ctx.RemoteIP().String(), req.Query, req.OperationName, req.Variables, ctx.IsGet())
+	clientGone.Stop()
 	if status == fasthttp.StatusMethodNotAllowed {
 		ctx.Response.Header.Set("Allow", "POST")
 	}

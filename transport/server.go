@@ -19,6 +19,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/hangup"
 	"github.com/quarrydata/quarry/jobs"
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
@@ -394,6 +395,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 			s.writeError(ctx, err)
 			return
 		}
+		// A query of a class kept in PostgreSQL stops when its client
+		// hangs up (nothing is watched for work answered from memory).
+		clientGone := hangup.Watch(ctx.Conn())
+		defer clientGone.Stop()
+		c.auth = c.auth.WithContext(clientGone)
 		ctx.SetUserValue(callKey, c)
 	}
 	s.route(ctx, c, path)
