@@ -136,6 +136,11 @@ type Options struct {
 	// ChangeConsumers receive committed changes too, each from its own
 	// bounded ring in commit order, on its own goroutine (announce.go).
 	ChangeConsumers []ChangeConsumer
+	// RecordPrevious makes every object record a write commits carry the
+	// object's previous version (store.Record.Previous), so that a store's
+	// change log (store.ChangeLog) tells what changed without memory:
+	// server-side subscriptions replay it after a restart or a takeover.
+	RecordPrevious bool
 	// OnSchemaChange receives the classes whose schema this process
 	// changed (fields added, also by a write, or deleted; a class created
 	// or dropped; permissions or indexes changed), after the change

@@ -336,6 +336,19 @@ func previousVersion(d *draft) ([]byte, error) {
 	return json.Marshal(d.original)
 }
 
+// previousRecord is previousVersion, from the JSON memory keeps of the
+// original when it has it (Options.RecordPrevious: no encoding per write).
+func (s *Service) previousRecord(d *draft) ([]byte, error) {
+	if d.original != nil && !s.isSQLClass(d.class) {
+		if coll := s.data.Collection(d.class, false); coll != nil {
+			if kept := coll.KeptEncoding(d.original); kept != nil {
+				return kept, nil
+			}
+		}
+	}
+	return previousVersion(d)
+}
+
 // foreignSQLObject is another instance's write to a class kept out of
 // memory: nothing to keep, only the change to announce, with the previous
 // version the writer carried in the record, so that LiveQuery decides

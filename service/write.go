@@ -705,8 +705,8 @@ func (s *Service) commitRecordsOf(newSchemas map[string]*schema.Class, drafts []
 			}
 			rec.Value = d.enc
 		}
-		if s.isSQLClass(d.class) {
-			prev, err := previousVersion(d)
+		if s.isSQLClass(d.class) || s.opts.RecordPrevious {
+			prev, err := s.previousRecord(d)
 			if err != nil {
 				return nil, err
 			}
