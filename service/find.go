@@ -184,6 +184,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	}
 	guards := &findGuards{s: s, auth: auth, mainOp: mainOp, order: p.Order}
 	q.Guard = guards.guard
+	q.FlagDecides = flagDecidesVisibility
 	if !auth.Master && !auth.internal {
 		q.RelatedVisible = func(ownerClass, key, ownerID string) bool { return s.relatedVisible(auth, ownerClass, key, ownerID) }
 	}
