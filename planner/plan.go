@@ -271,7 +271,7 @@ type Plan struct {
 	// flagDecides: an object the index does not flag passes guard
 	// (Query.FlagDecides).
 	flagDecides bool
-	access *access
+	access      *access
 	// orderIndex is set when the order is served by scanning that index.
 	orderIndex bool
 	// undecoded: the plan reads no result's fields (Query.Undecoded)
