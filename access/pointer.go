@@ -77,6 +77,10 @@ func (s Scope) Where() map[string]any {
 	return pointerWhere(s.rule.fields, s.userID)
 }
 
+// Unrestricted reports whether every object is in scope (no pointer
+// permission narrows the operation), so Allows need not read any.
+func (s Scope) Unrestricted() bool { return s.rule == nil }
+
 // Allows reports whether obj is in scope, exactly as the query Where
 // would: a listed field holds a Pointer (or an expanded Object) to the
 // caller's _User, or is an array holding one.

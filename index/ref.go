@@ -109,3 +109,33 @@ func (r Ref) Project(keys []string, dst map[string]any) {
 		}
 	}
 }
+
+// RawMembers sets raw[i] to the JSON text of the version's top-level
+// member keys[i], "" when the version lacks it, reading the stored bytes
+// in one pass that stops once every key is found; it decodes nothing and
+// allocates nothing. False when the bytes cannot be read that way (a
+// version kept only as a map, an escaped key): the caller then reads the
+// members otherwise (Project). len(raw) must be len(keys).
+func (r Ref) RawMembers(keys []string, raw []string) bool {
+	b, _, pinned := r.rec.json()
+	if pinned != nil {
+		return false
+	}
+	for i := range raw {
+		raw[i] = ""
+	}
+	js := unsafe.String(unsafe.SliceData(b), len(b))
+	left := len(keys)
+	return eachMember(js, func(key, v string) bool {
+		for i, want := range keys {
+			if key == want {
+				if raw[i] == "" {
+					raw[i] = v
+					left--
+				}
+				break
+			}
+		}
+		return left > 0
+	})
+}

@@ -24,11 +24,18 @@ type byteTest struct {
 	keys    []string
 	match   func(schema.Object) bool
 	scratch schema.Object
+	// raw decides most candidates on the members' text (rawtest.go);
+	// nil when the residual has parts it cannot decide.
+	raw *rawTest
 }
 
 // readCachedMaps lets a byte test read a cached map instead of the bytes;
 // tests turn it off so that the bytes are read however warm the maps are.
 var readCachedMaps = true
+
+// useRawTest lets a byte test decide on the members' raw text; tests turn
+// it off to check the paths behind it.
+var useRawTest = true
 
 // maxByteTestKeys bounds the members a byteTest reads: each is a scan of
 // the bytes, and past a few of them decoding the object is cheaper.
@@ -46,7 +53,7 @@ func newByteTest(n *where.Node, match func(schema.Object) bool) *byteTest {
 	if !ok || len(keys) == 0 || len(keys) > maxByteTestKeys {
 		return nil
 	}
-	return &byteTest{keys: keys, match: match, scratch: make(schema.Object, len(keys))}
+	return &byteTest{keys: keys, match: match, scratch: make(schema.Object, len(keys)), raw: newRawTest(n, keys)}
 }
 
 // readKeys adds to keys the top-level keys whose values n's matcher
@@ -78,11 +85,21 @@ func readKeys(n *where.Node, keys []string) ([]string, bool) {
 	return nil, false
 }
 
-// test reports whether the residual holds for ref's version: on its
-// cached map when it has one (reading a few members of a map costs about
-// half of finding them in the bytes), else on the members read from its
-// bytes.
+// test reports whether the residual holds for ref's version: on the raw
+// text of its members when that decides it (no parse, no map; cheaper
+// than even a cached map, whose weak handle costs a look-up per
+// candidate), else on its cached map when it has one (reading a few
+// members of a map costs about half of finding them in the bytes), else
+// on the members read from its bytes.
 func (t *byteTest) test(ref index.Ref) bool {
+	if t.raw != nil && useRawTest {
+		switch t.raw.test(ref) {
+		case triTrue:
+			return true
+		case triFalse:
+			return false
+		}
+	}
 	if obj := ref.Decoded(); obj != nil && readCachedMaps {
 		return t.match(obj)
 	}

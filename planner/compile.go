@@ -103,6 +103,7 @@ func (p *planner) plan(depth int) (*Plan, error) {
 		// constraint, so the access path (and its indexes) stays the same.
 		pl.visible = true
 		pl.guard = visible // geo.go combines it with its own residual
+		pl.flagDecides = q.FlagDecides != nil && q.FlagDecides(q.Class)
 		pl.match = func(o schema.Object) bool { return visible(o) && m.Match(o) }
 	}
 	pl.near = nearOf(resolved)

@@ -88,6 +88,10 @@ type Query struct {
 	// caller cannot read, or a field hidden from it, lists none. Nil
 	// allows every relation.
 	RelatedVisible func(ownerClass, key, ownerID string) bool
+	// FlagDecides, when set, reports whether in class the Guard's filter
+	// passes every object the index does not flag (index.Ref.Flagged):
+	// then a count tests only the flagged candidates, decoding no other.
+	FlagDecides func(class string) bool
 }
 
 // Guard authorizes a read; see Query.Guard.
@@ -263,8 +267,11 @@ type Plan struct {
 	// visible is set when a guard filters objects the caller may not see.
 	visible bool
 	// guard is the guard's visibility test when visible is set.
-	guard  func(schema.Object) bool
-	access *access
+	guard func(schema.Object) bool
+	// flagDecides: an object the index does not flag passes guard
+	// (Query.FlagDecides).
+	flagDecides bool
+	access      *access
 	// orderIndex is set when the order is served by scanning that index.
 	orderIndex bool
 	// undecoded: the plan reads no result's fields (Query.Undecoded)

@@ -243,7 +243,8 @@ func (p *planner) subquery(sub *where.Subquery, depth int) (string, []schema.Obj
 		}
 		cls = target
 	}
-	q := Query{Class: cls, Where: sub.Where, Limit: p.subqueryCap() + 1, Exempt: p.q.Exempt, Guard: p.q.Guard, RelatedVisible: p.q.RelatedVisible}
+	q := Query{Class: cls, Where: sub.Where, Limit: p.subqueryCap() + 1, Exempt: p.q.Exempt, Guard: p.q.Guard, RelatedVisible: p.q.RelatedVisible,
+		FlagDecides: p.q.FlagDecides}
 	if ext, ok := p.src.(External); ok {
 		if objs, handled, err := ext.External(q); handled {
 			if err == nil && len(objs) > p.subqueryCap() {

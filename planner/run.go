@@ -51,6 +51,9 @@ func (pl *Plan) Run() (Result, error) {
 			return res, nil
 		}
 	}
+	if q.Count && q.Limit == 0 && pl.visible && pl.flagDecides && pl.access.kind != accessUnion && pl.tightAccess() {
+		return pl.countGuarded()
+	}
 	if len(q.Order) == 0 && pl.near == nil && (!q.Count || counted) && pl.idOrdered(pl.access) {
 		objs, refs, examined, err := pl.collectByID(pl.access, need)
 		if err != nil {
@@ -100,11 +103,41 @@ func page(objs []schema.Object, refs []index.Ref, skip int) ([]schema.Object, []
 // tightCount reports whether the count is the access's exact size: a
 // single constraint whose access yields exactly its matches.
 func (pl *Plan) tightCount() bool {
-	if pl.visible || !pl.access.tight || len(pl.root.Children) != 1 {
+	return !pl.visible && pl.tightAccess()
+}
+
+// tightAccess reports whether the access yields exactly the where's
+// matches: a single constraint whose access is tight.
+func (pl *Plan) tightAccess() bool {
+	if !pl.access.tight || len(pl.root.Children) != 1 {
 		return false
 	}
 	c := pl.root.Children[0]
 	return c.Kind == where.KindField && (len(c.Ops) == 1 || c == pl.access.node)
+}
+
+// countGuarded counts a tight access's candidates the guard lets the
+// caller see: one not flagged is seen (Query.FlagDecides) without being
+// read, only a flagged one is decoded and tested.
+func (pl *Plan) countGuarded() (Result, error) {
+	n, examined := 0, 0
+	stopped := false
+	err := pl.feed(pl.access, func(ref index.Ref) bool {
+		examined++
+		if !ref.Flagged() {
+			n++
+		} else if obj := ref.Object(); obj != nil && pl.guard(obj) {
+			n++
+		}
+		return true
+	}, &stopped)
+	if errors.Is(err, index.ErrDeadline) {
+		return Result{}, ErrTimeout
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Objects: []schema.Object{}, Count: n, Examined: examined}, nil
 }
 
 func (pl *Plan) exactCount() int {

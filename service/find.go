@@ -184,6 +184,7 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 	}
 	guards := &findGuards{s: s, auth: auth, mainOp: mainOp, order: p.Order}
 	q.Guard = guards.guard
+	q.FlagDecides = flagDecidesVisibility
 	if !auth.Master && !auth.internal {
 		q.RelatedVisible = func(ownerClass, key, ownerID string) bool { return s.relatedVisible(auth, ownerClass, key, ownerID) }
 	}
@@ -249,7 +250,12 @@ func (s *Service) Find(auth Auth, class string, p FindParams) (FindResult, error
 // the in-memory and the SQL paths shape alike.
 func (s *Service) includeAndProject(auth Auth, class string, p *FindParams, out *FindResult, includes [][]string,
 	noteExpansion func(exp, src schema.Object, ref index.Ref, coll *index.Collection)) {
-	s.expandIncludes(auth, out.Results, includes, noteExpansion)
+	var splice func(stub schema.Object, ref index.Ref, class string)
+	if p.ReplyOnly && noteExpansion != nil && len(p.Read.Keys) == 0 {
+		// Nothing reads the included objects but the reply's encoding.
+		splice = out.noteSplice
+	}
+	s.expandIncludes(auth, out.Results, includes, noteExpansion, splice)
 	if len(includes) > 0 && len(p.Read.Keys) > 0 {
 		for _, r := range out.Results {
 			projectKeys(r, p.Read.Keys, alwaysReturned)

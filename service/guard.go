@@ -150,6 +150,12 @@ func (s *Service) relatedVisible(a Auth, ownerClass, key, ownerID string) bool {
 // notPublic flags objects whose ACL withholds public read.
 func notPublic(o schema.Object) bool { return !access.PublicRead(o) }
 
+// flagDecidesVisibility is planner.Query.FlagDecides: outside _Session,
+// whose rule is the session's user, a read guard's filter
+// (access.Reader.CanRead) passes every object with public read, which is
+// every object the collections' flag (notPublic) leaves unflagged.
+func flagDecidesVisibility(class string) bool { return class != classSession }
+
 // notPublicReads are the fields notPublic reads (access.PublicRead looks
 // at the ACL only): a load reads just those from the stored bytes.
 var notPublicReads = []string{"ACL"}

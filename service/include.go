@@ -1,6 +1,7 @@
 package service
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,9 +74,13 @@ func (s *Service) parseIncludes(class string, list []string, all bool) ([][]stri
 // the same read path as any get. Missing targets drop the key (or the
 // array element), as Parse does.
 // note, when set, learns each included object and its stored source.
+// splice, when set (the caller only sends the reply, see spliceable),
+// learns the included objects whose reply is their stored bytes as they
+// are: those get a stub in the results, not a decoded copy.
 func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]string,
-	note func(exp, src schema.Object, ref index.Ref, coll *index.Collection)) {
-	for _, path := range paths {
+	note func(exp, src schema.Object, ref index.Ref, coll *index.Collection),
+	splice func(stub schema.Object, ref index.Ref, class string)) {
+	for pi, path := range paths {
 		// Collect the holders of the last segment: objects reached by
 		// walking the already-expanded prefix.
 		holders := results
@@ -110,6 +115,18 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 			visible := s.queryVisible(g, class)
 			if sqlClass {
 				visible = g.visible // no flag counts without memory (aclFilters)
+			}
+			if splice != nil && !sqlClass && coll != nil && s.spliceable(class, g, visible, paths, pi) {
+				// Nothing to decide on the object and nothing to take out
+				// of it: found by id is seen as stored.
+				for id := range ids {
+					if ref, ok := coll.Lookup(id); ok {
+						stub := schema.Object{"__type": "Object", "className": class, "objectId": id}
+						found[pointerRef{class, id}] = stub
+						splice(stub, ref, class)
+					}
+				}
+				continue
 			}
 			for id := range ids {
 				obj, ref, ok := s.storedVersion(class, coll, id)
@@ -155,6 +172,26 @@ func (s *Service) expandIncludes(auth Auth, results []schema.Object, paths [][]s
 			}
 		}
 	}
+}
+
+// spliceable reports whether the objects of class included at paths[pi]
+// are replied as their stored bytes plus __type and className: every
+// object the caller may get is visible (visible is nil: the master key, or
+// no object of the class withholds public read), no pointer permission
+// narrows the get, the reply shows the object as stored (no internal
+// key, protected field, File url or Relation field to add), and no deeper
+// include path writes into it.
+func (s *Service) spliceable(class string, g *readGuard, visible func(schema.Object) bool, paths [][]string, pi int) bool {
+	if visible != nil || !g.scope.Unrestricted() || !s.viewedAsStored(class, g) || !s.canShare(class, ReadOptions{}) {
+		return false
+	}
+	path := paths[pi]
+	for _, q := range paths[pi+1:] {
+		if len(q) > len(path) && slices.Equal(q[:len(path)], path) {
+			return false
+		}
+	}
+	return true
 }
 
 // storedVersion is storedObject with the version an in-memory class

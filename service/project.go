@@ -54,11 +54,23 @@ func (r *FindResult) noteExpansion(exp, src schema.Object, ref index.Ref, coll *
 	r.expanded[reflect.ValueOf(exp).UnsafePointer()] = expansion{src: src, ref: ref, coll: coll}
 }
 
-// expansion is an included object's stored source.
+// noteSplice records that stub stands for the included object of class
+// whose reply is ref's stored bytes with __type and className added
+// (expandIncludes' splice).
+func (r *FindResult) noteSplice(stub schema.Object, ref index.Ref, class string) {
+	if r.expanded == nil {
+		r.expanded = map[unsafe.Pointer]expansion{}
+	}
+	r.expanded[reflect.ValueOf(stub).UnsafePointer()] = expansion{ref: ref, class: class}
+}
+
+// expansion is an included object's stored source: src (with ref when
+// known, and coll), or, for a spliced one, ref and its class alone.
 type expansion struct {
-	src  schema.Object
-	ref  index.Ref
-	coll *index.Collection
+	src   schema.Object
+	ref   index.Ref
+	coll  *index.Collection
+	class string // set when the reply is ref's bytes spliced (noteSplice)
 }
 
 // sourceEncoding is the JSON of src, a stored object: the bytes of its
@@ -184,6 +196,9 @@ func (r *FindResult) appendMember(dst []byte, n *int, key string, v any) ([]byte
 func (r *FindResult) appendValue(dst []byte, v any) ([]byte, error) {
 	if m, ok := v.(map[string]any); ok && r.expanded != nil {
 		if e, ok := r.expanded[reflect.ValueOf(m).UnsafePointer()]; ok {
+			if e.class != "" {
+				return appendSpliced(dst, e.ref, e.class)
+			}
 			enc, err := sourceEncoding(e.src, e.ref, e.coll)
 			if err != nil {
 				return dst, err
@@ -269,4 +284,95 @@ func valueEnd(b []byte, i int) int {
 		}
 	}
 	return len(b)
+}
+
+// appendSpliced appends the reply of an included object shown as stored:
+// its version's bytes with "__type":"Object" and "className":class put in
+// their sorted places (encoding/json sorts a map's keys bytewise), a
+// stored member of either name giving way to them, as the copy's keys
+// replace it. Bytes whose keys it cannot compare as written (an escape)
+// are encoded from the decoded object instead.
+func appendSpliced(dst []byte, ref index.Ref, class string) ([]byte, error) {
+	enc, err := ref.Encoding()
+	if err != nil {
+		return dst, err
+	}
+	if len(enc) < 2 || enc[0] != '{' || !plainName(class) {
+		return dst, errNotObject
+	}
+	start := len(dst)
+	adds := [2]string{"__type", "className"} // sorted
+	next := 0
+	dst = append(dst, '{')
+	n := 0
+	emit := func(which int) {
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		n++
+		if which == 0 {
+			dst = append(dst, `"__type":"Object"`...)
+		} else {
+			dst = append(append(append(dst, `"className":"`...), class...), '"')
+		}
+	}
+	for i := 1; i < len(enc) && enc[i] != '}'; {
+		keyEnd, escaped := stringEnd(enc, i)
+		if keyEnd < 0 || keyEnd >= len(enc) || enc[keyEnd] != ':' {
+			return dst[:start], errNotObject
+		}
+		if escaped {
+			return appendSplicedDecoded(dst[:start], ref, class)
+		}
+		end := valueEnd(enc, keyEnd+1)
+		if end < 0 {
+			return dst[:start], errNotObject
+		}
+		key := unsafe.String(unsafe.SliceData(enc[i+1:]), keyEnd-1-(i+1)) // compared only
+		for next < len(adds) && adds[next] <= key {
+			emit(next)
+			next++
+		}
+		if key != "__type" && key != "className" {
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			n++
+			dst = append(dst, enc[i:end]...)
+		}
+		i = end
+		if i < len(enc) && enc[i] == ',' {
+			i++
+		}
+	}
+	for ; next < len(adds); next++ {
+		emit(next)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendSplicedDecoded is appendSpliced through a decoded copy.
+func appendSplicedDecoded(dst []byte, ref index.Ref, class string) ([]byte, error) {
+	obj := ref.Object()
+	out := make(schema.Object, len(obj)+2)
+	for k, v := range obj {
+		out[k] = v
+	}
+	out["__type"], out["className"] = "Object", class
+	b, err := json.Marshal(out)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
+}
+
+// plainName reports whether a class name needs no escape in JSON.
+func plainName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return s != ""
 }
