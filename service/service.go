@@ -261,9 +261,6 @@ type Service struct {
 	metaMu sync.Mutex
 	meta   atomic.Pointer[metaView]
 
-	// idemLocks serialize claims of one request id (striped by its hash).
-	idemLocks [64]sync.Mutex
-
 	// changes hands committed changes to OnChange and ChangeConsumers,
 	// one ring and goroutine each, in commit order (announce.go); nil
 	// when there is none.
@@ -381,7 +378,7 @@ var internalIndexes = map[string][]string{
 	// installations by installationId and deviceToken (deduplication)
 	classInstallation: {"installationId", "deviceToken"},
 	// request ids by id, and by expiry for the sweep
-	ClassIdempotency: {"reqId", "expire"},
+	"_Idempotency": {"reqId", "expire"}, // request ids (package idempotency)
 }
 
 // Data exposes the in-memory index to the query engine.

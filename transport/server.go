@@ -19,6 +19,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/idempotency"
 	"github.com/quarrydata/quarry/jobs"
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
@@ -85,6 +86,8 @@ type Options struct {
 	// TTL. No paths: off.
 	IdempotencyPaths []string
 	IdempotencyTTL   time.Duration
+	// Requests claims the request ids; nil: one of the service's own.
+	Requests *idempotency.Requests
 	// CloudCode fills service.Auth.Request with each request's headers
 	// and address, which cloud code reads (the cloud context is always
 	// passed on).
@@ -125,6 +128,7 @@ type Server struct {
 	opts     Options
 	svc      *service.Service
 	jobs     *jobs.Schedules
+	requests *idempotency.Requests
 	table    routeTable
 	routes   []route
 	masterIP []netip.Prefix
@@ -156,7 +160,7 @@ type Server struct {
 	// mount holds the paths below the mount path that serve compares
 	// every request's path with, made once.
 	mount struct{ slash, files, apps, health, healthLive string }
-	idem  *idempotency // nil when idempotencyOptions.paths is empty
+	idem  *idempotentPaths // nil when idempotencyOptions.paths is empty
 }
 
 // refusedWriteLogEvery is the interval of the count line of writes refused
@@ -192,7 +196,10 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc), log: opts.Logger,
+	if opts.Requests == nil {
+		opts.Requests = idempotency.New(svc)
+	}
+	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc, opts.Requests), requests: opts.Requests, log: opts.Logger,
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
 		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
 	s.diskFull = logring.NewThrottled(s.log, slog.LevelError, "write refused: the data file's disk is full", refusedWriteLogEvery)
@@ -384,7 +391,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		}
 		if err == nil {
 			if c.claimed = s.idem.requestID(ctx, strings.TrimPrefix(path, s.opts.MountPath)); c.claimed != "" {
-				err = s.svc.ClaimRequest(c.claimed, s.idem.ttl)
+				err = s.requests.ClaimRequest(c.claimed, s.idem.ttl)
 				if err != nil {
 					c.claimed = ""
 				}
