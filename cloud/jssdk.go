@@ -8,6 +8,7 @@ import (
 	"github.com/quarrydata/quarry/aggregate"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	hookdefs "github.com/quarrydata/quarry/webhooks"
 )
 
 // maxFileRead bounds what Parse.File's getData reads into a runtime.
@@ -355,12 +356,12 @@ func sdkHooks(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
 	}
 	_ = arg(args, 1, &triggers)
 	_ = arg(args, 2, &w)
-	hook := service.Webhook{FunctionName: w.FunctionName, ClassName: w.ClassName, TriggerName: w.TriggerName, URL: w.URL}
-	var out service.Webhook
+	hook := hookdefs.Webhook{FunctionName: w.FunctionName, ClassName: w.ClassName, TriggerName: w.TriggerName, URL: w.URL}
+	var out hookdefs.Webhook
 	var err error
 	switch action {
 	case "list":
-		list, err := s.reg.svc.Webhooks(a, triggers)
+		list, err := s.reg.defs.Webhooks(a, triggers)
 		if err != nil {
 			return nil, err
 		}
@@ -370,13 +371,13 @@ func sdkHooks(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
 		}
 		return res, nil
 	case "get":
-		out, err = s.reg.svc.Webhook(a, hook)
+		out, err = s.reg.defs.Webhook(a, hook)
 	case "create":
-		out, err = s.reg.svc.CreateWebhook(a, hook)
+		out, err = s.reg.defs.CreateWebhook(a, hook)
 	case "update":
-		out, err = s.reg.svc.UpdateWebhook(a, hook)
+		out, err = s.reg.defs.UpdateWebhook(a, hook)
 	case "remove":
-		return map[string]any{}, s.reg.svc.DeleteWebhook(a, hook)
+		return map[string]any{}, s.reg.defs.DeleteWebhook(a, hook)
 	default:
 		return nil, schema.Errorf(schema.CodeCommandUnavailable, "unknown hooks action %s", action)
 	}
@@ -386,7 +387,7 @@ func sdkHooks(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
 	return hookJSON(out), nil
 }
 
-func hookJSON(h service.Webhook) map[string]any {
+func hookJSON(h hookdefs.Webhook) map[string]any {
 	if h.IsFunction() {
 		return map[string]any{"functionName": h.FunctionName, "url": h.URL}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	hookdefs "github.com/quarrydata/quarry/webhooks"
 )
 
 // DefaultTimeout bounds one function or trigger run (cloudCodeTimeout).
@@ -103,6 +104,7 @@ type Registry struct {
 	hooks     webhooks // defined through /hooks (webhooks.go)
 
 	svc     *service.Service
+	defs    *hookdefs.Registry // the /hooks definitions, made by Attach
 	limiter *ratelimit.Limiter // counts SDK calls (includeInternalRequests)
 	pusher  Pusher             // Parse.Push.send; nil without a push adapter
 	log     *slog.Logger
@@ -127,8 +129,16 @@ func New(log *slog.Logger, timeout time.Duration) *Registry {
 }
 
 // Attach gives the registry the service it serves (for request.user and
-// the in-process SDK). Call it once, before serving.
-func (r *Registry) Attach(svc *service.Service) { r.svc = svc }
+// the in-process SDK), and makes the webhook definitions (package
+// webhooks) kept in it, which this registry runs. Call it once, before
+// serving.
+func (r *Registry) Attach(svc *service.Service) {
+	r.svc = svc
+	r.defs = hookdefs.New(svc, r)
+}
+
+// Webhooks are the webhook definitions made by Attach.
+func (r *Registry) Webhooks() *hookdefs.Registry { return r.defs }
 
 // Service is the attached service.
 func (r *Registry) Service() *service.Service { return r.svc }

@@ -1,5 +1,7 @@
 package service
 
+import "sync"
+
 // What the components beside the core (idempotency, webhooks, files,
 // installations) ask of it beyond the object operations every front end
 // uses. The core never imports them; the server wires them.
@@ -9,4 +11,40 @@ package service
 // check. The batch size limit does not apply.
 func (s *Service) WriteAsServer(ops []WriteOp) ([]WriteResult, error) {
 	return s.write(InternalAuth(), ops, true)
+}
+
+// foreignWatchers are the components' callbacks for the changes of a
+// class other instances commit (WatchForeign).
+type foreignWatchers struct {
+	mu      sync.RWMutex
+	byClass map[string][]func(Change)
+}
+
+// WatchForeign calls fn with every change of class that another instance
+// sharing the store committed, once this instance has applied it. fn runs
+// after the follower has released its locks, so it may take its own and
+// write; it runs on the follower's goroutine, so it must be quick.
+func (s *Service) WatchForeign(class string, fn func(Change)) {
+	s.foreign.mu.Lock()
+	defer s.foreign.mu.Unlock()
+	if s.foreign.byClass == nil {
+		s.foreign.byClass = map[string][]func(Change){}
+	}
+	s.foreign.byClass[class] = append(s.foreign.byClass[class], fn)
+}
+
+func (s *Service) watchesForeign(class string) bool {
+	s.foreign.mu.RLock()
+	defer s.foreign.mu.RUnlock()
+	return len(s.foreign.byClass[class]) > 0
+}
+
+// tellForeign hands a change another instance made to its watchers.
+func (s *Service) tellForeign(c Change) {
+	s.foreign.mu.RLock()
+	fns := s.foreign.byClass[c.Class]
+	s.foreign.mu.RUnlock()
+	for _, fn := range fns {
+		fn(c)
+	}
 }

@@ -251,10 +251,9 @@ type Service struct {
 	// their deduplication reads before it writes (installations.go).
 	installLocks [64]sync.Mutex
 
-	// webhookMu serializes /hooks changes; webhookCount counts the
-	// webhooks defined (webhooks.go).
-	webhookMu    sync.Mutex
-	webhookCount atomic.Int64
+	// foreign holds the components' callbacks for other instances'
+	// changes of their classes (component_core.go).
+	foreign foreignWatchers
 
 	// metaMu serializes SetMeta's commits; readers load meta, an
 	// immutable view swapped after each commit, without it (meta.go).
@@ -364,7 +363,6 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 			return nil, fmt.Errorf("building indexes: %w", err)
 		}
 	}
-	s.loadWebhooks()
 	s.startChanges()
 	return s, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/webhooks"
 )
 
 // Options configure the REST front end.
@@ -88,6 +89,9 @@ type Options struct {
 	IdempotencyTTL   time.Duration
 	// Requests claims the request ids; nil: one of the service's own.
 	Requests *idempotency.Requests
+	// Webhooks keeps the /hooks definitions; nil: one without cloud code
+	// (definitions refused with 119).
+	Webhooks *webhooks.Registry
 	// CloudCode fills service.Auth.Request with each request's headers
 	// and address, which cloud code reads (the cloud context is always
 	// passed on).
@@ -129,6 +133,7 @@ type Server struct {
 	svc      *service.Service
 	jobs     *jobs.Schedules
 	requests *idempotency.Requests
+	webhooks *webhooks.Registry
 	table    routeTable
 	routes   []route
 	masterIP []netip.Prefix
@@ -199,7 +204,10 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	if opts.Requests == nil {
 		opts.Requests = idempotency.New(svc)
 	}
-	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc, opts.Requests), requests: opts.Requests, log: opts.Logger,
+	if opts.Webhooks == nil {
+		opts.Webhooks = webhooks.New(svc, nil)
+	}
+	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc, opts.Requests), requests: opts.Requests, webhooks: opts.Webhooks, log: opts.Logger,
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
 		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
 	s.diskFull = logring.NewThrottled(s.log, slog.LevelError, "write refused: the data file's disk is full", refusedWriteLogEvery)
