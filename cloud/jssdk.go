@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/quarrydata/quarry/aggregate"
+	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 	hookdefs "github.com/quarrydata/quarry/webhooks"
@@ -120,7 +121,7 @@ var sdkOps = map[string]func(s *Scripts, a service.Auth, args []json.RawMessage)
 		if err := arg(args, 0, &name); err != nil {
 			return nil, err
 		}
-		return map[string]any{}, s.reg.svc.DeleteFile(a, name)
+		return map[string]any{}, s.reg.files.DeleteFile(a, name)
 	},
 }
 
@@ -312,10 +313,10 @@ func sdkFileSave(s *Scripts, a service.Auth, args []json.RawMessage) (any, error
 	if err != nil {
 		return nil, schema.Errorf(schema.CodeFileSaveError, "Cannot create a Parse.File: the data is not base64.")
 	}
-	if !s.reg.svc.FilesEnabled() {
+	if !s.reg.files.FilesEnabled() {
 		return nil, schema.Errorf(schema.CodeFileSaveError, "No files adapter is configured.")
 	}
-	return s.reg.svc.SaveFile(a, service.FileUpload{Name: name, ContentType: contentType, Data: raw, Metadata: metadata, Tags: tags})
+	return s.reg.files.SaveFile(a, fileapi.FileUpload{Name: name, ContentType: contentType, Data: raw, Metadata: metadata, Tags: tags})
 }
 
 // sdkFileGet is Parse.File's getData: the stored bytes, base64.
@@ -324,10 +325,10 @@ func sdkFileGet(s *Scripts, _ service.Auth, args []json.RawMessage) (any, error)
 	if err := arg(args, 0, &name); err != nil {
 		return nil, err
 	}
-	if !s.reg.svc.FilesEnabled() {
+	if !s.reg.files.FilesEnabled() {
 		return nil, schema.Errorf(codeFileRead, "No files adapter is configured.")
 	}
-	f, _, err := s.reg.svc.OpenFile(name)
+	f, _, err := s.reg.files.OpenFile(name)
 	if err != nil {
 		return nil, schema.Errorf(schema.CodeObjectNotFound, "File not found.")
 	}

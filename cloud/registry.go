@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
@@ -105,6 +106,7 @@ type Registry struct {
 
 	svc     *service.Service
 	defs    *hookdefs.Registry // the /hooks definitions, made by Attach
+	files   *fileapi.Files     // Parse.File in the in-process SDK
 	limiter *ratelimit.Limiter // counts SDK calls (includeInternalRequests)
 	pusher  Pusher             // Parse.Push.send; nil without a push adapter
 	log     *slog.Logger
@@ -135,6 +137,7 @@ func New(log *slog.Logger, timeout time.Duration) *Registry {
 func (r *Registry) Attach(svc *service.Service) {
 	r.svc = svc
 	r.defs = hookdefs.New(svc, r)
+	r.files = fileapi.New(svc)
 }
 
 // Webhooks are the webhook definitions made by Attach.

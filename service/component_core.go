@@ -48,3 +48,10 @@ func (s *Service) tellForeign(c Change) {
 		fn(c)
 	}
 }
+
+// CheckDenylist refuses data that holds a requestKeywordDenylist key or
+// value, with the rule's error.
+func (s *Service) CheckDenylist(data any) error { return s.checkDenylist(data) }
+
+// CloudHooks is the cloud code seam (Options.Hooks), nil without.
+func (s *Service) CloudHooks() Hooks { return s.opts.Hooks }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/idempotency"
 	"github.com/quarrydata/quarry/jobs"
 	"github.com/quarrydata/quarry/logring"
@@ -134,6 +135,7 @@ type Server struct {
 	jobs     *jobs.Schedules
 	requests *idempotency.Requests
 	webhooks *webhooks.Registry
+	files    *fileapi.Files
 	table    routeTable
 	routes   []route
 	masterIP []netip.Prefix
@@ -207,7 +209,7 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	if opts.Webhooks == nil {
 		opts.Webhooks = webhooks.New(svc, nil)
 	}
-	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc, opts.Requests), requests: opts.Requests, webhooks: opts.Webhooks, log: opts.Logger,
+	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc, opts.Requests), requests: opts.Requests, webhooks: opts.Webhooks, files: fileapi.New(svc), log: opts.Logger,
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
 		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
 	s.diskFull = logring.NewThrottled(s.log, slog.LevelError, "write refused: the data file's disk is full", refusedWriteLogEvery)
