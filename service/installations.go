@@ -1,7 +1,6 @@
 package service
 
 import (
-	"errors"
 	"hash/maphash"
 	"regexp"
 	"slices"
@@ -170,12 +169,6 @@ func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (I
 	for attempt := 1; ; attempt++ {
 		res, err := s.saveIdentified(auth, id, iid, iidBody, token, deviceType, body)
 		serial.release()
-		if errors.Is(err, errStaleHolderGone) && attempt < maxDecideAttempts {
-			continue // decide again on the copy the failed commit caught up to
-		}
-		if errors.Is(err, errStaleHolderGone) {
-			return InstallationResult{}, errKeptChanging
-		}
 		if !isStale(err) {
 			return res, err
 		}
@@ -187,10 +180,6 @@ func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (I
 		}
 	}
 }
-
-// errStaleHolderGone: a token holder the decision meant to remove was
-// removed by another instance first; SaveInstallation decides again.
-var errStaleHolderGone = errors.New("an installation to remove is already gone")
 
 // saveIdentified is one decision of SaveInstallation: find the
 // installations of the identity, pick the one to save and the stale ones
@@ -217,12 +206,9 @@ func (s *Service) saveIdentified(auth Auth, id, iid, iidBody, token, deviceType 
 	} else {
 		ops = append(ops, WriteOp{Method: MethodUpdate, Class: classInstallation, ID: save.target, Body: body})
 	}
+	// A stale holder another instance removed first (its own save of the
+	// token) makes the commit stale: SaveInstallation decides again.
 	results, err := s.writeAttempts(auth, ops, true, 1)
-	if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeObjectNotFound && len(save.stale) > 0 {
-		// Another instance removed a stale holder first (its own save of
-		// the token): the decision is out of date, not the request wrong.
-		return InstallationResult{}, errStaleHolderGone
-	}
 	if err != nil {
 		return InstallationResult{}, err
 	}
