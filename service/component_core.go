@@ -55,3 +55,41 @@ func (s *Service) CheckDenylist(data any) error { return s.checkDenylist(data) }
 
 // CloudHooks is the cloud code seam (Options.Hooks), nil without.
 func (s *Service) CloudHooks() Hooks { return s.opts.Hooks }
+
+// ServerDelete is a delete the server decided on an earlier read (such as
+// the other holders of a deviceToken an installation save removes): it
+// runs with the master key whoever the caller is, and when its object is
+// already gone from the current copy the commit is stale (store.ErrStale)
+// rather than 101, for the caller to decide again.
+func ServerDelete(class, id string) WriteOp {
+	return WriteOp{Method: MethodDelete, Class: class, ID: id, asServer: true}
+}
+
+// CommitDecided commits ops, which the caller decided on an earlier read,
+// as one atomic unit, once: a commit decided on a stale copy fails with
+// store.ErrStale, for DecideUntilCurrent to decide again.
+func (s *Service) CommitDecided(auth Auth, ops []WriteOp) ([]WriteResult, error) {
+	return s.writeAttempts(auth, ops, true, 1)
+}
+
+// DecideUntilCurrent runs decide (a read, a decision and a CommitDecided)
+// again while its commit is stale, after catching up (and, where the
+// store can, serialised with the other instances' deciders of what it
+// lost on), at most maxDecideAttempts times (decide.go).
+func (s *Service) DecideUntilCurrent(decide func() error) error {
+	var serial serialised
+	defer serial.release()
+	for attempt := 1; ; attempt++ {
+		err := decide()
+		serial.release()
+		if !isStale(err) {
+			return err
+		}
+		if attempt == maxDecideAttempts {
+			return errKeptChanging
+		}
+		if err := s.serialise(&serial, err); err != nil {
+			return err
+		}
+	}
+}

@@ -246,10 +246,6 @@ type Service struct {
 	seed       maphash.Seed
 
 	roles roleCache
-	// installLocks serialize installation saves that share an
-	// installationId or a deviceToken (striped by the value), because
-	// their deduplication reads before it writes (installations.go).
-	installLocks [64]sync.Mutex
 
 	// foreign holds the components' callbacks for other instances'
 	// changes of their classes (component_core.go).

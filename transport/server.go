@@ -21,6 +21,7 @@ import (
 
 	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/idempotency"
+	"github.com/quarrydata/quarry/installations"
 	"github.com/quarrydata/quarry/jobs"
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
@@ -136,6 +137,7 @@ type Server struct {
 	requests *idempotency.Requests
 	webhooks *webhooks.Registry
 	files    *fileapi.Files
+	installs *installations.Installations
 	table    routeTable
 	routes   []route
 	masterIP []netip.Prefix
@@ -209,7 +211,7 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	if opts.Webhooks == nil {
 		opts.Webhooks = webhooks.New(svc, nil)
 	}
-	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc, opts.Requests), requests: opts.Requests, webhooks: opts.Webhooks, files: fileapi.New(svc), log: opts.Logger,
+	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc, opts.Requests), requests: opts.Requests, webhooks: opts.Webhooks, files: fileapi.New(svc), installs: installations.New(svc), log: opts.Logger,
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
 		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
 	s.diskFull = logring.NewThrottled(s.log, slog.LevelError, "write refused: the data file's disk is full", refusedWriteLogEvery)
