@@ -44,13 +44,13 @@ func TestJobSchedules(t *testing.T) {
 		{name: "private", method: "GET", path: "/classes/_JobSchedule", status: 400, has: []string{`"code":119`}},
 	})
 	now := time.Date(2026, 11, 25, 4, 0, 0, 0, time.UTC)
-	if started := jobs.New(srv.Service).RunDueJobs(now); len(started) != 1 {
+	if started := jobs.New(srv.Service, srv.Requests).RunDueJobs(now); len(started) != 1 {
 		t.Fatalf("started %v, want one run", started)
 	}
 	if p := <-ran; p["x"] != 1.0 {
 		t.Fatalf("params %v", p)
 	}
-	if again := jobs.New(srv.Service).RunDueJobs(now.Add(time.Hour)); len(again) != 0 {
+	if again := jobs.New(srv.Service, srv.Requests).RunDueJobs(now.Add(time.Hour)); len(again) != 0 {
 		t.Fatalf("started %v again the same day", again)
 	}
 	srv.Service.WaitJobs()
@@ -61,7 +61,7 @@ func TestJobSchedules(t *testing.T) {
 	if res := srv.Do(t, "DELETE", "/cloud_code/jobs/"+id, nil, m); res.Status != 200 {
 		t.Fatalf("delete: %d %s", res.Status, res.Body)
 	}
-	if started := jobs.New(srv.Service).RunDueJobs(now.Add(24 * time.Hour)); len(started) != 0 {
+	if started := jobs.New(srv.Service, srv.Requests).RunDueJobs(now.Add(24 * time.Hour)); len(started) != 0 {
 		t.Fatalf("a deleted schedule started %v", started)
 	}
 }

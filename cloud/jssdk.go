@@ -6,8 +6,10 @@ import (
 	"io"
 
 	"github.com/quarrydata/quarry/aggregate"
+	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	hookdefs "github.com/quarrydata/quarry/webhooks"
 )
 
 // maxFileRead bounds what Parse.File's getData reads into a runtime.
@@ -119,7 +121,7 @@ var sdkOps = map[string]func(s *Scripts, a service.Auth, args []json.RawMessage)
 		if err := arg(args, 0, &name); err != nil {
 			return nil, err
 		}
-		return map[string]any{}, s.reg.svc.DeleteFile(a, name)
+		return map[string]any{}, s.reg.files.DeleteFile(a, name)
 	},
 }
 
@@ -311,10 +313,10 @@ func sdkFileSave(s *Scripts, a service.Auth, args []json.RawMessage) (any, error
 	if err != nil {
 		return nil, schema.Errorf(schema.CodeFileSaveError, "Cannot create a Parse.File: the data is not base64.")
 	}
-	if !s.reg.svc.FilesEnabled() {
+	if !s.reg.files.FilesEnabled() {
 		return nil, schema.Errorf(schema.CodeFileSaveError, "No files adapter is configured.")
 	}
-	return s.reg.svc.SaveFile(a, service.FileUpload{Name: name, ContentType: contentType, Data: raw, Metadata: metadata, Tags: tags})
+	return s.reg.files.SaveFile(a, fileapi.FileUpload{Name: name, ContentType: contentType, Data: raw, Metadata: metadata, Tags: tags})
 }
 
 // sdkFileGet is Parse.File's getData: the stored bytes, base64.
@@ -323,10 +325,10 @@ func sdkFileGet(s *Scripts, _ service.Auth, args []json.RawMessage) (any, error)
 	if err := arg(args, 0, &name); err != nil {
 		return nil, err
 	}
-	if !s.reg.svc.FilesEnabled() {
+	if !s.reg.files.FilesEnabled() {
 		return nil, schema.Errorf(codeFileRead, "No files adapter is configured.")
 	}
-	f, _, err := s.reg.svc.OpenFile(name)
+	f, _, err := s.reg.files.OpenFile(name)
 	if err != nil {
 		return nil, schema.Errorf(schema.CodeObjectNotFound, "File not found.")
 	}
@@ -355,12 +357,12 @@ func sdkHooks(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
 	}
 	_ = arg(args, 1, &triggers)
 	_ = arg(args, 2, &w)
-	hook := service.Webhook{FunctionName: w.FunctionName, ClassName: w.ClassName, TriggerName: w.TriggerName, URL: w.URL}
-	var out service.Webhook
+	hook := hookdefs.Webhook{FunctionName: w.FunctionName, ClassName: w.ClassName, TriggerName: w.TriggerName, URL: w.URL}
+	var out hookdefs.Webhook
 	var err error
 	switch action {
 	case "list":
-		list, err := s.reg.svc.Webhooks(a, triggers)
+		list, err := s.reg.defs.Webhooks(a, triggers)
 		if err != nil {
 			return nil, err
 		}
@@ -370,13 +372,13 @@ func sdkHooks(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
 		}
 		return res, nil
 	case "get":
-		out, err = s.reg.svc.Webhook(a, hook)
+		out, err = s.reg.defs.Webhook(a, hook)
 	case "create":
-		out, err = s.reg.svc.CreateWebhook(a, hook)
+		out, err = s.reg.defs.CreateWebhook(a, hook)
 	case "update":
-		out, err = s.reg.svc.UpdateWebhook(a, hook)
+		out, err = s.reg.defs.UpdateWebhook(a, hook)
 	case "remove":
-		return map[string]any{}, s.reg.svc.DeleteWebhook(a, hook)
+		return map[string]any{}, s.reg.defs.DeleteWebhook(a, hook)
 	default:
 		return nil, schema.Errorf(schema.CodeCommandUnavailable, "unknown hooks action %s", action)
 	}
@@ -386,7 +388,7 @@ func sdkHooks(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
 	return hookJSON(out), nil
 }
 
-func hookJSON(h service.Webhook) map[string]any {
+func hookJSON(h hookdefs.Webhook) map[string]any {
 	if h.IsFunction() {
 		return map[string]any{"functionName": h.FunctionName, "url": h.URL}
 	}

@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/quarrydata/quarry/accounts"
+	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	hookdefs "github.com/quarrydata/quarry/webhooks"
 )
 
 // DefaultTimeout bounds one function or trigger run (cloudCodeTimeout).
@@ -105,6 +107,8 @@ type Registry struct {
 
 	svc     *service.Service
 	acc     *accounts.Accounts // the account operations over svc
+	defs    *hookdefs.Registry // the /hooks definitions, made by Attach
+	files   *fileapi.Files     // Parse.File in the in-process SDK
 	limiter *ratelimit.Limiter // counts SDK calls (includeInternalRequests)
 	pusher  Pusher             // Parse.Push.send; nil without a push adapter
 	log     *slog.Logger
@@ -129,8 +133,17 @@ func New(log *slog.Logger, timeout time.Duration) *Registry {
 }
 
 // Attach gives the registry the service it serves (for request.user and
-// the in-process SDK). Call it once, before serving.
-func (r *Registry) Attach(svc *service.Service) { r.svc, r.acc = svc, accounts.New(svc) }
+// the in-process SDK), and makes the webhook definitions (package
+// webhooks) kept in it, which this registry runs. Call it once, before
+// serving.
+func (r *Registry) Attach(svc *service.Service) {
+	r.svc, r.acc = svc, accounts.New(svc)
+	r.defs = hookdefs.New(svc, r)
+	r.files = fileapi.New(svc)
+}
+
+// Webhooks are the webhook definitions made by Attach.
+func (r *Registry) Webhooks() *hookdefs.Registry { return r.defs }
 
 // Service is the attached service.
 func (r *Registry) Service() *service.Service { return r.svc }

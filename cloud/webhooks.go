@@ -12,6 +12,7 @@ import (
 	"github.com/quarrydata/quarry/outbound"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	hookdefs "github.com/quarrydata/quarry/webhooks"
 )
 
 // maxWebhookReply bounds the body of a webhook's answer.
@@ -42,7 +43,7 @@ func newWebhooks() webhooks {
 	return w
 }
 
-var _ service.WebhookHost = (*Registry)(nil)
+var _ hookdefs.Host = (*Registry)(nil)
 
 // SetOutboundPolicy sets which addresses webhooks and
 // Parse.Cloud.httpRequest may reach (outboundAllowPrivate,
@@ -73,8 +74,8 @@ func (r *Registry) SetWebhookKey(key string) {
 }
 
 // SetWebhook defines a webhook, or forgets it when its URL is empty
-// (service.WebhookHost).
-func (r *Registry) SetWebhook(w service.Webhook) {
+// (webhooks.Host).
+func (r *Registry) SetWebhook(w hookdefs.Webhook) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.hooks.functions
@@ -94,8 +95,8 @@ func (r *Registry) SetWebhook(w service.Webhook) {
 }
 
 // DefinesInProcess reports whether Go or JavaScript cloud code of w's name
-// and kind is defined (service.WebhookHost).
-func (r *Registry) DefinesInProcess(w service.Webhook) bool {
+// and kind is defined (webhooks.Host).
+func (r *Registry) DefinesInProcess(w hookdefs.Webhook) bool {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if w.IsFunction() {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/schema"
-	"github.com/quarrydata/quarry/service"
 )
 
 // upload is a file of a multipart request, in an Upload position.
@@ -116,19 +116,20 @@ func isMultipart(ctx *fasthttp.RequestCtx) bool {
 
 // save stores an upload through the files service, with the same name
 // rules, maxUploadSize, fileUpload rules and file triggers as REST.
-func (e *executor) save(v any) (service.SavedFile, error) {
+func (e *executor) save(v any) (fileapi.SavedFile, error) {
 	// Variable coercion (reflection) hands the value on dereferenced.
 	up, ok := v.(upload)
 	if p, isPtr := v.(*upload); isPtr {
 		up, ok = *p, true
 	}
 	if !ok {
-		return service.SavedFile{}, schema.Errorf(schema.CodeFileSaveError, "upload must be a file part of a multipart request.")
+		return fileapi.SavedFile{}, schema.Errorf(schema.CodeFileSaveError, "upload must be a file part of a multipart request.")
 	}
-	if !e.h.svc.FilesEnabled() {
-		return service.SavedFile{}, schema.Errorf(schema.CodeFileSaveError, "No files adapter is configured.")
+	fa := fileapi.New(e.h.svc)
+	if !fa.FilesEnabled() {
+		return fileapi.SavedFile{}, schema.Errorf(schema.CodeFileSaveError, "No files adapter is configured.")
 	}
-	return e.h.svc.SaveFile(e.auth, service.FileUpload{Name: up.name, ContentType: up.contentType, Data: up.data})
+	return fa.SaveFile(e.auth, fileapi.FileUpload{Name: up.name, ContentType: up.contentType, Data: up.data})
 }
 
 // createFile resolves the createFile mutation.

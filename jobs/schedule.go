@@ -26,7 +26,6 @@ type Core interface {
 	Create(auth service.Auth, class string, body map[string]any) (service.CreateResult, error)
 	Update(auth service.Auth, class, id string, body map[string]any) (service.UpdateResult, error)
 	Delete(auth service.Auth, class, id string) error
-	ClaimRequest(reqID string, ttl time.Duration) error
 	// HasJob says whether cloud code defines the job name.
 	HasJob(name string) bool
 	// StartScheduledJob starts a defined job for a schedule and returns
@@ -36,13 +35,21 @@ type Core interface {
 	Warn(msg string)
 }
 
-// Schedules keeps the job schedules over a Core.
-type Schedules struct {
-	core Core
+// Claims claims a request id for a time, refusing one claimed before
+// (package idempotency): a scheduled run starts once.
+type Claims interface {
+	ClaimRequest(reqID string, ttl time.Duration) error
 }
 
-// New returns the job schedules kept through core.
-func New(core Core) *Schedules { return &Schedules{core: core} }
+// Schedules keeps the job schedules over a Core.
+type Schedules struct {
+	core   Core
+	claims Claims
+}
+
+// New returns the job schedules kept through core, each run claimed
+// through claims.
+func New(core Core, claims Claims) *Schedules { return &Schedules{core: core, claims: claims} }
 
 func str(v any) string { s, _ := v.(string); return s }
 
@@ -164,7 +171,7 @@ func (s *Schedules) RunDueJobs(now time.Time) []string {
 		if !ok || !s.core.HasJob(js.JobName) {
 			continue
 		}
-		if s.core.ClaimRequest(fmt.Sprintf("jobschedule:%s:%d", js.ID, at.UnixMilli()), 24*time.Hour) != nil {
+		if s.claims.ClaimRequest(fmt.Sprintf("jobschedule:%s:%d", js.ID, at.UnixMilli()), 24*time.Hour) != nil {
 			continue // another instance took this run
 		}
 		if _, err := s.core.Update(master, ClassJobSchedule, js.ID, map[string]any{"lastRun": float64(at.UnixMilli())}); err != nil {

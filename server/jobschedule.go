@@ -11,11 +11,11 @@ import (
 
 // startJobScheduler starts the scheduled jobs (_JobSchedule) as they come
 // due, every jobs.JobScheduleTick, until ctx ends; wait waits for it.
-func startJobScheduler(ctx context.Context, svc *service.Service, now func() time.Time) (wait func()) {
+func startJobScheduler(ctx context.Context, svc *service.Service, claims jobs.Claims, now func() time.Time) (wait func()) {
 	if now == nil {
 		now = time.Now
 	}
-	schedules := jobs.New(svc)
+	schedules := jobs.New(svc, claims)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

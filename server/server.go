@@ -26,6 +26,7 @@ import (
 	"github.com/quarrydata/quarry/email"
 	"github.com/quarrydata/quarry/geo"
 	"github.com/quarrydata/quarry/graphql"
+	"github.com/quarrydata/quarry/idempotency"
 	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
@@ -50,11 +51,13 @@ type Server struct {
 	// Metrics are served at /metrics.
 	Metrics *metrics.Metrics
 	// Push sends POST /push and scheduled pushes; nil without push.adapter.
-	Push  *push.Sender
-	live  *liveQuery
-	store store.Adapter
-	ln    net.Listener
-	log   *slog.Logger
+	Push *push.Sender
+	// Requests claims request ids (idempotencyOptions, scheduled job runs).
+	Requests *idempotency.Requests
+	live     *liveQuery
+	store    store.Adapter
+	ln       net.Listener
+	log      *slog.Logger
 	// keyGenerated is set when Quarry made the master key (the development
 	// start): only then does the banner show it.
 	keyGenerated bool
@@ -312,6 +315,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if err != nil {
 		return nil, err
 	}
+	requests := idempotency.New(svc)
 	rest, err = transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
@@ -326,6 +330,8 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		RequestLogSample: float64(opts.RequestLogPercent) / 100,
 		IdempotencyPaths: opts.Idempotency.Paths,
 		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
+		Requests:         requests,
+		Webhooks:         reg.Webhooks(), // made by startCloud's Attach
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 		CloudCode:        cloudCode,
 		Push:             pusher,
@@ -355,7 +361,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if _, err := svc.Follow(follow); err != nil {
 		return nil, err
 	}
-	srv := &Server{Opts: opts, Service: svc, REST: rest, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated, stopMemtune: stopMemtune,
+	srv := &Server{Opts: opts, Service: svc, REST: rest, Requests: requests, Metrics: m, live: lq, store: adapter, log: log, keyGenerated: keyGenerated, stopMemtune: stopMemtune,
 		scripts: scripts, files: fileStore, Push: sender, links: links, limiter: limiter, graphql: gql}
 	srv.mailQueue = mailQueue
 	if lq != nil {
@@ -484,7 +490,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.Push.StartScheduler()
 	}
 	jobsCtx, stopJobs := context.WithCancel(ctx)
-	waitJobs := startJobScheduler(jobsCtx, s.Service, s.Opts.Now)
+	waitJobs := startJobScheduler(jobsCtx, s.Service, s.Requests, s.Opts.Now)
 	serveErr := serveUntil(ctx, s.REST.NewHTTPServer(), s.ln, s.log)
 	s.Service.WaitMail() // emails under way are delivered (or time out)
 	stopJobs()

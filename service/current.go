@@ -63,7 +63,8 @@ func (s *Service) catchUp() {
 // catchUpForIDs catches up before a client's write that names existing
 // objects (an update or a delete): the object another instance just
 // created or changed must be there, in its latest version. The service's
-// own writes skip it: some run under locks the follower takes (webhookMu),
+// own writes skip it: some run under locks the follower takes (a
+// component's, such as the webhooks' lock, through WatchForeign),
 // and they name objects this instance just read.
 func (s *Service) catchUpForIDs(auth Auth, ops []WriteOp) {
 	if auth.internal {

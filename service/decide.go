@@ -76,8 +76,11 @@ func (s *Service) baseFor(ops []WriteOp) (decideBase, error) {
 func (s *Service) catchUpAfterStale(err error) error {
 	var stale *store.StaleError
 	g, ok := s.guarded()
-	if !errors.As(err, &stale) || !ok {
+	if !errors.As(err, &stale) {
 		return err
+	}
+	if !ok {
+		return nil // unshared: memory is the store, current already (a server-decided delete found its object gone)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), catchUpTimeout)
 	defer cancel()

@@ -136,7 +136,7 @@ func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions, toEven
 	}
 	s.applyForeignSchemas(c)
 	unlock := s.lockObjects(keys)
-	var changes, hooks, events []Change
+	var changes, watched, events []Change
 	for _, r := range records {
 		if r.Kind == store.KindObject && opts.Events != nil {
 			// From the log: the change is told even when memory keeps a
@@ -160,8 +160,8 @@ func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions, toEven
 		switch r.Kind {
 		case store.KindObject:
 			c, ok := s.applyForeignObject(r)
-			if ok && r.Class == ClassHooks {
-				hooks = append(hooks, c) // after unlocking: /hooks takes webhookMu before object locks
+			if ok && s.watchesForeign(r.Class) {
+				watched = append(watched, c) // told after unlocking: a component may take its locks, then write
 			}
 			if ok && announce && s.wantsChanges() {
 				changes = append(changes, c)
@@ -188,8 +188,8 @@ func (s *Service) applyForeign(c store.ForeignCommit, opts FollowOptions, toEven
 		s.changes.Push(changes...)
 	}
 	unlock()
-	for _, c := range hooks {
-		s.followWebhook(c)
+	for _, c := range watched {
+		s.tellForeign(c)
 	}
 	s.announce()
 	withRelations(records, events) // logorder.go
@@ -287,27 +287,4 @@ func (s *Service) applyForeignObject(r store.Record) (Change, bool) {
 	}
 	coll.Put(obj)
 	return Change{Class: r.Class, Original: original, Object: obj}, true
-}
-
-// followWebhook hands a webhook another instance defined, changed or
-// deleted (a _Hooks object) to this instance's host.
-func (s *Service) followWebhook(c Change) {
-	h, ok := s.webhookHost()
-	if !ok {
-		return
-	}
-	s.webhookMu.Lock()
-	defer s.webhookMu.Unlock()
-	switch {
-	case c.Object == nil:
-		s.webhookCount.Add(-1)
-		w := webhookOf(c.Original)
-		w.URL = ""
-		h.SetWebhook(w)
-	case c.Original == nil:
-		s.webhookCount.Add(1)
-		h.SetWebhook(webhookOf(c.Object))
-	default:
-		h.SetWebhook(webhookOf(c.Object))
-	}
 }

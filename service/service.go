@@ -251,23 +251,15 @@ type Service struct {
 	seed       maphash.Seed
 
 	roles roleCache
-	// installLocks serialize installation saves that share an
-	// installationId or a deviceToken (striped by the value), because
-	// their deduplication reads before it writes (installations.go).
-	installLocks [64]sync.Mutex
 
-	// webhookMu serializes /hooks changes; webhookCount counts the
-	// webhooks defined (webhooks.go).
-	webhookMu    sync.Mutex
-	webhookCount atomic.Int64
+	// foreign holds the components' callbacks for other instances'
+	// changes of their classes (component_core.go).
+	foreign foreignWatchers
 
 	// metaMu serializes SetMeta's commits; readers load meta, an
 	// immutable view swapped after each commit, without it (meta.go).
 	metaMu sync.Mutex
 	meta   atomic.Pointer[metaView]
-
-	// idemLocks serialize claims of one request id (striped by its hash).
-	idemLocks [64]sync.Mutex
 
 	// changes hands committed changes to OnChange and ChangeConsumers,
 	// one ring and goroutine each, in commit order (announce.go); nil
@@ -375,7 +367,6 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 			return nil, fmt.Errorf("building indexes: %w", err)
 		}
 	}
-	s.loadWebhooks()
 	s.startChanges()
 	return s, nil
 }
@@ -389,7 +380,7 @@ var internalIndexes = map[string][]string{
 	// installations by installationId and deviceToken (deduplication)
 	classInstallation: {"installationId", "deviceToken"},
 	// request ids by id, and by expiry for the sweep
-	ClassIdempotency: {"reqId", "expire"},
+	"_Idempotency": {"reqId", "expire"}, // request ids (package idempotency)
 }
 
 // Data exposes the in-memory index to the query engine.

@@ -306,6 +306,12 @@ func (s *Service) writeLocked(auth Auth, ops []WriteOp, atomic bool) ([]WriteRes
 			opAuth = Auth{Master: true}
 		}
 		d, err := s.prepare(opAuth, op, now, overlay, deleted)
+		if op.asServer && op.Method == MethodDelete && isNotFound(err) {
+			// The server decided this delete on an earlier read, and the
+			// object is gone from the current copy: the decision is out of
+			// date, not the request wrong. Its caller decides again.
+			return nil, nil, nil, &store.StaleError{Through: s.applied()}
+		}
 		if err != nil {
 			if atomic && clientOps(ops) > 1 {
 				return nil, nil, nil, annotate(err, i)

@@ -12,9 +12,9 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/files"
 	"github.com/quarrydata/quarry/schema"
-	"github.com/quarrydata/quarry/service"
 )
 
 // serveFiles answers the files API below {mount}/files, which reads its
@@ -25,7 +25,7 @@ import (
 // (the not-built answer then applies).
 func (s *Server) serveFiles(ctx *fasthttp.RequestCtx, path string) bool {
 	rel, ok := strings.CutPrefix(path, s.mount.files)
-	if !ok || rel != "" && rel[0] != '/' || !s.svc.FilesEnabled() {
+	if !ok || rel != "" && rel[0] != '/' || !s.files.FilesEnabled() {
 		return false
 	}
 	rel = strings.TrimPrefix(rel, "/")
@@ -58,10 +58,10 @@ func (s *Server) uploadFile(ctx *fasthttp.RequestCtx, name string) {
 	if err == nil {
 		c.auth, err = s.svc.Authenticate(c.auth)
 	}
-	var saved service.SavedFile
+	var saved fileapi.SavedFile
 	if err == nil {
 		up.Name = name
-		saved, err = s.svc.SaveFile(c.auth, up)
+		saved, err = s.files.SaveFile(c.auth, up)
 	}
 	if err != nil {
 		s.writeError(ctx, err)
@@ -75,8 +75,8 @@ func (s *Server) uploadFile(ctx *fasthttp.RequestCtx, name string) {
 // application id in a header (or basic auth) the body is the file, typed
 // by Content-Type; otherwise it is the JS SDK's JSON: credentials, base64,
 // _ContentType and fileData {metadata, tags}.
-func (s *Server) fileUpload(ctx *fasthttp.RequestCtx) (*call, service.FileUpload, error) {
-	var up service.FileUpload
+func (s *Server) fileUpload(ctx *fasthttp.RequestCtx) (*call, fileapi.FileUpload, error) {
+	var up fileapi.FileUpload
 	user, _, basic := basicAuth(ctx.Request.Header.Peek("Authorization"))
 	if header(ctx, "Application-Id") == s.opts.AppID || basic && user == s.opts.AppID {
 		// The envelope must not read the file as JSON: hide it meanwhile.
@@ -124,7 +124,7 @@ func (s *Server) deleteFile(ctx *fasthttp.RequestCtx, name string) {
 		err = requireMaster(c)
 	}
 	if err == nil {
-		err = s.svc.DeleteFile(c.auth, name)
+		err = s.files.DeleteFile(c.auth, name)
 	}
 	if err != nil {
 		s.writeError(ctx, err)
@@ -140,7 +140,7 @@ func (s *Server) openPublicFile(ctx *fasthttp.RequestCtx, appID, name string) (f
 		s.writeFileError(ctx, fasthttp.StatusForbidden, schema.CodeOperationForbidden, "Invalid application ID.")
 		return nil, files.Info{}, false
 	}
-	r, info, err := s.svc.OpenFile(name)
+	r, info, err := s.files.OpenFile(name)
 	switch {
 	case errors.Is(err, files.ErrNotFound):
 		s.writeFileError(ctx, fasthttp.StatusNotFound, schema.CodeObjectNotFound, "File not found.")

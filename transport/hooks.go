@@ -2,7 +2,7 @@ package transport
 
 import (
 	"github.com/quarrydata/quarry/schema"
-	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/webhooks"
 )
 
 // hookRoutes serve webhooks (/hooks, master key only): function and
@@ -25,7 +25,7 @@ func hookRoutes() []route {
 }
 
 // hookJSON is a webhook as /hooks shows it.
-func hookJSON(w service.Webhook) map[string]any {
+func hookJSON(w webhooks.Webhook) map[string]any {
 	if w.IsFunction() {
 		return map[string]any{"functionName": w.FunctionName, "url": w.URL}
 	}
@@ -34,8 +34,8 @@ func hookJSON(w service.Webhook) map[string]any {
 
 // hookOfPath names the webhook of a /hooks/functions/<name> or
 // /hooks/triggers/<class>/<trigger> path.
-func hookOfPath(c *call) service.Webhook {
-	return service.Webhook{FunctionName: c.params.get("name"), ClassName: c.params.get("class"), TriggerName: c.params.get("trigger")}
+func hookOfPath(c *call) webhooks.Webhook {
+	return webhooks.Webhook{FunctionName: c.params.get("name"), ClassName: c.params.get("class"), TriggerName: c.params.get("trigger")}
 }
 
 func bodyString(c *call, key string) (string, error) {
@@ -45,14 +45,14 @@ func bodyString(c *call, key string) (string, error) {
 	}
 	s, isString := v.(string)
 	if !isString {
-		return "", schema.Errorf(service.CodeWebhookError, "invalid hook declaration: %s must be a string", key)
+		return "", schema.Errorf(webhooks.CodeWebhookError, "invalid hook declaration: %s must be a string", key)
 	}
 	return s, nil
 }
 
 func listHooks(triggers bool) endpoint {
 	return func(s *Server, c *call) (any, error) {
-		hooks, err := s.svc.Webhooks(c.auth, triggers)
+		hooks, err := s.webhooks.Webhooks(c.auth, triggers)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +66,7 @@ func listHooks(triggers bool) endpoint {
 
 func createHook(trigger bool) endpoint {
 	return func(s *Server, c *call) (any, error) {
-		var w service.Webhook
+		var w webhooks.Webhook
 		var err error
 		if trigger {
 			if w.ClassName, err = bodyString(c, "className"); err == nil {
@@ -82,9 +82,9 @@ func createHook(trigger bool) endpoint {
 			return nil, err
 		}
 		if (trigger && (w.ClassName == "" || w.TriggerName == "")) || (!trigger && w.FunctionName == "") {
-			return nil, schema.Errorf(service.CodeWebhookError, "invalid hook declaration")
+			return nil, schema.Errorf(webhooks.CodeWebhookError, "invalid hook declaration")
 		}
-		if w, err = s.svc.CreateWebhook(c.auth, w); err != nil {
+		if w, err = s.webhooks.CreateWebhook(c.auth, w); err != nil {
 			return nil, err
 		}
 		return hookJSON(w), nil
@@ -92,7 +92,7 @@ func createHook(trigger bool) endpoint {
 }
 
 func getHook(s *Server, c *call) (any, error) {
-	w, err := s.svc.Webhook(c.auth, hookOfPath(c))
+	w, err := s.webhooks.Webhook(c.auth, hookOfPath(c))
 	if err != nil {
 		return nil, err
 	}
@@ -108,14 +108,14 @@ func putHook(s *Server, c *call) (any, error) {
 	if w.URL, err = bodyString(c, "url"); err != nil {
 		return nil, err
 	}
-	if w, err = s.svc.UpdateWebhook(c.auth, w); err != nil {
+	if w, err = s.webhooks.UpdateWebhook(c.auth, w); err != nil {
 		return nil, err
 	}
 	return hookJSON(w), nil
 }
 
 func deleteHook(s *Server, c *call) (any, error) {
-	if err := s.svc.DeleteWebhook(c.auth, hookOfPath(c)); err != nil {
+	if err := s.webhooks.DeleteWebhook(c.auth, hookOfPath(c)); err != nil {
 		return nil, err
 	}
 	return map[string]any{}, nil

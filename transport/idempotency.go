@@ -8,20 +8,20 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// idempotency refuses repeats of a POST or PUT on the configured paths:
+// idempotentPaths refuses repeats of a POST or PUT on the configured paths:
 // the request id (X-Parse-Request-Id) is claimed before the request runs,
 // and given back when the request fails, so only a request that took
 // effect can never run twice.
-type idempotency struct {
+type idempotentPaths struct {
 	paths []*regexp.Regexp
 	ttl   time.Duration
 }
 
-func newIdempotency(paths []string, ttl time.Duration) (*idempotency, error) {
+func newIdempotency(paths []string, ttl time.Duration) (*idempotentPaths, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	out := &idempotency{ttl: ttl}
+	out := &idempotentPaths{ttl: ttl}
 	for _, p := range paths {
 		re, err := regexp.Compile("^(?:" + p + ")$")
 		if err != nil {
@@ -33,7 +33,7 @@ func newIdempotency(paths []string, ttl time.Duration) (*idempotency, error) {
 }
 
 // requestID is the request's id when its method and path are deduplicated.
-func (id *idempotency) requestID(ctx *fasthttp.RequestCtx, rel string) string {
+func (id *idempotentPaths) requestID(ctx *fasthttp.RequestCtx, rel string) string {
 	if id == nil || !(ctx.IsPost() || ctx.IsPut()) {
 		return ""
 	}

@@ -3,7 +3,7 @@ package transport
 import (
 	"github.com/valyala/fasthttp"
 
-	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/installations"
 )
 
 // installationRoutes serve /installations; /classes/_Installation reaches
@@ -29,7 +29,7 @@ func installationRoutes() []route {
 // one (Parse answers {updatedAt}; the objectId tells SDKs which object
 // they now hold).
 func createInstallation(s *Server, c *call) (any, error) {
-	res, err := s.svc.SaveInstallation(c.auth, "", c.body)
+	res, err := s.installs.SaveInstallation(c.auth, "", c.body)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func createInstallation(s *Server, c *call) (any, error) {
 }
 
 func updateInstallation(s *Server, c *call) (any, error) {
-	res, err := s.svc.SaveInstallation(c.auth, c.params.get("objectId"), c.body)
+	res, err := s.installs.SaveInstallation(c.auth, c.params.get("objectId"), c.body)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func updateInstallation(s *Server, c *call) (any, error) {
 	return out, nil
 }
 
-func installationReply(c *call, res service.InstallationResult) map[string]any {
+func installationReply(c *call, res installations.InstallationResult) map[string]any {
 	if res.Created {
 		c.status = fasthttp.StatusCreated
 		c.location = c.base + "/classes/_Installation/" + res.ObjectID
@@ -71,7 +71,7 @@ func findInstallations(s *Server, c *call) (any, error) {
 		return nil, err
 	}
 	p.ReadAfterWrites = c.readAfterWrites
-	res, err := s.svc.FindInstallations(c.auth, p)
+	res, err := s.installs.FindInstallations(c.auth, p)
 	if err != nil {
 		return nil, err
 	}
@@ -79,5 +79,5 @@ func findInstallations(s *Server, c *call) (any, error) {
 }
 
 func deleteInstallation(s *Server, c *call) (any, error) {
-	return map[string]any{}, s.svc.DeleteInstallation(c.auth, c.params.get("objectId"))
+	return map[string]any{}, s.installs.DeleteInstallation(c.auth, c.params.get("objectId"))
 }

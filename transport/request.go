@@ -270,7 +270,7 @@ func (s *Server) unwrap(ctx *fasthttp.RequestCtx, hdr *requestHeaders) (*call, e
 		}
 	}
 	// For cloud code (functions.go).
-	c.auth.Request = s.requestInfo(ctx, body, cloudContext, s.opts.CloudCode || s.svc.HasWebhooks())
+	c.auth.Request = s.requestInfo(ctx, body, cloudContext, s.opts.CloudCode || s.webhooks.HasWebhooks())
 	if len(body) > 0 {
 		for _, k := range bodyCredentialKeys {
 			delete(body, k)

@@ -60,7 +60,7 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, start time.Time, sentID []byte
 	}
 	if c != nil && c.claimed != "" && status >= 400 {
 		// The request did not take effect: its retry must be allowed.
-		if err := s.svc.ReleaseRequest(c.claimed); err != nil {
+		if err := s.requests.ReleaseRequest(c.claimed); err != nil {
 			s.log.Error("idempotency: cannot forget a failed request's id", "err", err)
 		}
 	}

@@ -20,13 +20,17 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/quarrydata/quarry/accounts"
+	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/hangup"
+	"github.com/quarrydata/quarry/idempotency"
+	"github.com/quarrydata/quarry/installations"
 	"github.com/quarrydata/quarry/jobs"
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/webhooks"
 )
 
 // Options configure the REST front end.
@@ -87,6 +91,11 @@ type Options struct {
 	// TTL. No paths: off.
 	IdempotencyPaths []string
 	IdempotencyTTL   time.Duration
+	// Requests claims the request ids; nil: one of the service's own.
+	Requests *idempotency.Requests
+	// Webhooks keeps the /hooks definitions; nil: one without cloud code
+	// (definitions refused with 119).
+	Webhooks *webhooks.Registry
 	// CloudCode fills service.Auth.Request with each request's headers
 	// and address, which cloud code reads (the cloud context is always
 	// passed on).
@@ -128,6 +137,10 @@ type Server struct {
 	svc      *service.Service
 	jobs     *jobs.Schedules
 	accounts *accounts.Accounts
+	requests *idempotency.Requests
+	webhooks *webhooks.Registry
+	files    *fileapi.Files
+	installs *installations.Installations
 	table    routeTable
 	routes   []route
 	masterIP []netip.Prefix
@@ -159,7 +172,7 @@ type Server struct {
 	// mount holds the paths below the mount path that serve compares
 	// every request's path with, made once.
 	mount struct{ slash, files, apps, health, healthLive string }
-	idem  *idempotency // nil when idempotencyOptions.paths is empty
+	idem  *idempotentPaths // nil when idempotencyOptions.paths is empty
 }
 
 // refusedWriteLogEvery is the interval of the count line of writes refused
@@ -195,7 +208,13 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc), accounts: accounts.New(svc), log: opts.Logger,
+	if opts.Requests == nil {
+		opts.Requests = idempotency.New(svc)
+	}
+	if opts.Webhooks == nil {
+		opts.Webhooks = webhooks.New(svc, nil)
+	}
+	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc, opts.Requests), accounts: accounts.New(svc), requests: opts.Requests, webhooks: opts.Webhooks, files: fileapi.New(svc), installs: installations.New(svc), log: opts.Logger,
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
 		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
 	s.diskFull = logring.NewThrottled(s.log, slog.LevelError, "write refused: the data file's disk is full", refusedWriteLogEvery)
@@ -387,7 +406,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		}
 		if err == nil {
 			if c.claimed = s.idem.requestID(ctx, strings.TrimPrefix(path, s.opts.MountPath)); c.claimed != "" {
-				err = s.svc.ClaimRequest(c.claimed, s.idem.ttl)
+				err = s.requests.ClaimRequest(c.claimed, s.idem.ttl)
 				if err != nil {
 					c.claimed = ""
 				}

@@ -1,6 +1,9 @@
-package service
+package fileapi
 
-import "github.com/quarrydata/quarry/schema"
+import (
+	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
+)
 
 // File triggers: the trigger's object describes the file as
 // {"name", "contentType", "size", "metadata", "tags"} (and "url" after
@@ -36,23 +39,24 @@ func fromStringMap(v any) map[string]string {
 	return out
 }
 
-func (s *Service) hasFileTrigger(kind TriggerKind) bool {
-	return s.opts.Hooks != nil && s.opts.Hooks.Has(kind, FileClass)
+func (x *Files) hasTrigger(kind service.TriggerKind) bool {
+	h := x.core.CloudHooks()
+	return h != nil && h.Has(kind, service.FileClass)
 }
 
 // beforeSaveFile runs the beforeSaveFile trigger over up, taking the name,
 // metadata and tags it gives back.
-func (s *Service) beforeSaveFile(auth Auth, up *FileUpload) error {
-	if !s.hasFileTrigger(BeforeSaveFile) {
+func (x *Files) beforeSaveFile(auth service.Auth, up *FileUpload) error {
+	if !x.hasTrigger(service.BeforeSaveFile) {
 		return nil
 	}
-	req := &TriggerRequest{Kind: BeforeSaveFile, Class: FileClass, Auth: auth,
+	req := &service.TriggerRequest{Kind: service.BeforeSaveFile, Class: service.FileClass, Auth: auth,
 		Object: fileObject(up.Name, up.ContentType, len(up.Data), up.Metadata, up.Tags)}
-	if err := s.opts.Hooks.Trigger(req); err != nil {
+	if err := x.core.CloudHooks().Trigger(req); err != nil {
 		return err
 	}
 	if name, ok := req.Object["name"].(string); ok && name != up.Name {
-		if err := fileNameError(name, s.opts.Files.WideNames); err != nil {
+		if err := fileNameError(name, x.core.FileSettings().WideNames); err != nil {
 			return err
 		}
 		up.Name = name
@@ -62,17 +66,20 @@ func (s *Service) beforeSaveFile(auth Auth, up *FileUpload) error {
 }
 
 // afterFileTrigger runs afterSaveFile or afterDeleteFile; errors are logged.
-func (s *Service) afterFileTrigger(kind TriggerKind, auth Auth, obj schema.Object) {
-	if s.hasFileTrigger(kind) {
-		s.warnTrigger(s.opts.Hooks.Trigger(&TriggerRequest{Kind: kind, Class: FileClass, Auth: auth, Object: obj}))
+func (x *Files) afterTrigger(kind service.TriggerKind, auth service.Auth, obj schema.Object) {
+	if !x.hasTrigger(kind) {
+		return
+	}
+	if err := x.core.CloudHooks().Trigger(&service.TriggerRequest{Kind: kind, Class: service.FileClass, Auth: auth, Object: obj}); err != nil {
+		x.core.Warn("cloud trigger failed: " + err.Error())
 	}
 }
 
 // beforeDeleteFile runs the beforeDeleteFile trigger; its error refuses.
-func (s *Service) beforeDeleteFile(auth Auth, name string) error {
-	if !s.hasFileTrigger(BeforeDeleteFile) {
+func (x *Files) beforeDeleteFile(auth service.Auth, name string) error {
+	if !x.hasTrigger(service.BeforeDeleteFile) {
 		return nil
 	}
-	return s.opts.Hooks.Trigger(&TriggerRequest{Kind: BeforeDeleteFile, Class: FileClass, Auth: auth,
-		Object: schema.Object{"name": name, "url": s.FileURL(name)}})
+	return x.core.CloudHooks().Trigger(&service.TriggerRequest{Kind: service.BeforeDeleteFile, Class: service.FileClass, Auth: auth,
+		Object: schema.Object{"name": name, "url": x.core.FileURL(name)}})
 }

@@ -1,14 +1,52 @@
-package service
+// Package installations owns Parse's rules for _Installation
+// (/installations): identification by installationId and deviceToken,
+// deduplication of a save that names an existing installation, removal
+// of other holders of the same deviceToken in the same commit, channel
+// names, and who may find or delete installations. It works through the
+// narrow Core the service offers; the service never imports it. Sending
+// pushes is package push's.
+package installations
 
 import (
-	"errors"
 	"hash/maphash"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/service"
 )
+
+// classInstallation is Parse's installations class.
+const classInstallation = "_Installation"
+
+// Core is what the installation rules need of the service: finds, reads
+// and writes, the built-in schema, and commits decided on a read that are
+// decided again while another instance changed what they read.
+type Core interface {
+	Find(a service.Auth, class string, p service.FindParams) (service.FindResult, error)
+	Get(a service.Auth, class, id string, opts service.ReadOptions) (schema.Object, error)
+	Update(a service.Auth, class, id string, body map[string]any) (service.UpdateResult, error)
+	Delete(a service.Auth, class, id string) error
+	EnsureBuiltinSchema(class string) error
+	CommitDecided(a service.Auth, ops []service.WriteOp) ([]service.WriteResult, error)
+	DecideUntilCurrent(decide func() error) error
+}
+
+// Installations applies the installation rules over a Core. One per
+// service: its locks serialize the saves of one identity in this process.
+type Installations struct {
+	core Core
+	seed maphash.Seed
+	// locks are held while saving an installation of an installationId
+	// or a deviceToken (striped by the value), because deduplication
+	// reads before it writes.
+	locks [64]sync.Mutex
+}
+
+// New returns the installation rules applied through core.
+func New(core Core) *Installations { return &Installations{core: core, seed: maphash.MakeSeed()} }
 
 // Installations (/installations and /classes/_Installation): Parse's rules
 // around the generic write and read path. installationId is lower-cased
@@ -109,7 +147,7 @@ func installationString(body map[string]any, key string, creating bool) (string,
 
 // SaveInstallation creates (id == "") or updates an installation with
 // Parse's identification and deduplication rules.
-func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (InstallationResult, error) {
+func (x *Installations) SaveInstallation(auth service.Auth, id string, body map[string]any) (InstallationResult, error) {
 	if auth.ReadOnly {
 		return InstallationResult{}, schema.Errorf(schema.CodeOperationForbidden,
 			"read-only masterKey isn't allowed to perform the write operation.")
@@ -154,49 +192,34 @@ func (s *Service) SaveInstallation(auth Auth, id string, body map[string]any) (I
 		iid = strings.ToLower(auth.InstallationID)
 	}
 
-	if err := s.ensureBuiltinSchema(classInstallation); err != nil {
+	if err := x.core.EnsureBuiltinSchema(classInstallation); err != nil {
 		return InstallationResult{}, err
 	}
 	if !creating && token == "" && iid == "" && deviceType == "" {
-		return s.updateInstallation(auth, id, body) // nothing identifying changes
+		return x.updateInstallation(auth, id, body) // nothing identifying changes
 	}
-	unlock := s.lockInstallIdentity(iid, token)
+	unlock := x.lockIdentity(iid, token)
 	defer unlock()
 	// Which installation to save is decided on memory: when another
-	// instance saved one of the same identity meanwhile, catch up and
-	// decide again (decide.go).
-	var serial serialised
-	defer serial.release()
-	for attempt := 1; ; attempt++ {
-		res, err := s.saveIdentified(auth, id, iid, iidBody, token, deviceType, body)
-		serial.release()
-		if errors.Is(err, errStaleHolderGone) && attempt < maxDecideAttempts {
-			continue // decide again on the copy the failed commit caught up to
-		}
-		if errors.Is(err, errStaleHolderGone) {
-			return InstallationResult{}, errKeptChanging
-		}
-		if !isStale(err) {
-			return res, err
-		}
-		if attempt == maxDecideAttempts {
-			return InstallationResult{}, errKeptChanging
-		}
-		if err := s.serialise(&serial, err); err != nil {
-			return InstallationResult{}, err
-		}
+	// instance saved one of the same identity meanwhile, or removed a
+	// holder this save meant to remove, the commit is stale and the core
+	// catches up for it to decide again.
+	var res InstallationResult
+	err = x.core.DecideUntilCurrent(func() (err error) {
+		res, err = x.saveIdentified(auth, id, iid, iidBody, token, deviceType, body)
+		return err
+	})
+	if err != nil {
+		return InstallationResult{}, err
 	}
+	return res, nil
 }
-
-// errStaleHolderGone: a token holder the decision meant to remove was
-// removed by another instance first; SaveInstallation decides again.
-var errStaleHolderGone = errors.New("an installation to remove is already gone")
 
 // saveIdentified is one decision of SaveInstallation: find the
 // installations of the identity, pick the one to save and the stale ones
 // to remove, and write them in one commit.
-func (s *Service) saveIdentified(auth Auth, id, iid, iidBody, token, deviceType string, body map[string]any) (InstallationResult, error) {
-	found, err := s.Find(Auth{Master: true}, classInstallation, FindParams{Where: identityWhere(id, iid, token), Limit: maxInstallationMatches})
+func (x *Installations) saveIdentified(auth service.Auth, id, iid, iidBody, token, deviceType string, body map[string]any) (InstallationResult, error) {
+	found, err := x.core.Find(service.Auth{Master: true}, classInstallation, service.FindParams{Where: identityWhere(id, iid, token), Limit: maxInstallationMatches})
 	if err != nil {
 		return InstallationResult{}, err
 	}
@@ -208,21 +231,18 @@ func (s *Service) saveIdentified(auth Auth, id, iid, iidBody, token, deviceType 
 	}
 	// One atomic commit: the stale installations go with the save, or
 	// nothing happens.
-	ops := make([]WriteOp, 0, len(save.stale)+1)
+	ops := make([]service.WriteOp, 0, len(save.stale)+1)
 	for _, staleID := range save.stale {
-		ops = append(ops, WriteOp{Method: MethodDelete, Class: classInstallation, ID: staleID, asServer: true})
+		ops = append(ops, service.ServerDelete(classInstallation, staleID))
 	}
 	if save.target == "" {
-		ops = append(ops, WriteOp{Method: MethodCreate, Class: classInstallation, Body: body})
+		ops = append(ops, service.WriteOp{Method: service.MethodCreate, Class: classInstallation, Body: body})
 	} else {
-		ops = append(ops, WriteOp{Method: MethodUpdate, Class: classInstallation, ID: save.target, Body: body})
+		ops = append(ops, service.WriteOp{Method: service.MethodUpdate, Class: classInstallation, ID: save.target, Body: body})
 	}
-	results, err := s.writeAttempts(auth, ops, true, 1)
-	if pe, ok := schema.AsError(err); ok && pe.Code == schema.CodeObjectNotFound && len(save.stale) > 0 {
-		// Another instance removed a stale holder first (its own save of
-		// the token): the decision is out of date, not the request wrong.
-		return InstallationResult{}, errStaleHolderGone
-	}
+	// A stale holder another instance removed first (its own save of the
+	// token) makes the commit stale: SaveInstallation decides again.
+	results, err := x.core.CommitDecided(auth, ops)
 	if err != nil {
 		return InstallationResult{}, err
 	}
@@ -235,24 +255,24 @@ func (s *Service) saveIdentified(auth Auth, id, iid, iidBody, token, deviceType 
 
 // lockInstallIdentity takes the installation locks of an installationId and
 // a deviceToken, in a fixed order.
-func (s *Service) lockInstallIdentity(iid, token string) (unlock func()) {
+func (x *Installations) lockIdentity(iid, token string) (unlock func()) {
 	var idx []int
 	for _, k := range []string{"iid\x00" + iid, "token\x00" + token} {
 		if strings.HasSuffix(k, "\x00") {
 			continue // no such identity
 		}
-		i := int(maphash.String(s.seed, k) % uint64(len(s.installLocks)))
+		i := int(maphash.String(x.seed, k) % uint64(len(x.locks)))
 		if len(idx) == 0 || idx[0] != i {
 			idx = append(idx, i)
 		}
 	}
 	slices.Sort(idx)
 	for _, i := range idx {
-		s.installLocks[i].Lock()
+		x.locks[i].Lock()
 	}
 	return func() {
 		for j := len(idx) - 1; j >= 0; j-- {
-			s.installLocks[idx[j]].Unlock()
+			x.locks[idx[j]].Unlock()
 		}
 	}
 }
@@ -381,8 +401,8 @@ func checkImmutableIdentity(in installIdentity, have schema.Object) error {
 	return nil
 }
 
-func (s *Service) updateInstallation(auth Auth, id string, body map[string]any) (InstallationResult, error) {
-	reply, err := s.Update(auth, classInstallation, id, body)
+func (x *Installations) updateInstallation(auth service.Auth, id string, body map[string]any) (InstallationResult, error) {
+	reply, err := x.core.Update(auth, classInstallation, id, body)
 	if err != nil {
 		return InstallationResult{}, err
 	}
@@ -390,19 +410,19 @@ func (s *Service) updateInstallation(auth Auth, id string, body map[string]any) 
 }
 
 // GetInstallation reads one installation; its ACL applies.
-func (s *Service) GetInstallation(auth Auth, id string, opts ReadOptions) (schema.Object, error) {
-	return s.Get(auth, classInstallation, id, opts)
+func (x *Installations) GetInstallation(auth service.Auth, id string, opts service.ReadOptions) (schema.Object, error) {
+	return x.core.Get(auth, classInstallation, id, opts)
 }
 
 // FindInstallations queries installations: the master key may ask
 // anything; other callers must constrain installationId (to a value or a
 // list), and the ACLs still apply.
-func (s *Service) FindInstallations(auth Auth, p FindParams) (FindResult, error) {
+func (x *Installations) FindInstallations(auth service.Auth, p service.FindParams) (service.FindResult, error) {
 	if !auth.Master && !constrainsInstallationID(p.Where) {
-		return FindResult{}, schema.Errorf(schema.CodeOperationForbidden,
+		return service.FindResult{}, schema.Errorf(schema.CodeOperationForbidden,
 			"Clients aren't allowed to perform the find operation on the installation collection.")
 	}
-	return s.Find(auth, classInstallation, p)
+	return x.core.Find(auth, classInstallation, p)
 }
 
 // constrainsInstallationID reports whether a where pins installationId to
@@ -438,48 +458,18 @@ func constrainsInstallationID(where map[string]any) bool {
 }
 
 // DeleteInstallation removes an installation: master key only.
-func (s *Service) DeleteInstallation(auth Auth, id string) error {
+func (x *Installations) DeleteInstallation(auth service.Auth, id string) error {
 	if !auth.Master {
 		return schema.Errorf(schema.CodeOperationForbidden,
 			"Clients aren't allowed to perform the delete operation on the installation collection.")
 	}
-	return s.Delete(auth, classInstallation, id)
+	return x.core.Delete(auth, classInstallation, id)
 }
 
-// ensureBuiltinSchema gives a built-in class its default fields, so that
-// their types are locked before clients write to it.
-func (s *Service) ensureBuiltinSchema(class string) error {
-	complete := func(c *schema.Class) bool {
-		if c == nil {
-			return false
-		}
-		for k := range schema.BuiltinFields(class) {
-			if _, ok := c.Fields[k]; !ok {
-				return false
-			}
-		}
-		return true
+// describe names a field's type as schema mismatch messages do.
+func describe(f schema.Field) string {
+	if f.TargetClass != "" {
+		return string(f.Type) + "<" + f.TargetClass + ">"
 	}
-	if complete(s.Class(class)) {
-		return nil
-	}
-	defer s.announceSchemas() // after the unlock
-	s.lockSchema(class)
-	defer s.schemaMu.Unlock()
-	cur := s.Class(class)
-	if complete(cur) {
-		return nil
-	}
-	var next *schema.Class
-	if cur == nil {
-		next = s.newClass(class)
-	} else {
-		next = cur.Clone()
-		for k, f := range schema.BuiltinFields(class) {
-			if _, ok := next.Fields[k]; !ok {
-				next.Fields[k] = f
-			}
-		}
-	}
-	return s.storeClass(next)
+	return string(f.Type)
 }

@@ -1,27 +1,48 @@
-package service_test
+package fileapi_test
 
 import (
 	"errors"
+	"path/filepath"
 	"testing"
 
+	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/files"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/store"
 )
 
+// openService opens a service on a new on-disk buntdb store, closed when
+// the test ends.
+func openService(t *testing.T, opts service.Options) *service.Service {
+	t.Helper()
+	a, err := store.Open(filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	s, err := service.Open(a, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.CloseChanges(0) }) // before the store closes
+	return s
+}
+
 // TestSaveFileCallers: fileUpload's three kinds of caller, the master key's
-// exemption and the extension rule, decided by the service.
+// exemption and the extension rule, decided by the files API.
 func TestSaveFileCallers(t *testing.T) {
 	local, err := files.NewLocal(t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	allow, _ := files.ExtensionRule(nil)
-	s := openTestService(t, service.Options{Files: service.FilesOptions{Adapter: local, EnableForAuthenticatedUser: true,
+	svc := openService(t, service.Options{Files: service.FilesOptions{Adapter: local, EnableForAuthenticatedUser: true,
 		AllowExtension: allow, MaxSize: 8, URL: func(n string) string { return "http://x/files/app/" + n }}})
+	s := fileapi.New(svc)
 	master := service.Auth{Master: true}
 	mkUser := func(body map[string]any) service.Auth {
-		res, err := s.Create(master, "_User", body)
+		res, err := svc.Create(master, "_User", body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +67,7 @@ func TestSaveFileCallers(t *testing.T) {
 		{"bad name", master, "a/b", "x", schema.CodeInvalidFileName},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			saved, err := s.SaveFile(tc.auth, service.FileUpload{Name: tc.file, Data: []byte(tc.data)})
+			saved, err := s.SaveFile(tc.auth, fileapi.FileUpload{Name: tc.file, Data: []byte(tc.data)})
 			var pe *schema.Error
 			switch {
 			case tc.code == 0 && err != nil:
@@ -58,7 +79,7 @@ func TestSaveFileCallers(t *testing.T) {
 			}
 		})
 	}
-	_, err = s.SaveFile(anon, service.FileUpload{Name: "a.txt", Data: []byte("x")})
+	_, err = s.SaveFile(anon, fileapi.FileUpload{Name: "a.txt", Data: []byte("x")})
 	if err == nil || err.Error() != "parse error 130: File upload by anonymous user is disabled." {
 		t.Errorf("anonymous: %v", err)
 	}
