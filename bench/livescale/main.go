@@ -142,7 +142,7 @@ func raiseFileLimit(n uint64) error {
 }
 
 func run(o *options) (lost int64, err error) {
-	if err := raiseFileLimit(uint64(o.conns) + 8192); err != nil {
+	if err := raiseFileLimit(uint64(o.conns) + 1024); err != nil {
 		return 0, err
 	}
 	ctx := context.Background()
