@@ -42,7 +42,8 @@ e2e-deps:
 test-go: e2e-deps
 	$(GO) test -count=1 $(PKGS)
 
-# The REST suite again (scenarios, the permission matrix, operators) with
+# The REST suite again (scenarios, the permission matrix, operators), and
+# the server-side subscriptions' (delivery from _changes, one owner), with
 # every test server on PostgreSQL: a fresh database per server on the
 # local PostgreSQL (PGADMIN), dropped afterwards. Without PostgreSQL it is
 # skipped loudly, except in CI where that fails.
@@ -52,7 +53,7 @@ test-postgres:
 		if [ "$$CI" = "true" ]; then echo "FAIL: PostgreSQL is not on 127.0.0.1:5432; CI must run the suite on it"; exit 1; fi; \
 		echo "!!! SKIPPING the REST suite on PostgreSQL: nothing listens on 127.0.0.1:5432 !!!"; exit 0; \
 	fi; \
-	QUARRY_TEST_DATABASE_URI='$(PGADMIN)' $(GO) test -count=1 ./transport/
+	QUARRY_TEST_DATABASE_URI='$(PGADMIN)' $(GO) test -count=1 ./transport/ ./subscribe/
 
 # The end-to-end suite drives the built binary with the official `parse`
 # npm SDK, on its current major and again on the older major 6. Without

@@ -232,7 +232,7 @@ func (s *Scripts) sdkSignUp(body, opts string) (any, error) {
 	if err := s.reg.limitOperation("POST", "/users"); err != nil {
 		return nil, err
 	}
-	res, token, err := s.reg.svc.SignUp(auth, b)
+	res, token, err := s.reg.acc.SignUp(auth, b)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +252,7 @@ func (s *Scripts) sdkLogIn(username, password, opts string) (any, error) {
 	if err := s.reg.limitOperation("POST", "/login"); err != nil {
 		return nil, err
 	}
-	return s.reg.svc.LogIn(auth, username, nil, password, false)
+	return s.reg.acc.LogIn(auth, username, nil, password, false)
 }
 
 // sdkBecome is Parse.User.become: the session's user with its token, as
@@ -262,7 +262,7 @@ func (s *Scripts) sdkBecome(token string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.reg.svc.Me(auth)
+	return s.reg.acc.Me(auth)
 }
 
 // sdkSession is Parse.Session.current with a sessionToken: the _Session
@@ -272,7 +272,7 @@ func (s *Scripts) sdkSession(token string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.reg.svc.SessionMe(auth)
+	return s.reg.acc.SessionMe(auth)
 }
 
 // tokenAuth is the identity a session token gives (209 without one).

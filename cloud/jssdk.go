@@ -73,14 +73,14 @@ var sdkOps = map[string]func(s *Scripts, a service.Auth, args []json.RawMessage)
 		if err := arg(args, 0, &email); err != nil {
 			return nil, err
 		}
-		return map[string]any{}, s.reg.svc.RequestPasswordReset(email)
+		return map[string]any{}, s.reg.acc.RequestPasswordReset(email)
 	},
 	"verificationEmail": func(s *Scripts, _ service.Auth, args []json.RawMessage) (any, error) {
 		var email string
 		if err := arg(args, 0, &email); err != nil {
 			return nil, err
 		}
-		return map[string]any{}, s.reg.svc.RequestVerificationEmail(email)
+		return map[string]any{}, s.reg.acc.RequestVerificationEmail(email)
 	},
 	"verifyPassword": func(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
 		var username, password string
@@ -90,17 +90,17 @@ var sdkOps = map[string]func(s *Scripts, a service.Auth, args []json.RawMessage)
 		if err := arg(args, 1, &password); err != nil {
 			return nil, err
 		}
-		return s.reg.svc.LogIn(a, username, nil, password, true)
+		return s.reg.acc.LogIn(a, username, nil, password, true)
 	},
 	"logOut": func(s *Scripts, a service.Auth, _ []json.RawMessage) (any, error) {
-		return map[string]any{}, s.reg.svc.LogOut(a)
+		return map[string]any{}, s.reg.acc.LogOut(a)
 	},
 	"loginAs": func(s *Scripts, a service.Auth, args []json.RawMessage) (any, error) {
 		var id string
 		if err := arg(args, 0, &id); err != nil {
 			return nil, err
 		}
-		return s.reg.svc.LogInAs(a, id)
+		return s.reg.acc.LogInAs(a, id)
 	},
 	"logInWith": sdkLogInWith,
 	"jobsData": func(s *Scripts, a service.Auth, _ []json.RawMessage) (any, error) {
@@ -288,7 +288,7 @@ func sdkLogInWith(s *Scripts, a service.Auth, args []json.RawMessage) (any, erro
 	if err := s.reg.limitOperation("POST", "/users"); err != nil {
 		return nil, err
 	}
-	res, err := s.reg.svc.SignUpWithAuthData(a, map[string]any{"authData": map[string]any{provider: data}})
+	res, err := s.reg.acc.SignUpWithAuthData(a, map[string]any{"authData": map[string]any{provider: data}})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quarrydata/quarry/accounts"
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
@@ -103,6 +104,7 @@ type Registry struct {
 	hooks     webhooks // defined through /hooks (webhooks.go)
 
 	svc     *service.Service
+	acc     *accounts.Accounts // the account operations over svc
 	limiter *ratelimit.Limiter // counts SDK calls (includeInternalRequests)
 	pusher  Pusher             // Parse.Push.send; nil without a push adapter
 	log     *slog.Logger
@@ -128,7 +130,7 @@ func New(log *slog.Logger, timeout time.Duration) *Registry {
 
 // Attach gives the registry the service it serves (for request.user and
 // the in-process SDK). Call it once, before serving.
-func (r *Registry) Attach(svc *service.Service) { r.svc = svc }
+func (r *Registry) Attach(svc *service.Service) { r.svc, r.acc = svc, accounts.New(svc) }
 
 // Service is the attached service.
 func (r *Registry) Service() *service.Service { return r.svc }

@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -231,11 +232,20 @@ func (ev *evaluator) lookup(class string, o map[string]any, path string) (any, b
 	}
 	var cur any = o
 	for _, part := range strings.Split(path, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[part]; !ok {
+		switch c := cur.(type) {
+		case map[string]any:
+			var ok bool
+			if cur, ok = c[part]; !ok {
+				return nil, false
+			}
+		case []any:
+			// A segment of up to 9 digits is a position in an array.
+			i, err := strconv.Atoi(part)
+			if err != nil || len(part) > 9 || strings.Trim(part, "0123456789") != "" || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
 			return nil, false
 		}
 	}

@@ -133,6 +133,9 @@ func (e *executor) classMutation(op string, input map[string]any) (map[string]an
 	if err := e.needMaster(); err != nil {
 		return nil, err
 	}
+	if e.h.opts.LockSchemas {
+		return nil, errSchemasLocked
+	}
 	name := str(input["name"])
 	var c map[string]any
 	var err error
@@ -151,3 +154,7 @@ func (e *executor) classMutation(op string, input map[string]any) (map[string]an
 	}
 	return map[string]any{"class": classOut(c)}, nil
 }
+
+// errSchemasLocked refuses schema changes under the schema option's
+// lockSchemas, with the code and message REST answers (Parse Server's).
+var errSchemasLocked = schema.Errorf(schema.CodeOperationForbidden, "Cannot perform this operation when schemas options is used.")

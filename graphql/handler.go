@@ -18,6 +18,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/validator"
 
+	"github.com/quarrydata/quarry/accounts"
+	"github.com/quarrydata/quarry/hangup"
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
@@ -69,11 +71,16 @@ type Options struct {
 	// client's address, so a rule cannot be bypassed through GraphQL;
 	// nil limits nothing.
 	RateLimit *ratelimit.Limiter
+	// LockSchemas refuses createClass, updateClass and deleteClass as
+	// REST refuses POST/PUT/DELETE /schemas under the schema option's
+	// lockSchemas: 119, same message.
+	LockSchemas bool
 }
 
 // Handler serves GraphQL requests over a service.
 type Handler struct {
 	svc  *service.Service
+	acc  *accounts.Accounts
 	opts Options
 	log  *slog.Logger
 
@@ -106,7 +113,7 @@ func New(svc *service.Service, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Handler{svc: svc, opts: opts, log: opts.Logger}
+	return &Handler{svc: svc, acc: accounts.New(svc), opts: opts, log: opts.Logger}
 }
 
 // Model returns the generated schema for the current class schemas,
@@ -295,9 +302,9 @@ func (h *Handler) Serve(ctx *fasthttp.RequestCtx, auth service.Auth) {
 		writeResponse(ctx, fasthttp.StatusBadRequest, requestError(codeBadRequest, "Must provide a query string."))
 		return
 	}
-	clientGone, stopWatching := watchHangup(ctx.Conn())
-	resp, status := h.execute(clientGone, auth, ctx.RemoteIP().String(), req.Query, req.OperationName, req.Variables, ctx.IsGet())
-	stopWatching()
+	clientGone := hangup.Watch(ctx.Conn())
+	resp, status := h.execute(clientGone, auth.WithContext(clientGone), ctx.RemoteIP().String(), req.Query, req.OperationName, req.Variables, ctx.IsGet())
+	clientGone.Stop()
 	if status == fasthttp.StatusMethodNotAllowed {
 		ctx.Response.Header.Set("Allow", "POST")
 	}

@@ -3,6 +3,7 @@ package graphql
 import (
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/quarrydata/quarry/accounts"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 )
@@ -22,19 +23,19 @@ func (e *executor) mutate(f *ast.Field, args map[string]any) (any, error) {
 	case "createFile":
 		out, err = e.createFile(input)
 	case "logOut":
-		if err = e.h.svc.LogOut(e.auth); err == nil {
+		if err = e.h.acc.LogOut(e.auth); err == nil {
 			out = map[string]any{"ok": true}
 		}
 	case "resetPassword":
 		// The same request as REST's POST /requestPasswordReset, with the
 		// same answer whether or not an account has the address.
-		if err = e.h.svc.RequestPasswordReset(input["email"]); err == nil {
+		if err = e.h.acc.RequestPasswordReset(input["email"]); err == nil {
 			out = map[string]any{"ok": true}
 		}
 	case "confirmResetPassword":
 		out, err = e.confirmResetPassword(input)
 	case "sendVerificationEmail":
-		if err = e.h.svc.RequestVerificationEmail(input["email"]); err == nil {
+		if err = e.h.acc.RequestVerificationEmail(input["email"]); err == nil {
 			out = map[string]any{"ok": true}
 		}
 	case "challenge":
@@ -45,7 +46,7 @@ func (e *executor) mutate(f *ast.Field, args map[string]any) (any, error) {
 			}
 		}
 		var reply map[string]any
-		if reply, err = e.h.svc.Challenge(e.auth, body); err == nil {
+		if reply, err = e.h.acc.Challenge(e.auth, body); err == nil {
 			out = map[string]any{"challengeData": reply["challengeData"]}
 		}
 	case "callCloudCode":
@@ -268,15 +269,15 @@ func (e *executor) callCloudCode(input map[string]any) (map[string]any, error) {
 // the reset page's form does; the username must be the token's user.
 func (e *executor) confirmResetPassword(input map[string]any) (map[string]any, error) {
 	token, _ := input["token"].(string)
-	username, err := e.h.svc.ResetTokenUser(token)
+	username, err := e.h.acc.ResetTokenUser(token)
 	if err != nil {
 		return nil, err
 	}
 	if given, _ := input["username"].(string); given != username {
-		return nil, service.ErrInvalidLink
+		return nil, accounts.ErrInvalidLink
 	}
 	password, _ := input["password"].(string)
-	if _, err := e.h.svc.ResetPassword(token, password); err != nil {
+	if _, err := e.h.acc.ResetPassword(token, password); err != nil {
 		return nil, err
 	}
 	return map[string]any{"ok": true}, nil

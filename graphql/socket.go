@@ -18,6 +18,7 @@ import (
 
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/wsconn"
 )
 
 // SocketProtocol is the WebSocket subprotocol of GraphQL subscriptions:
@@ -113,11 +114,8 @@ func (h *Handler) Close() {
 // writes everything queued, so the feed's dispatchers only ever enqueue.
 type socket struct {
 	h      *Handler
-	conn   *websocket.Conn
+	conn   *wsconn.Conn[queued]
 	remote net.Addr
-	queue  chan queued
-	done   chan struct{}
-	once   sync.Once
 
 	mu     sync.Mutex
 	inited bool // connection_init received
@@ -136,8 +134,22 @@ type queued struct {
 }
 
 func (h *Handler) serveSocket(conn *websocket.Conn, remote net.Addr) {
-	s := &socket{h: h, conn: conn, remote: remote, queue: make(chan queued, SocketQueue), done: make(chan struct{}),
-		ops: map[string]*subscription{}}
+	s := &socket{h: h, remote: remote, ops: map[string]*subscription{}}
+	s.conn = wsconn.New(conn, wsconn.Config[queued]{
+		ReadLimit:    MaxSocketMessageBytes,
+		PingInterval: SocketPingInterval,
+		WriteTimeout: socketWriteTimeout,
+		Queue:        SocketQueue,
+		Handle:       s.handle,
+		Write:        s.writeQueued,
+		// A bug while reading or writing closes this socket, never the
+		// server.
+		Panicked: func(v any, stack []byte) {
+			h.log.Error("graphql: socket panicked", "panic", fmt.Sprint(v), "stack", string(stack))
+		},
+		InternalErrorCode:   closeInternal,
+		InternalErrorReason: "Internal server error",
+	})
 	defer func() {
 		if r := recover(); r != nil {
 			h.log.Error("graphql: socket panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -172,41 +184,7 @@ func (h *Handler) serveSocket(conn *websocket.Conn, remote net.Addr) {
 		}
 	})
 	defer initTimer.Stop()
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		// A bug while writing closes this socket, never the server.
-		defer func() {
-			if r := recover(); r != nil {
-				h.log.Error("graphql: socket writer panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				s.close(closeInternal, "Internal server error")
-			}
-		}()
-		s.writeLoop()
-	}()
-	s.readLoop()
-	s.close(websocket.CloseNormalClosure, "")
-	<-writerDone
-}
-
-func (s *socket) readDeadline() time.Time {
-	return time.Now().Add(2*SocketPingInterval + socketWriteTimeout)
-}
-
-func (s *socket) readLoop() {
-	s.conn.SetReadLimit(MaxSocketMessageBytes)
-	s.conn.SetReadDeadline(s.readDeadline())
-	s.conn.SetPongHandler(func(string) error { return s.conn.SetReadDeadline(s.readDeadline()) })
-	for {
-		_, data, err := s.conn.ReadMessage()
-		if err != nil {
-			return
-		}
-		s.conn.SetReadDeadline(s.readDeadline())
-		if !s.handle(data) {
-			return
-		}
-	}
+	s.conn.Run()
 }
 
 // wsMessage is a message of the protocol.
@@ -420,11 +398,12 @@ func (s *socket) errorsOf(err error) []gqlError {
 // enqueue queues without waiting (the feed's dispatchers call it); a full
 // queue closes the socket.
 func (s *socket) enqueue(q queued) bool {
-	select {
-	case <-s.done:
-		return false
-	case s.queue <- q:
+	if s.conn.Offer(q) {
 		return true
+	}
+	select {
+	case <-s.conn.Done():
+		return false
 	default:
 	}
 	s.h.log.Info("graphql: socket too slow; closing", "remote", s.remote.String())
@@ -438,10 +417,7 @@ func (s *socket) write(m wsMessage) {
 	if err != nil {
 		return
 	}
-	select {
-	case s.queue <- queued{msg: b}:
-	case <-s.done:
-	}
+	s.conn.Send(queued{msg: b})
 }
 
 func (s *socket) writeErrors(id string, errs []gqlError) {
@@ -460,30 +436,14 @@ func encoded(r response) json.RawMessage {
 	return b
 }
 
-func (s *socket) writeLoop() {
-	ticker := time.NewTicker(SocketPingInterval)
-	defer ticker.Stop()
-	for {
-		select {
-		case q := <-s.queue:
-			msg := s.render(q)
-			if msg == nil {
-				continue
-			}
-			s.conn.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
-			if err := s.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
-				s.close(websocket.CloseAbnormalClosure, "")
-				return
-			}
-		case <-ticker.C:
-			if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(socketWriteTimeout)); err != nil {
-				s.close(websocket.CloseAbnormalClosure, "")
-				return
-			}
-		case <-s.done:
-			return
-		}
+// writeQueued writes one queued item, rendered.
+func (s *socket) writeQueued(ws *websocket.Conn, q queued, _ <-chan queued) (stop bool, err error) {
+	msg := s.render(q)
+	if msg == nil {
+		return false, nil
 	}
+	ws.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
+	return false, ws.WriteMessage(websocket.TextMessage, msg)
 }
 
 // render turns a queued item into the bytes to write, nil for nothing: an
@@ -536,17 +496,7 @@ func (s *socket) render(q queued) (out []byte) {
 }
 
 // close ends the socket once: a close frame, then the connection.
-func (s *socket) close(code int, reason string) {
-	s.once.Do(func() {
-		close(s.done)
-		if code != websocket.CloseAbnormalClosure {
-			s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
-		}
-		nc := s.conn.NetConn()
-		nc.SetDeadline(time.Now())
-		nc.Close()
-	})
-}
+func (s *socket) close(code int, reason string) { s.conn.Close(code, reason) }
 
 // stopAll cancels every subscription of a closed socket.
 func (s *socket) stopAll() {

@@ -7,7 +7,7 @@ import (
 
 // viewer is the caller's user and session token.
 func (e *executor) viewer(a service.Auth) (any, error) {
-	u, err := e.h.svc.Me(a)
+	u, err := e.h.acc.Me(a)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (e *executor) signUp(input map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, token, err := e.h.svc.SignUp(e.auth, body)
+	_, token, err := e.h.acc.SignUp(e.auth, body)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (e *executor) signUp(input map[string]any) (map[string]any, error) {
 }
 
 func (e *executor) logIn(input map[string]any) (map[string]any, error) {
-	u, err := e.h.svc.LogIn(e.auth, input["username"], nil, input["password"], false)
+	u, err := e.h.acc.LogIn(e.auth, input["username"], nil, input["password"], false)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (e *executor) logInWith(input map[string]any) (map[string]any, error) {
 	delete(body, "username")
 	delete(body, "password")
 	body["authData"] = input["authData"]
-	r, err := e.h.svc.SignUpWithAuthData(e.auth, body)
+	r, err := e.h.acc.SignUpWithAuthData(e.auth, body)
 	if err != nil {
 		return nil, err
 	}

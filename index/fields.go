@@ -2,10 +2,13 @@ package index
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/quarrydata/quarry/schema"
 )
 
 // Fields read from an object's JSON: index keys are extracted from the
@@ -20,21 +23,32 @@ import (
 // valueAt returns the value at a dot path in the object js, as
 // schema.Get finds it in the decoded object but for timestamps (a
 // top-level createdAt or updatedAt string stays a string): false when a
-// segment is missing or the path crosses a non-object.
+// segment is missing or the path crosses a value that is neither an
+// object nor an array (where a segment of digits is a position).
 func valueAt(js, path string) (any, bool) {
+	inArray := false
 	for {
 		head, rest, nested := strings.Cut(path, ".")
-		r, ok := member(js, head)
+		var r gjson.Result
+		ok := false
+		if inArray {
+			if i, isIndex := schema.ArrayIndex(head); isIndex {
+				r = gjson.Get(js, strconv.Itoa(i))
+				ok = r.Exists()
+			}
+		} else {
+			r, ok = member(js, head)
+		}
 		if !ok {
 			return nil, false
 		}
 		if !nested {
 			return resultValue(r), true
 		}
-		if !r.IsObject() {
+		if !r.IsObject() && !r.IsArray() {
 			return nil, false
 		}
-		js, path = r.Raw, rest
+		js, path, inArray = r.Raw, rest, r.IsArray()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,6 +37,9 @@ func TestValueAtMatchesTheDecodedObject(t *testing.T) {
 			[]string{"a*b", "a?", "#", "@this", "x|y", "k=v", "", "é", "sp ace", "o.@.!", "a"}},
 		{`{"esc":"a\"b\\c","u":"\u00e9\ud83d\ude00","bad":"\ud800","o":{"k\"q":"\n"}}`,
 			[]string{"esc", "u", "bad", "o", "o.k\"q"}},
+		{`{"arr":[{"b":1},[2,{"c":3}],null,"s"],"o":{"l":[0,{"k":"v"}],"0":"key"}}`,
+			[]string{"arr.0.b", "arr.1.0", "arr.1.1.c", "arr.2", "arr.2.x", "arr.3", "arr.3.x", "arr.4", "arr.01", "arr.-1", "arr.+1",
+				"arr.1.x", "arr.9999999999", "o.l.1.k", "o.0", "o.l.0"}},
 		{`{"createdAt":"2020-01-01T00:00:00.000Z","loc":{"__type":"GeoPoint","latitude":1.5,"longitude":-2},"big":9007199254740993}`,
 			[]string{"createdAt", "loc", "loc.latitude", "big"}},
 	}
@@ -66,12 +70,22 @@ func TestValueAtMatchesTheDecodedObject(t *testing.T) {
 	}
 }
 
-// pathsOf lists every dot path into obj's nested objects.
+// pathsOf lists every dot path into obj's nested objects and arrays.
 func pathsOf(obj map[string]any, prefix string, out []string) []string {
 	for k, v := range obj {
-		out = append(out, prefix+k)
-		if m, ok := v.(map[string]any); ok {
-			out = pathsOf(m, prefix+k+".", out)
+		out = pathsInto(v, prefix+k, out)
+	}
+	return out
+}
+
+func pathsInto(v any, path string, out []string) []string {
+	out = append(out, path)
+	switch c := v.(type) {
+	case map[string]any:
+		out = pathsOf(c, path+".", out)
+	case []any:
+		for i, e := range c {
+			out = pathsInto(e, path+"."+strconv.Itoa(i), out)
 		}
 	}
 	return out

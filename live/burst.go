@@ -31,7 +31,7 @@ func appendTextFrame(buf, msg []byte) []byte {
 // gatherBurst frames first and the messages queued behind it, up to
 // maxBurstBytes, into buf. closing reports that it met the
 // closeAfterFlush mark (a nil message), which ends the burst.
-func gatherBurst(buf, first []byte, queue chan []byte) (out []byte, closing bool) {
+func gatherBurst(buf, first []byte, queue <-chan []byte) (out []byte, closing bool) {
 	buf = appendTextFrame(buf, first)
 	for len(buf) < maxBurstBytes {
 		select {

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/quarrydata/quarry/live/match"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/wsconn"
 )
 
 // client is one WebSocket connection. Its reader goroutine handles the
@@ -28,14 +27,11 @@ import (
 // disconnected with status 1013 (the SDKs reconnect and re-subscribe).
 type client struct {
 	srv    *Server
-	conn   *websocket.Conn
+	conn   *wsconn.Conn[[]byte]
 	remote string
 	ip     netip.Addr
-	queue  chan []byte
-	done   chan struct{}
-	once   sync.Once
+	frames []byte // the writer's: a burst of queued messages, framed for one write
 
-	pong       atomic.Bool
 	closeAfter atomic.Pointer[closeFrame] // set by closeAfterFlush
 	tooSlow    atomic.Bool                // being disconnected for it
 	dropped    atomic.Int64               // messages dropped since the queue last emptied
@@ -99,155 +95,88 @@ func (s *Server) unfile(sub *subscription) {
 }
 
 func (s *Server) serve(conn *websocket.Conn, remote string, ip netip.Addr) {
-	c := &client{srv: s, conn: conn, remote: remote, ip: ip, queue: make(chan []byte, s.opts.SendQueue),
-		done: make(chan struct{}), subs: map[string]*subscription{}}
-	// A bug while handling one client's message closes that client, never
-	// the server: this goroutine is fasthttp's hijack handler.
-	defer func() {
-		if v := recover(); v != nil {
+	c := &client{srv: s, remote: remote, ip: ip, subs: map[string]*subscription{}}
+	c.conn = wsconn.New(conn, wsconn.Config[[]byte]{
+		ReadLimit:    MaxFrameBytes,
+		MessageLimit: MaxMessageBytes,
+		Oversize: func() {
+			c.sendError(&protoError{code: CodeBadMessage, msg: fmt.Sprintf("Message is larger than %d bytes", MaxMessageBytes)})
+		},
+		ReadLimitHit: func() {
+			s.log.Info("livequery: message over the frame limit; closing", "remote", remote, "limit", MaxFrameBytes)
+		},
+		PingInterval: s.opts.WebsocketTimeout,
+		WriteTimeout: WriteTimeout,
+		NoPongCode:   CloseNoPong,
+		NoPong:       func() { s.log.Info("livequery: no pong; closing", "remote", remote, "clientId", c.clientID()) },
+		Queue:        s.opts.SendQueue,
+		Handle:       func(data []byte) bool { c.handle(data); return true },
+		Write:        c.write,
+		// A bug while handling one client's message closes that client,
+		// never the server.
+		Panicked: func(v any, stack []byte) {
 			s.stats.panics.Add(1)
-			s.log.Error("livequery: panic while serving a client; closing it", "remote", remote, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			c.close(websocket.CloseInternalServerErr, "internal server error")
-			c.dropSubscriptions()
-			s.unregister(c)
-		}
-	}()
+			s.log.Error("livequery: panic while serving a client; closing it", "remote", remote, "panic", fmt.Sprint(v), "stack", string(stack))
+		},
+		InternalErrorCode:   websocket.CloseInternalServerErr,
+		InternalErrorReason: "internal server error",
+	})
 	if !s.register(c) {
-		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseShutdown, "server shutting down"), time.Now().Add(time.Second))
-		conn.Close()
+		c.close(CloseShutdown, "server shutting down")
 		return
 	}
 	s.log.Debug("livequery: connection", "remote", remote)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop()
-	}()
-	c.readLoop()
-	c.close(websocket.CloseNormalClosure, "")
-	<-writerDone
+	c.conn.Run()
 	c.dropSubscriptions()
 	s.unregister(c)
 	s.log.Debug("livequery: disconnected", "remote", remote, "clientId", c.clientID())
 }
 
-func (c *client) readDeadline() time.Time {
-	return time.Now().Add(2*c.srv.opts.WebsocketTimeout + WriteTimeout)
-}
-
-func (c *client) readLoop() {
-	conn := c.conn
-	conn.SetReadLimit(MaxFrameBytes)
-	conn.SetReadDeadline(c.readDeadline())
-	conn.SetPongHandler(func(string) error {
-		c.pong.Store(true)
-		return conn.SetReadDeadline(c.readDeadline())
-	})
-	for {
-		_, r, err := conn.NextReader()
+// write writes one queued message, with those queued behind it framed
+// into the same write; a nil message (closeAfterFlush) closes the
+// connection once everything before it is written.
+func (c *client) write(ws *websocket.Conn, msg []byte, queue <-chan []byte) (stop bool, err error) {
+	closing := msg == nil
+	if !closing {
+		deadline := time.Now().Add(WriteTimeout)
+		if len(queue) == 0 {
+			ws.SetWriteDeadline(deadline)
+			err = ws.WriteMessage(websocket.TextMessage, msg)
+		} else {
+			c.frames, closing = gatherBurst(c.frames[:0], msg, queue)
+			err = writeBurst(ws.NetConn(), c.frames, deadline)
+			if cap(c.frames) > 4*maxBurstBytes {
+				c.frames = nil // one huge message must not pin its buffer
+			}
+		}
 		if err != nil {
-			if errors.Is(err, websocket.ErrReadLimit) {
-				c.srv.log.Info("livequery: message over the frame limit; closing", "remote", c.remote, "limit", MaxFrameBytes)
-			}
-			return
-		}
-		conn.SetReadDeadline(c.readDeadline())
-		data, err := io.ReadAll(io.LimitReader(r, MaxMessageBytes+1))
-		if err != nil {
-			return
-		}
-		if len(data) > MaxMessageBytes {
-			if _, err := io.Copy(io.Discard, r); err != nil {
-				return
-			}
-			c.sendError(&protoError{code: CodeBadMessage, msg: fmt.Sprintf("Message is larger than %d bytes", MaxMessageBytes)})
-			continue
-		}
-		c.handle(data)
-	}
-}
-
-func (c *client) writeLoop() {
-	ticker := time.NewTicker(c.srv.opts.WebsocketTimeout)
-	defer ticker.Stop()
-	pinged := false
-	var frames []byte // a burst of queued messages, framed for one write
-	for {
-		select {
-		case msg := <-c.queue:
-			closing := msg == nil // closeAfterFlush: everything before it is written
-			if !closing {
-				var err error
-				deadline := time.Now().Add(WriteTimeout)
-				if len(c.queue) == 0 {
-					c.conn.SetWriteDeadline(deadline)
-					err = c.conn.WriteMessage(websocket.TextMessage, msg)
-				} else {
-					frames, closing = gatherBurst(frames[:0], msg, c.queue)
-					err = writeBurst(c.conn.NetConn(), frames, deadline)
-					if cap(frames) > 4*maxBurstBytes {
-						frames = nil // one huge message must not pin its buffer
-					}
-				}
-				if err != nil {
-					c.close(websocket.CloseAbnormalClosure, "")
-					return
-				}
-			}
-			if closing {
-				f := c.closeAfter.Load()
-				c.close(f.code, f.reason)
-				return
-			}
-			if len(c.queue) == 0 {
-				c.dropped.Store(0)
-			}
-		case <-ticker.C:
-			if pinged && !c.pong.Load() {
-				c.srv.log.Info("livequery: no pong; closing", "remote", c.remote, "clientId", c.clientID())
-				c.close(CloseNoPong, "no pong")
-				return
-			}
-			c.pong.Store(false)
-			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(WriteTimeout)); err != nil {
-				c.close(websocket.CloseAbnormalClosure, "")
-				return
-			}
-			pinged = true
-		case <-c.done:
-			return
+			return true, err
 		}
 	}
+	if closing {
+		f := c.closeAfter.Load()
+		c.close(f.code, f.reason)
+		return true, nil
+	}
+	if len(queue) == 0 {
+		c.dropped.Store(0)
+	}
+	return false, nil
 }
 
 // close ends the connection once: a close frame with code and reason,
 // then the socket.
-func (c *client) close(code int, reason string) {
-	c.once.Do(func() {
-		close(c.done)
-		if code != websocket.CloseAbnormalClosure {
-			c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(time.Second))
-		}
-		// fasthttp closes a hijacked connection only when the handler
-		// returns (its Close is a no-op); a deadline in the past wakes the
-		// reader and a writer stuck on a full socket at once.
-		nc := c.conn.NetConn()
-		nc.SetDeadline(time.Now())
-		nc.Close()
-	})
-}
+func (c *client) close(code int, reason string) { c.conn.Close(code, reason) }
 
 // send queues a message without waiting (see the type's comment for the
 // slow-client policy). It reports whether the message was queued.
 func (c *client) send(msg []byte) bool {
-	select {
-	case <-c.done:
-		return false
-	default:
+	if c.conn.Offer(msg) {
+		return true
 	}
 	select {
-	case c.queue <- msg:
-		return true
+	case <-c.conn.Done():
+		return false
 	default:
 	}
 	c.srv.stats.dropped.Add(1)

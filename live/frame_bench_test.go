@@ -8,6 +8,7 @@ import (
 	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/live/match"
 	"github.com/quarrydata/quarry/schema"
+	"github.com/quarrydata/quarry/wsconn"
 )
 
 // benchObject is a stored object of 16 fields, as a write keeps it.
@@ -48,11 +49,11 @@ func BenchmarkEventFrame_Update_10Subscribers(b *testing.B) {
 			done := make(chan struct{})
 			defer close(done)
 			for i := range subscribers {
-				cl := &client{srv: s, queue: make(chan []byte, 1024), done: make(chan struct{})}
+				cl := &client{srv: s, conn: wsconn.New[[]byte](nil, wsconn.Config[[]byte]{Queue: 1024})}
 				go func() {
 					for {
 						select {
-						case <-cl.queue:
+						case <-cl.conn.Pending():
 						case <-done:
 							return
 						}

@@ -153,9 +153,11 @@ func pointerKey(v any) (string, bool) {
 	return c + "\x00" + id, true
 }
 
-// Get reads a top-level key or a dot path into nested objects. The
-// timestamps createdAt and updatedAt come back as Date maps so that they
-// compare with Date values from queries.
+// Get reads a top-level key or a dot path into nested objects; a segment
+// of digits inside an array is a position in it ("tags.0",
+// "items.2.price"), as Parse Server's queries read it. The timestamps
+// createdAt and updatedAt come back as Date maps so that they compare with
+// Date values from queries.
 func Get(obj Object, path string) (any, bool) {
 	head, rest, nested := strings.Cut(path, ".")
 	v, ok := obj[head]
@@ -163,11 +165,7 @@ func Get(obj Object, path string) (any, bool) {
 		return nil, false
 	}
 	if nested {
-		inner, isObj := v.(map[string]any)
-		if !isObj {
-			return nil, false
-		}
-		return getNested(inner, rest)
+		return getNested(v, rest)
 	}
 	if head == "createdAt" || head == "updatedAt" {
 		if s, isStr := v.(string); isStr {
@@ -177,19 +175,46 @@ func Get(obj Object, path string) (any, bool) {
 	return v, true
 }
 
-func getNested(obj map[string]any, path string) (any, bool) {
+func getNested(cur any, path string) (any, bool) {
 	for {
 		head, rest, nested := strings.Cut(path, ".")
-		v, ok := obj[head]
+		var v any
+		var ok bool
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok = c[head]
+		case []any:
+			if i, isIndex := ArrayIndex(head); isIndex && i < len(c) {
+				v, ok = c[i], true
+			}
+		}
 		if !ok || !nested {
 			return v, ok
 		}
-		if obj, ok = v.(map[string]any); !ok {
-			return nil, false
-		}
-		path = rest
+		cur, path = v, rest
 	}
 }
+
+// ArrayIndex reads a path segment as a position in an array: digits only
+// (no sign), at most maxArrayIndexDigits of them.
+func ArrayIndex(segment string) (int, bool) {
+	if segment == "" || len(segment) > maxArrayIndexDigits {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(segment); i++ {
+		c := segment[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// maxArrayIndexDigits bounds a position in a path: far above any array a
+// request body can hold, and small enough never to overflow an int.
+const maxArrayIndexDigits = 9
 
 // CompareAt compares the values of a and b at path as Compare compares
 // what Get returns, without building the Date maps of the timestamps

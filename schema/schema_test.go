@@ -56,7 +56,8 @@ func TestEqual(t *testing.T) {
 }
 
 func TestGetPathsAndTimestamps(t *testing.T) {
-	obj := decode(t, `{"createdAt":"2024-01-02T03:04:05.678Z","a":{"b":{"c":3}},"s":"x"}`).(map[string]any)
+	obj := decode(t, `{"createdAt":"2024-01-02T03:04:05.678Z","a":{"b":{"c":3}},"s":"x",
+		"arr":[{"f":"y"},[5,6],null],"o":{"0":"key","l":[1]}}`).(map[string]any)
 	cases := []struct {
 		path string
 		want string
@@ -68,6 +69,17 @@ func TestGetPathsAndTimestamps(t *testing.T) {
 		{"a.x", `null`, false},
 		{"s.x", `null`, false},
 		{"missing", `null`, false},
+		// A segment of digits is a position in an array (Parse's queries).
+		{"arr.0.f", `"y"`, true},
+		{"arr.1.1", `6`, true},
+		{"arr.2", `null`, true},
+		{"arr.3", `null`, false},
+		{"arr.01.0", `5`, true},
+		{"arr.-1", `null`, false},
+		{"arr.f", `null`, false},
+		{"arr.9999999999", `null`, false},
+		{"o.0", `"key"`, true},
+		{"o.l.0", `1`, true},
 	}
 	for _, c := range cases {
 		got, ok := Get(obj, c.path)
@@ -157,5 +169,21 @@ func TestIsNameMatchesPattern(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkGet_Nested3: a three-segment path into objects, and one through
+// an array position (what a matcher pays per object for "a.b.c").
+func BenchmarkGet_Nested3(b *testing.B) {
+	obj := Object{"a": map[string]any{"b": map[string]any{"c": 3.0}}, "l": map[string]any{"r": []any{1.0, map[string]any{"s": 2.0}}}}
+	for _, path := range []string{"a.b.c", "l.r.1.s"} {
+		b.Run(path, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := Get(obj, path); !ok {
+					b.Fatal("missing")
+				}
+			}
+		})
 	}
 }

@@ -30,6 +30,11 @@ const (
 	KeyMFARecovery = "_mfa_recovery"
 	KeyMFAMobile   = "_mfa_mobile" // the enrolled number
 	KeyMFASMS      = "_mfa_sms"    // the SMS code sent and waiting
+	// The limit on wrong second factors: the count, since when, and the
+	// lock it set.
+	KeyMFAFailedCount = "_mfa_failed_count"
+	KeyMFAFailedSince = "_mfa_failed_since"
+	KeyMFALockedUntil = "_mfa_locked_until"
 )
 
 // AccountKeys are the _User bookkeeping keys Quarry keeps under Parse

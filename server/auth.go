@@ -58,8 +58,9 @@ func openAuth(opts *config.Options, functions *authFunctions) (*auth.Registry, e
 
 // warnMissingFunctions warns at start-up about options naming cloud
 // functions that are not defined: passwordPolicy.validatorCallback (every
-// new password would be refused), auth.<provider>.cloudFunction and
-// auth.mfa.smsFunction.
+// new password would be refused), auth.<provider>.cloudFunction,
+// auth.mfa.smsFunction, and the pages router's placeholders and
+// customRoutes handlers.
 func warnMissingFunctions(opts *config.Options, defined []string, log *slog.Logger) {
 	named := map[string]string{}
 	if f := opts.Accounts.PasswordPolicy.ValidatorCallback; f != "" {
@@ -71,6 +72,14 @@ func warnMissingFunctions(opts *config.Options, defined []string, log *slog.Logg
 			if f, ok := m[key].(string); ok && f != "" {
 				named["auth."+provider+"."+key] = f
 			}
+		}
+	}
+	if _, f := opts.PagesPlaceholders(); f != "" && opts.PagesRouter() {
+		named["pages.placeholders"] = f
+	}
+	for i, r := range opts.PagesCustomRoutes() {
+		if opts.PagesRouter() {
+			named[fmt.Sprintf("pages.customRoutes[%d].handler", i)] = r.Handler
 		}
 	}
 	for option, f := range named {

@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"sync/atomic"
@@ -123,9 +126,8 @@ func accountOptions(opts *config.Options, mailer email.Adapter, base *linkBase, 
 }
 
 // pagesOptions are the email pages' settings: customPages, or with
-// Parse Server's pages router (pages.enableRouter) its customUrls, which
-// take their place.
-func pagesOptions(opts *config.Options) transport.PagesOptions {
+// Parse Server's pages router (pages.enableRouter) the router's.
+func pagesOptions(opts *config.Options) (transport.PagesOptions, error) {
 	c := opts.Accounts.CustomPages
 	custom := map[string]string{
 		"invalid_link": c.InvalidLink, "invalid_verification_link": c.InvalidVerificationLink,
@@ -133,27 +135,37 @@ func pagesOptions(opts *config.Options) transport.PagesOptions {
 		"choose_password": c.ChoosePassword, "password_reset_success": c.PasswordResetSuccess,
 		"verify_email_success": c.VerifyEmailSuccess,
 	}
-	if opts.PagesRouter() {
-		custom = map[string]string{}
-		urls := opts.PagesCustomURLs()
-		// Quarry has one page for an invalid and an expired verification
-		// link: the invalid one's URL, else the expired one's.
-		if urls["emailVerificationLinkInvalid"] == "" {
-			urls["emailVerificationLinkInvalid"] = urls["emailVerificationLinkExpired"]
+	out := transport.PagesOptions{AppName: opts.Accounts.AppName, Custom: custom}
+	if !opts.PagesRouter() {
+		return out, nil
+	}
+	fixed, function := opts.PagesPlaceholders()
+	r := &transport.PagesRouterOptions{
+		CustomURLs:           opts.PagesCustomURLs(),
+		ForceRedirect:        opts.PagesSwitch("forceRedirect"),
+		Localization:         opts.PagesSwitch("enableLocalization"),
+		FallbackLocale:       opts.PagesString("localizationFallbackLocale"),
+		EncodeHeaders:        opts.PagesSwitch("encodePageParamHeaders"),
+		Placeholders:         fixed,
+		PlaceholdersFunction: function,
+	}
+	if dir := opts.PagesString("pagesPath"); dir != "" {
+		r.Files = os.DirFS(dir)
+	}
+	if p := opts.PagesString("localizationJsonPath"); p != "" {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			err = json.Unmarshal(b, &r.Translations)
 		}
-		for id, page := range routerPages {
-			custom[page] = urls[id]
+		if err != nil {
+			return out, fmt.Errorf("pages.localizationJsonPath: failed to load JSON file: %w", err)
 		}
 	}
-	return transport.PagesOptions{AppName: opts.Accounts.AppName, Custom: custom, RouterParams: opts.PagesRouter()}
-}
-
-// routerPages maps the pages router's page ids to Quarry's pages.
-var routerPages = map[string]string{
-	"passwordReset": "choose_password", "passwordResetSuccess": "password_reset_success",
-	"passwordResetLinkInvalid": "invalid_link", "emailVerificationSuccess": "verify_email_success",
-	"emailVerificationSendFail": "link_send_fail", "emailVerificationSendSuccess": "link_send_success",
-	"emailVerificationLinkInvalid": "invalid_verification_link",
+	for _, route := range opts.PagesCustomRoutes() {
+		r.CustomRoutes = append(r.CustomRoutes, transport.PagesRoute{Method: route.Method, Path: route.Path, Handler: route.Handler})
+	}
+	out.Router = r
+	return out, nil
 }
 
 func daysToDuration(days int) time.Duration { return time.Duration(days) * 24 * time.Hour }

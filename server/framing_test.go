@@ -20,6 +20,7 @@ import (
 var ambiguousRequests = []struct{ name, request string }{
 	{"content-length and chunked", "POST /parse/classes/A HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"},
 	{"bare LF in a header line", "GET /parse/health HTTP/1.1\r\nHost: 127.0.0.1\nX-Other: 1\r\n\r\n"},
+	{"bare LF ending the request line", "GET /parse/health HTTP/1.1\nHost: 127.0.0.1\r\n\r\n"},
 	{"dot-dot segment", "GET /parse/x/../health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"},
 }
 

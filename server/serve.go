@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/quarrydata/quarry/transport"
 	"github.com/valyala/fasthttp"
 )
 
@@ -21,7 +22,7 @@ func listen(host string, port int) (net.Listener, error) {
 // keep fasthttp waiting, and requests still running are cut off.
 func serveUntil(ctx context.Context, hs *fasthttp.Server, ln net.Listener, log *slog.Logger) error {
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(transport.CheckRequestLines(ln)) }()
 	select {
 	case err := <-errc:
 		return err

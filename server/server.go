@@ -20,6 +20,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/quarrydata/quarry/access"
+	"github.com/quarrydata/quarry/accounts"
 	"github.com/quarrydata/quarry/cloud"
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/email"
@@ -132,6 +133,9 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		return nil, err
 	}
 	undo = append(undo, func() { adapter.Close() })
+	if err := keepChanges(opts, adapter); err != nil { // subscriptions.go
+		return nil, err
+	}
 	// LiveQuery's publisher is known once the service is open (delivery.go).
 	publish := &liveConsumer{}
 	subsConsumer := &subscriptionsConsumer{} // subscriptions.go
@@ -183,7 +187,6 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		ObjectIDSize:              opts.ObjectIDSize,
 		LowercaseEmails:           opts.ConvertEmailToLowercase,
 		SessionLength:             opts.SessionLength,
-		ExtendSessionOnUse:        opts.ExtendSessionOnUse,
 		Now:                       opts.Now,
 		Auth:                      authProviders,
 		ScanBudgetForMaster:       opts.MaxScanMasterKey,
@@ -196,6 +199,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		Accounts:                  accountOptions(opts, mailer, links, log),
 		Warn:                      func(msg string) { log.Warn(msg) },
 		ChangeConsumers:           changeConsumers(shared, publish, liveQueryOn(opts), subsConsumer, opts.MaxServerSubscriptions > 0), // delivery.go
+		RecordPrevious:            opts.MaxServerSubscriptions > 0,                                                                    // server-side subscriptions replay the change log
 		OnSchemaChange:            shared.schemaChanged,
 		LoadProgress: func(objects int) {
 			log.Info("loading the database", "objectsRead", objects, "seconds", loadSeconds(loadStart))
@@ -210,9 +214,15 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	}
 	log.Info("database loaded and indexed", "seconds", loadSeconds(loadStart))
 	authFunctions.svc.Store(svc)
+	// The accounts component's parts of the core's work (before serving).
+	acc := accounts.New(svc)
+	svc.SetPasswordPolicy(acc)
+	if opts.ExtendSessionOnUse {
+		svc.OnSessionUse(acc.ExtendSession)
+	}
 	undo = append(undo, func() { svc.CloseChanges(0) })
 	observeChanges(m, svc)
-	subs, err := openSubscriptions(opts, svc, policy, log, subsConsumer)
+	subs, err := openSubscriptions(opts, svc, adapter, policy, log, subsConsumer)
 	if err != nil {
 		return nil, err
 	}
@@ -298,6 +308,10 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 	if gql != nil {
 		gqlServe, gqlSocket = gql.Serve, gql.ServeWebSocket
 	}
+	pages, err := pagesOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	rest, err = transport.New(svc, transport.Options{
 		AppID: opts.AppID, MasterKey: opts.MasterKey, ReadOnlyMasterKey: opts.ReadOnlyMasterKey,
 		ClientKey: opts.ClientKey, JavaScriptKey: opts.JavaScriptKey, RESTAPIKey: opts.RESTAPIKey,
@@ -315,7 +329,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 		CloudCode:        cloudCode,
 		Push:             pusher,
-		Pages:            pagesOptions(opts),
+		Pages:            pages,
 		GraphQL:          gqlServe,
 		GraphQLPath:      opts.GraphQLPath,
 		Playground:       mountPlayground(opts),
@@ -380,6 +394,7 @@ func mountGraphQL(opts *config.Options, svc *service.Service, functionNames func
 		Events:              events,
 		Authenticate:        authenticate,
 		RateLimit:           limiter,
+		LockSchemas:         opts.SchemaSwitch("lockSchemas"),
 	})
 	if _, err := h.SDL(); err != nil {
 		return nil, fmt.Errorf("graphQLCustomTypeDefs: %w", err)
@@ -477,13 +492,13 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.closeMailQueue() // email.go: after the jobs, which may send emails too
 	// Pushes under way stop at their next batch; the scheduler stops.
 	s.closePush()
-	// Server-side subscriptions get every committed change, then save
-	// what they have not delivered in _Subscription (subscriptions.go).
+	// Server-side subscriptions stop and save their positions in the
+	// change log, from which they resume (subscriptions.go).
 	if s.Opts.MaxServerSubscriptions > 0 {
 		s.Service.CloseChanges(0)
 	}
 	if err := s.subs.Close(); err != nil {
-		s.log.Error("server-side subscriptions: pending events not saved", "err", err)
+		s.log.Error("server-side subscriptions: positions not saved", "err", err)
 	}
 	// WebSocket connections outlive HTTP shutdown (they are hijacked);
 	// LiveQuery closes them, then Redis, before the store goes.
@@ -520,7 +535,7 @@ func (s *Server) Close() error {
 	// those close (bounded: service.DefaultChangeCloseTimeout).
 	s.Service.CloseChanges(0)
 	if err := s.subs.Close(); err != nil {
-		s.log.Error("server-side subscriptions: pending events not saved", "err", err)
+		s.log.Error("server-side subscriptions: positions not saved", "err", err)
 	}
 	s.closePush()
 	s.live.close()

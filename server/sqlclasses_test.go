@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -208,4 +211,71 @@ func TestSQLClassesFollowCallerContext(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSQLQueryStopsWhenClientHangsUp: a REST find of a class kept in
+// PostgreSQL, blocked there (a test transaction holds the table's lock),
+// is cancelled in PostgreSQL once its client closes the connection,
+// long before the query timeout (30 s) would end it.
+func TestSQLQueryStopsWhenClientHangsUp(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	s := servertest.Start(t, func(o *config.Options) {
+		o.DatabaseURI = uri
+		o.SQLClasses = []string{"Event"}
+	})
+	if r := s.Do(t, "POST", "/classes/Event", map[string]any{"n": 1}, servertest.App()); r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	ctx := context.Background()
+	locker, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(ctx)
+	watcher, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close(ctx)
+	var table string
+	if err := locker.QueryRow(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'Event'`).Scan(&table); err != nil {
+		t.Fatalf("the class's table: %v", err)
+	}
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `LOCK TABLE "Event" IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	// blocked counts the queries of the class waiting for the lock.
+	blocked := func() int {
+		var n int
+		if err := watcher.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND wait_event_type = 'Lock' AND query ILIKE '%"Event"%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// waitFor polls until cond holds, failing after a bound far beyond
+	// the hang-up watch's polls (and far below the query timeout).
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("never: %s", what)
+			}
+		}
+	}
+	u, _ := url.Parse(s.URL)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "GET %s/classes/Event HTTP/1.1\r\nHost: %s\r\nX-Parse-Application-Id: %s\r\nX-Parse-Master-Key: %s\r\n\r\n",
+		u.Path, u.Host, servertest.AppID, servertest.MasterKey)
+	waitFor("the find waits for the lock in PostgreSQL", func() bool { return blocked() == 1 })
+	conn.Close()
+	waitFor("the find is cancelled after its client hung up", func() bool { return blocked() == 0 })
 }

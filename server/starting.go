@@ -60,7 +60,7 @@ func ListenEarly(opts *config.Options) (*Starting, error) {
 	}
 	go func() {
 		defer close(st.done)
-		_ = st.hs.Serve(st.ln)
+		_ = st.hs.Serve(transport.CheckRequestLines(st.ln))
 	}()
 	return st, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/quarrydata/quarry/config"
 	"github.com/quarrydata/quarry/outbound"
 	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/store"
 	"github.com/quarrydata/quarry/subscribe"
 )
 
@@ -38,13 +39,29 @@ func (c *subscriptionsConsumer) consumer() service.ChangeConsumer {
 // openSubscriptions starts the stored server-side subscriptions when
 // maxServerSubscriptions allows any; nil otherwise (the routes then
 // answer 119).
-func openSubscriptions(opts *config.Options, svc *service.Service, policy outbound.Policy, log *slog.Logger, into *subscriptionsConsumer) (*subscribe.Manager, error) {
-	m, err := subscribe.Open(svc, subscribe.Options{Max: opts.MaxServerSubscriptions, Policy: policy, Log: log})
+func openSubscriptions(opts *config.Options, svc *service.Service, adapter store.Adapter, policy outbound.Policy, log *slog.Logger, into *subscriptionsConsumer) (*subscribe.Manager, error) {
+	changes, _ := adapter.(store.ChangeLog)
+	leaser, _ := adapter.(store.Leaser)
+	m, err := subscribe.Open(svc, subscribe.Options{Max: opts.MaxServerSubscriptions, Changes: changes, Leaser: leaser, Policy: policy, Log: log})
 	if err != nil {
 		return nil, err
 	}
 	into.m.Store(m)
 	return m, nil
+}
+
+// keepChanges has the store keep its change log when server-side
+// subscriptions are on: they replay it from their saved positions. The
+// service then records each object's previous version in it
+// (service.Options.RecordPrevious).
+func keepChanges(opts *config.Options, adapter store.Adapter) error {
+	if opts.MaxServerSubscriptions <= 0 {
+		return nil
+	}
+	if log, ok := adapter.(store.ChangeLog); ok {
+		return log.KeepChanges(0)
+	}
+	return nil
 }
 
 // subscriptionsAPI is transport.Subscriptions over a subscribe.Manager.

@@ -93,24 +93,12 @@ const (
 	fieldPasswordHistory    = schema.KeyPasswordHistory
 )
 
-// Parse error codes of the flows.
-const (
-	codeOtherCause    = -1
-	codeInternal      = 1
-	codeValidation    = 142
-	codeEmailMissing  = 204
-	codeEmailNotFound = 205
-)
-
 // mailDeliveryDeadline bounds one email's delivery in the background.
 const mailDeliveryDeadline = 2 * time.Minute
 
-// ErrInvalidLink is the answer to a verification or reset link whose token
-// is unknown, used or expired.
-var ErrInvalidLink = &schema.Error{Code: codeOtherCause, Message: "The link is invalid or has expired."}
-
-// newLinkToken is 32 hex characters from crypto/rand.
-func newLinkToken() string {
+// NewLinkToken is 32 hex characters from crypto/rand: the token of a
+// verification or reset link.
+func NewLinkToken() string {
 	var raw [16]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		panic("crypto/rand failed: " + err.Error())
@@ -118,30 +106,7 @@ func newLinkToken() string {
 	return hex.EncodeToString(raw[:])
 }
 
-// dateField reads a stored Date.
-func dateField(obj schema.Object, key string) (time.Time, bool) {
-	m, ok := obj[key].(map[string]any)
-	if !ok {
-		return time.Time{}, false
-	}
-	iso, _ := m["iso"].(string)
-	return schema.ParseTime(iso)
-}
-
 func dateValue(t time.Time) map[string]any { return schema.Date(schema.FormatTime(t)) }
-
-// validToken reports whether obj holds a token under key that has not
-// expired (no expiry field: valid until used).
-func (s *Service) validToken(obj schema.Object, key, expiresKey string) (string, bool) {
-	tok, _ := obj[key].(string)
-	if tok == "" {
-		return "", false
-	}
-	if exp, ok := dateField(obj, expiresKey); ok && !s.opts.Now().Before(exp) {
-		return tok, false
-	}
-	return tok, true
-}
 
 // link builds a page URL under publicServerURL.
 func (s *Service) link(page, token string) string {

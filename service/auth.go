@@ -30,8 +30,8 @@ func (s *Service) Authenticate(a Auth) (Auth, error) {
 		if iso != "" && iso < schema.FormatTime(s.opts.Now()) {
 			return a, schema.Errorf(schema.CodeInvalidSessionToken, "Session token is expired.")
 		}
-		if s.opts.ExtendSessionOnUse {
-			s.extendSession(sess, iso)
+		if s.sessionUse != nil {
+			s.sessionUse(sess, iso) // extendSessionOnUse (package accounts)
 		}
 	}
 	user, _ := sess["user"].(map[string]any)

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"reflect"
 	"slices"
@@ -19,28 +18,60 @@ import (
 // merged into the stored authData under the write's locks, where an id
 // already linked to another user fails with 208.
 
-// authPlan is a _User write's authData, checked before the write's locks.
-type authPlan struct {
+// AuthPlan is a _User write's authData, checked by the providers before
+// the write's locks (PlanAuthData).
+type AuthPlan struct {
 	set      map[string]map[string]any // provider -> entry to store
 	unlink   []string                  // providers set to null
 	clearAll bool                      // the master key deleted authData
 	mfa      *mfaEnrolment             // authData.mfa set up
 	response map[string]any            // authDataResponse of the reply
-	// spendRecovery is the hash of an MFA recovery code a login used.
-	spendRecovery string
-	// spendSMS is the hash of an SMS code a login used.
-	spendSMS string
 }
 
 // respond adds a provider's part of authDataResponse.
-func (p *authPlan) respond(provider string, v any) {
+func (p *AuthPlan) respond(provider string, v any) {
 	if p.response == nil {
 		p.response = map[string]any{}
 	}
 	p.response[provider] = v
 }
 
-var errAuthAlreadyUsed = schema.Errorf(auth.CodeAccountAlreadyLinked, "this auth is already used")
+// ErrAuthDataUsed is 208: an authData id already linked to another user.
+var ErrAuthDataUsed = schema.Errorf(auth.CodeAccountAlreadyLinked, "this auth is already used")
+
+// Entries are the checked provider entries to link, by provider.
+func (p *AuthPlan) Entries() map[string]map[string]any { return p.set }
+
+// Response is the plan's authDataResponse (nil: none).
+func (p *AuthPlan) Response() map[string]any { return p.response }
+
+// PlanAuthData has the providers check the entries of a sign-in (provider
+// -> entry, mfa excepted), as a new user's authData; it asks them over the
+// network, so it never runs under a lock.
+func (s *Service) PlanAuthData(a Auth, logins map[string]any) (*AuthPlan, error) {
+	return s.planAuthData(a, "", logins, nil)
+}
+
+// CreateLinkedUser creates a user from body with a checked plan's authData
+// linked; ErrAuthDataUsed when another user holds one of its ids.
+func (s *Service) CreateLinkedUser(a Auth, body map[string]any, plan *AuthPlan) (CreateResult, error) {
+	res, err := s.write(a, []WriteOp{{Method: MethodCreate, Class: classUser, Body: body, authPlan: plan}}, true)
+	if err == nil {
+		err = res[0].Err
+	}
+	if err != nil {
+		return CreateResult{}, err
+	}
+	return res[0].Create, nil
+}
+
+// RelinkAuthData keeps a user's refreshed credentials: a checked plan's
+// entries replace the stored ones, as the server.
+func (s *Service) RelinkAuthData(userID string, plan *AuthPlan) error {
+	keep := &AuthPlan{set: plan.set}
+	_, err := s.write(InternalAuth(), []WriteOp{{Method: MethodUpdate, Class: classUser, ID: userID, Body: map[string]any{}, authPlan: keep}}, true)
+	return err
+}
 
 // checkAuthData plans the authData of every _User write in ops (the ones
 // SignUpWithAuthData planned already excepted).
@@ -75,12 +106,12 @@ func (s *Service) checkAuthData(a Auth, ops []WriteOp) error {
 
 // planAuthData validates a body's authData value against the stored one.
 // Entries equal to the stored ones are not asked about again.
-func (s *Service) planAuthData(a Auth, userID string, raw any, stored map[string]any) (*authPlan, error) {
+func (s *Service) planAuthData(a Auth, userID string, raw any, stored map[string]any) (*AuthPlan, error) {
 	m, ok := raw.(map[string]any)
 	if !ok {
 		return nil, auth.ErrUnsupported
 	}
-	plan := &authPlan{set: map[string]map[string]any{}}
+	plan := &AuthPlan{set: map[string]map[string]any{}}
 	if op, isOp := m["__op"]; isOp {
 		if op == "Delete" && a.Master {
 			plan.clearAll = true
@@ -138,7 +169,7 @@ func (s *Service) planAuthData(a Auth, userID string, raw any, stored map[string
 // authDataRules merges a write's planned authData into the stored one,
 // under the write's locks, and turns an anonymous user who sets a password
 // into a regular one.
-func (s *Service) authDataRules(d *draft, plan *authPlan, body map[string]any) error {
+func (s *Service) authDataRules(d *draft, plan *AuthPlan, body map[string]any) error {
 	orig, _ := d.original["authData"].(map[string]any)
 	_, setsPassword := body["password"]
 	upgrade := setsPassword && orig[auth.Anonymous] != nil && (plan == nil || plan.set[auth.Anonymous] == nil)
@@ -166,7 +197,7 @@ func (s *Service) authDataRules(d *draft, plan *authPlan, body map[string]any) e
 }
 
 // applyAuthPlan applies a checked plan to the authData being written.
-func (s *Service) applyAuthPlan(d *draft, plan *authPlan, merged map[string]any) error {
+func (s *Service) applyAuthPlan(d *draft, plan *AuthPlan, merged map[string]any) error {
 	if plan.clearAll {
 		clear(merged)
 		clearMFA(d)
@@ -181,7 +212,7 @@ func (s *Service) applyAuthPlan(d *draft, plan *authPlan, merged map[string]any)
 		entry := plan.set[p]
 		if id, ok := linkID(entry); ok {
 			if other, taken := s.findOne(classUser, "authData."+p+".id", id); taken && other["objectId"] != d.id {
-				return errAuthAlreadyUsed
+				return ErrAuthDataUsed
 			}
 		}
 		merged[p] = entry
@@ -191,12 +222,6 @@ func (s *Service) applyAuthPlan(d *draft, plan *authPlan, merged map[string]any)
 	}
 	if plan.response != nil {
 		d.setEcho("authDataResponse", plan.response)
-	}
-	if plan.spendRecovery != "" {
-		return spendRecoveryCode(d, plan.spendRecovery)
-	}
-	if plan.spendSMS != "" {
-		return spendSMSCode(d, plan.spendSMS)
 	}
 	return nil
 }
@@ -223,161 +248,6 @@ func authDataKeys(op WriteOp) []string {
 	return keys
 }
 
-// AuthDataSignUp is the outcome of POST /users with authData: a new user
-// (Created), or a login of the user the authData is linked to.
-type AuthDataSignUp struct {
-	Created bool
-	// Create is the new user's id and creation time (Created).
-	Create       CreateResult
-	SessionToken string
-	// Username is the name made up for a new user whose body gave none.
-	Username string
-	// User is the logged-in user as login shows it, with sessionToken
-	// (!Created).
-	User schema.Object
-	// Response is authDataResponse (nil: none).
-	Response map[string]any
-}
-
-// usernameLength is the length of the username made up for a user who
-// signs up with authData alone.
-const usernameLength = 25
-
-// SignUpWithAuthData signs up or logs in with third-party authData: the
-// user already linked to the authData logs in, anyone else is created.
-func (s *Service) SignUpWithAuthData(a Auth, body map[string]any) (AuthDataSignUp, error) {
-	m, ok := body["authData"].(map[string]any)
-	if !ok {
-		return AuthDataSignUp{}, auth.ErrUnsupported
-	}
-	if _, isOp := m["__op"]; isOp {
-		return AuthDataSignUp{}, auth.ErrUnsupported
-	}
-	logins := map[string]any{}
-	for p, v := range m {
-		if v != nil && p != auth.MFA {
-			logins[p] = v
-		}
-	}
-	if len(logins) == 0 {
-		// Nothing to sign in with: an ordinary sign-up.
-		rest := maps.Clone(body)
-		delete(rest, "authData")
-		res, token, err := s.SignUp(a, rest)
-		return AuthDataSignUp{Created: true, Create: res, SessionToken: token}, err
-	}
-	if s.opts.AllowExpiredAuthDataToken {
-		if out, done, err := s.logInAsStored(a, logins, m[auth.MFA]); done { // authdata_expired.go
-			return out, err
-		}
-	}
-	plan, err := s.planAuthData(a, "", logins, nil)
-	if err != nil {
-		return AuthDataSignUp{}, err
-	}
-	providers := strings.Join(slices.Sorted(maps.Keys(plan.set)), ",")
-	user, err := s.linkedUser(plan)
-	if err != nil {
-		return AuthDataSignUp{}, err
-	}
-	if user != nil {
-		return s.logInWithAuthData(a, user, plan, m[auth.MFA], providers)
-	}
-	rest := maps.Clone(body)
-	out := AuthDataSignUp{Created: true, Response: plan.response}
-	if u, _ := rest["username"].(string); u == "" {
-		out.Username = randomAlnum(usernameLength)
-		rest["username"] = out.Username
-	}
-	res, err := s.write(a, []WriteOp{{Method: MethodCreate, Class: classUser, Body: rest, authPlan: plan}}, true)
-	if err == nil {
-		err = res[0].Err
-	}
-	if errors.Is(err, errAuthAlreadyUsed) {
-		// A sign-up with the same authData won the race: log into its user.
-		if user, _ = s.linkedUser(plan); user != nil {
-			return s.logInWithAuthData(a, user, plan, m[auth.MFA], providers)
-		}
-	}
-	if err != nil {
-		return AuthDataSignUp{}, err
-	}
-	out.Create = res[0].Create
-	sess, err := s.createSession(out.Create.ObjectID, a.InstallationID,
-		map[string]any{"action": "login", "authProvider": providers}, nil)
-	if err != nil {
-		return AuthDataSignUp{}, err
-	}
-	out.SessionToken = sess["sessionToken"].(string)
-	return out, nil
-}
-
-// linkedUser finds the one user a plan's providers are linked to (nil:
-// none); providers linked to different users are 208.
-func (s *Service) linkedUser(plan *authPlan) (schema.Object, error) {
-	var user schema.Object
-	for _, p := range slices.Sorted(maps.Keys(plan.set)) {
-		id, ok := linkID(plan.set[p])
-		if !ok {
-			continue // authData without an id (a custom adapter's) links no one
-		}
-		u, found := s.findOne(classUser, "authData."+p+".id", id)
-		if !found {
-			continue
-		}
-		if user != nil && user["objectId"] != u["objectId"] {
-			return nil, errAuthAlreadyUsed
-		}
-		user = u
-	}
-	return user, nil
-}
-
-// logInWithAuthData opens a session for the user linked to the authData,
-// after the user's second factor, keeping refreshed credentials.
-func (s *Service) logInWithAuthData(a Auth, user schema.Object, plan *authPlan, mfa any, providers string) (AuthDataSignUp, error) {
-	uid := user["objectId"].(string)
-	if a.UserID != "" && a.UserID != uid {
-		return AuthDataSignUp{}, errAuthAlreadyUsed
-	}
-	if acl, isMap := user["ACL"].(map[string]any); isMap && len(acl) == 0 && !a.Master {
-		return AuthDataSignUp{}, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
-	}
-	if err := s.checkLoginMFA(user, mfa); err != nil {
-		return AuthDataSignUp{}, err
-	}
-	stored, _ := user["authData"].(map[string]any)
-	for p, entry := range plan.set {
-		if !reflect.DeepEqual(stored[p], any(entry)) {
-			// A refreshed credential is kept (the plan is already checked).
-			keep := &authPlan{set: plan.set}
-			if _, err := s.write(Auth{Master: true, internal: true},
-				[]WriteOp{{Method: MethodUpdate, Class: classUser, ID: uid, Body: map[string]any{}, authPlan: keep}}, true); err != nil {
-				return AuthDataSignUp{}, err
-			}
-			break
-		}
-	}
-	if err := s.BeforeLogin(a, s.present(classUser, user, ReadOptions{}, nil)); err != nil {
-		return AuthDataSignUp{}, err
-	}
-	sess, err := s.createSession(uid, a.InstallationID, map[string]any{"action": "login", "authProvider": providers}, nil)
-	if err != nil {
-		return AuthDataSignUp{}, err
-	}
-	fresh, ok := s.userByID(uid)
-	if !ok {
-		return AuthDataSignUp{}, schema.ErrObjectNotFound
-	}
-	out := s.present(classUser, fresh, ReadOptions{}, nil)
-	out["sessionToken"] = sess["sessionToken"]
-	s.AfterLogin(a, out, str(sess["sessionToken"]))
-	if plan.response != nil {
-		out["authDataResponse"] = plan.response
-	}
-	return AuthDataSignUp{User: out, SessionToken: sess["sessionToken"].(string), Response: plan.response}, nil
-}
-
 // authDataIndexes are the paths of the provider ids users are found by.
 func authDataIndexes(r *auth.Registry) []string {
 	var paths []string
@@ -387,22 +257,6 @@ func authDataIndexes(r *auth.Registry) []string {
 		}
 	}
 	return paths
-}
-
-// randomAlnum is n random letters and digits from crypto/rand.
-func randomAlnum(n int) string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	out := make([]byte, 0, n)
-	var raw [64]byte
-	for len(out) < n {
-		randRead(raw[:])
-		for _, b := range raw {
-			if b < 248 && len(out) < n { // 248 = 4*62: no modulo bias
-				out = append(out, alphabet[int(b)%len(alphabet)])
-			}
-		}
-	}
-	return string(out)
 }
 
 // linkID is the provider id an authData entry links by: a non-empty

@@ -88,6 +88,9 @@ func (s *Service) catchUpAfterStale(err error) error {
 // the store refuses it as decided on a stale copy, at most attempts
 // times.
 func (s *Service) writeDecided(auth Auth, ops []WriteOp, atomic bool, attempts int) ([]WriteResult, []*draft, []userCascade, error) {
+	if queueable(auth, ops, attempts) {
+		return s.writeQueued(auth, ops[0]) // objectqueue.go
+	}
 	var results []WriteResult
 	var drafts []*draft
 	var users []userCascade
@@ -102,9 +105,16 @@ func (s *Service) writeDecided(auth Auth, ops []WriteOp, atomic bool, attempts i
 // objects' locks) again, after catching up, while the store refuses it as
 // decided on a stale copy, at most attempts times.
 func (s *Service) decideAgain(attempts int, decide func() error) error {
-	missedOnce := false
 	var serial serialised
 	defer serial.release()
+	return s.decideAgainHeld(attempts, &serial, decide, nil)
+}
+
+// decideAgainHeld is decideAgain whose first attempt runs under serial
+// (a store lock its caller took, or none), telling lost (when not nil)
+// each time an attempt was refused as stale.
+func (s *Service) decideAgainHeld(attempts int, serial *serialised, decide func() error, lost func()) error {
+	missedOnce := false
 	for attempt := 1; ; attempt++ {
 		applied := s.applied()
 		err := decide()
@@ -120,6 +130,9 @@ func (s *Service) decideAgain(attempts int, decide func() error) error {
 		if !isStale(err) {
 			return err
 		}
+		if lost != nil {
+			lost()
+		}
 		if attempt >= attempts {
 			if attempts == 1 {
 				return err // the caller decides again itself
@@ -128,7 +141,7 @@ func (s *Service) decideAgain(attempts int, decide func() error) error {
 		}
 		// The objects' locks are released: the follower applies changes
 		// under them.
-		if err := s.serialise(&serial, err); err != nil {
+		if err := s.serialise(serial, err); err != nil {
 			return err
 		}
 	}
@@ -283,7 +296,7 @@ func uniqueCode(err error) error {
 	case u.Class == classUser && u.Field == "email":
 		return schema.Errorf(codeEmailTaken, "Account already exists for this email address.")
 	case u.Class == classUser && u.Field == "authData":
-		return errAuthAlreadyUsed
+		return ErrAuthDataUsed
 	case u.Class == classRole && u.Field == "name":
 		return schema.Errorf(schema.CodeDuplicateValue, "A role with that name already exists.")
 	default:

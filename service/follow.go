@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quarrydata/quarry/fanout"
+	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -274,8 +275,10 @@ func (s *Service) applyForeignObject(r store.Record) (Change, bool) {
 		coll.Delete(r.Key)
 		return Change{Class: r.Class, Original: original}, true
 	}
-	var obj schema.Object
-	if err := json.Unmarshal(r.Value, &obj); err != nil {
+	// Decoded as a load decodes (index.Decode): the strings share the
+	// record's bytes, which nobody modifies.
+	obj, err := index.Decode(r.Value)
+	if err != nil || obj == nil {
 		s.warn(fmt.Sprintf("following: object %s/%s is not valid JSON", r.Class, r.Key))
 		return Change{}, false
 	}

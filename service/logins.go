@@ -4,7 +4,7 @@ import "github.com/quarrydata/quarry/schema"
 
 // Log-in and log-out triggers. Every way of logging in calls BeforeLogin
 // before it opens the session and AfterLogin after; LogOut calls
-// afterLogout once the session is gone.
+// AfterLogout once the session is gone.
 
 // BeforeLogin runs the beforeLogin trigger with the user about to log in
 // (as the login reply shows it); its error refuses the log-in.
@@ -25,8 +25,8 @@ func (s *Service) AfterLogin(a Auth, user schema.Object, token string) {
 	s.warnTrigger(s.opts.Hooks.Trigger(&TriggerRequest{Kind: AfterLogin, Class: classUser, Object: hookView(user), Auth: as}))
 }
 
-// afterLogout runs the afterLogout trigger with the deleted session.
-func (s *Service) afterLogout(a Auth, session schema.Object) {
+// AfterLogout runs the afterLogout trigger with the deleted session.
+func (s *Service) AfterLogout(a Auth, session schema.Object) {
 	if s.opts.Hooks == nil || !s.opts.Hooks.Has(AfterLogout, classSession) {
 		return
 	}

@@ -19,6 +19,13 @@ const (
 	fieldMFASMS    = schema.KeyMFASMS
 )
 
+// SendSMSCode has the smsFunction send a new login code to mobile and
+// returns the waiting code as schema.KeyMFASMS keeps it.
+func (s *Service) SendSMSCode(mobile string) (map[string]any, error) {
+	opts, _ := s.opts.Auth.Options(auth.MFA)
+	return s.sendSMSCode(opts, mobile)
+}
+
 // sendSMSCode has the smsFunction send a new code to mobile and returns
 // the waiting code as it is kept.
 func (s *Service) sendSMSCode(opts auth.Options, mobile string) (map[string]any, error) {
@@ -51,52 +58,17 @@ func (s *Service) planSMS(a Auth, user schema.Object, opts auth.Options, mobile 
 		}
 		return &mfaEnrolment{pending: pending}, nil
 	}
-	if !s.smsCodeValid(user[fieldMFASMS], mobile, token) {
+	if !s.SMSCodeValid(user[fieldMFASMS], mobile, token) {
 		return nil, mfaError("Invalid MFA token")
 	}
 	return &mfaEnrolment{mobile: mobile}, nil
 }
 
-// smsCodeValid reports whether token is the unexpired code sent to mobile.
-func (s *Service) smsCodeValid(pending any, mobile, token string) bool {
+// SMSCodeValid reports whether token is the unexpired code sent to
+// mobile, as pending (the user's schema.KeyMFASMS) keeps it.
+func (s *Service) SMSCodeValid(pending any, mobile, token string) bool {
 	p, _ := pending.(map[string]any)
 	expires, _ := p["expires"].(float64)
 	return p != nil && str(p["mobile"]) == mobile && s.opts.Now().UnixMilli() < int64(expires) &&
 		auth.SameHash(str(p["hash"]), auth.HashRecoveryCode(token))
-}
-
-// checkSMSLogin lets a login through with the code the user's challenge
-// sent, which is spent.
-func (s *Service) checkSMSLogin(user schema.Object, token string) error {
-	if !s.smsCodeValid(user[fieldMFASMS], str(user[fieldMFAMobile]), token) {
-		return s.mfaFailed(user) // mfa_limit.go
-	}
-	if _, err := s.write(Auth{Master: true, internal: true}, []WriteOp{{Method: MethodUpdate, Class: classUser,
-		ID: user["objectId"].(string), Body: map[string]any{}, authPlan: &authPlan{spendSMS: auth.HashRecoveryCode(token)}}}, true); err != nil {
-		return err
-	}
-	return s.mfaPassed(user)
-}
-
-// spendSMSCode removes the waiting code a login used; a code used
-// meanwhile fails.
-func spendSMSCode(d *draft, hash string) error {
-	p, _ := d.original[fieldMFASMS].(map[string]any)
-	if p == nil || !auth.SameHash(str(p["hash"]), hash) {
-		return mfaError("Invalid MFA token")
-	}
-	delete(d.obj, fieldMFASMS)
-	return nil
-}
-
-// challengeSMS sends an SMS-enrolled user a login code.
-func (s *Service) challengeSMS(user schema.Object) error {
-	opts, _ := s.opts.Auth.Options(auth.MFA)
-	pending, err := s.sendSMSCode(opts, str(user[fieldMFAMobile]))
-	if err != nil {
-		return err
-	}
-	_, err = s.write(Auth{Master: true, internal: true}, []WriteOp{{Method: MethodUpdate, Class: classUser,
-		ID: user["objectId"].(string), Body: map[string]any{}, authPlan: &authPlan{mfa: &mfaEnrolment{pending: pending}}}}, true)
-	return err
 }

@@ -26,7 +26,7 @@ type draft struct {
 	// hashedPassword is the body's password already hashed (WriteOp).
 	hashedPassword string
 	// authPlan is the body's checked authData (WriteOp).
-	authPlan *authPlan
+	authPlan *AuthPlan
 	// enc is obj's JSON as committed: the stored version's reply bytes.
 	enc []byte
 	// originalEnc is original's kept JSON, when it was at hand as the
@@ -316,9 +316,13 @@ func cannotCreateProperty(key string, parent any) (string, bool) {
 
 // applyNested handles "root.a.b" keys inside an Object field: plain
 // values, Delete, Increment and the array operators. Missing objects along
-// the path are created; a value on the path that is not an object is a
-// 111. The reply echoes an operator's result under the dotted key, which
-// the SDKs apply at that path.
+// the path are created; a segment of digits inside an array is a position
+// in it (MongoDB's rule, which Parse Server's queries share): past the
+// end the array grows with nulls, and Delete leaves a null there. A root
+// that is an Array field is Parse Server's schema mismatch (the dotted key
+// says Object); any other value on the path that is neither an object nor
+// an array is a 111. The reply echoes an operator's result under the
+// dotted key, which the SDKs apply at that path.
 func (d *draft) applyNested(root, rest string, val any) error {
 	if !schema.ValidKeyName(root) {
 		return schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", root)
@@ -329,54 +333,141 @@ func (d *draft) applyNested(root, rest string, val any) error {
 			return schema.Errorf(schema.CodeInvalidNestedKey, "Nested keys should not contain the '$' or '.' characters")
 		}
 	}
-	notObject := func(at, key string, cur any) error {
-		if msg, ok := cannotCreateProperty(key, cur); ok {
-			return schema.Errorf(schema.CodeIncorrectType, "%s", msg)
-		}
-		return schema.Errorf(schema.CodeIncorrectType, "%s.%s is not an Object: the key %s.%s cannot be set inside it", d.class, at, root, rest)
-	}
-	// Copy every map along the path: the originals may be read concurrently.
-	top, isMap := d.obj[root].(map[string]any)
-	if cur, exists := d.obj[root]; exists && cur != nil && !isMap {
-		return notObject(root, path[0], cur)
-	}
-	top = schema.CopyObject(top)
-	d.obj[root] = top
-	d.fields[root] = schema.Field{Type: schema.TypeObject}
-	parent, at := top, root
-	for i, p := range path[:len(path)-1] {
-		at += "." + p
-		child, isMap := parent[p].(map[string]any)
-		if cur, exists := parent[p]; exists && cur != nil && !isMap {
-			return notObject(at, path[i+1], cur)
-		}
-		child = schema.CopyObject(child)
-		parent[p] = child
-		parent = child
-	}
-	leaf, full := path[len(path)-1], root+"."+rest
-	if op, ok := val.(map[string]any); ok {
-		switch name := op["__op"]; name {
-		case nil:
-		case "Delete":
-			delete(parent, leaf)
-			return nil
-		case "Increment", "Add", "AddUnique", "Remove":
-			next, _, err := d.valueOp(full, name.(string), parent[leaf], op)
-			if err != nil {
-				return err
-			}
-			parent[leaf] = next
-			d.setEcho(full, next)
-			return nil
-		default:
-			return schema.Errorf(schema.CodeCommandUnavailable, "The %v operator is not supported on nested keys.", name)
+	cur, exists := d.obj[root]
+	switch cur.(type) {
+	case []any:
+		return d.mismatch(root, cur, schema.TypeObject)
+	case map[string]any, nil:
+	default:
+		if exists {
+			return d.notObject(root, root, rest, path[0], cur)
 		}
 	}
-	v, err := normalizeValue(val, len(path)+1)
+	leafFn, err := d.nestedLeaf(root+"."+rest, val, len(path)+1)
 	if err != nil {
 		return err
 	}
-	parent[leaf] = v
+	out, err := d.setNested(cur, path, root, root, rest, leafFn)
+	if err != nil {
+		return err
+	}
+	d.obj[root] = out
+	d.fields[root] = schema.Field{Type: schema.TypeObject}
 	return nil
+}
+
+// maxArrayGrowth bounds how far past an array's end a dotted key may set
+// a position (the array grows with nulls up to it), so that one key
+// cannot make a huge array.
+const maxArrayGrowth = 1000
+
+// nestedLeaf is what a dotted key does at its end: from the old value
+// (and whether there was one), the new one, or delete.
+type nestedLeaf func(old any, exists bool) (next any, del bool, err error)
+
+func (d *draft) nestedLeaf(full string, val any, depth int) (nestedLeaf, error) {
+	op, isMap := val.(map[string]any)
+	if isMap && op["__op"] != nil {
+		switch name := op["__op"]; name {
+		case "Delete":
+			return func(any, bool) (any, bool, error) { return nil, true, nil }, nil
+		case "Increment", "Add", "AddUnique", "Remove":
+			return func(old any, _ bool) (any, bool, error) {
+				next, _, err := d.valueOp(full, name.(string), old, op)
+				if err != nil {
+					return nil, false, err
+				}
+				d.setEcho(full, next)
+				return next, false, nil
+			}, nil
+		default:
+			return nil, schema.Errorf(schema.CodeCommandUnavailable, "The %v operator is not supported on nested keys.", name)
+		}
+	}
+	v, err := normalizeValue(val, depth)
+	if err != nil {
+		return nil, err
+	}
+	return func(any, bool) (any, bool, error) { return v, false, nil }, nil
+}
+
+// setNested returns a copy of cur (an object, an array, or nil for a new
+// object) with leaf applied at path; at names cur for errors. Every map and
+// array along the path is copied: the originals may be read concurrently.
+func (d *draft) setNested(cur any, path []string, at, root, rest string, leaf nestedLeaf) (any, error) {
+	key := path[0]
+	switch c := cur.(type) {
+	case nil, map[string]any:
+		m, _ := c.(map[string]any)
+		if m = schema.CopyObject(m); m == nil {
+			m = map[string]any{}
+		}
+		old, exists := m[key]
+		if len(path) == 1 {
+			next, del, err := leaf(old, exists)
+			if err != nil {
+				return nil, err
+			}
+			if del {
+				delete(m, key)
+			} else {
+				m[key] = next
+			}
+			return m, nil
+		}
+		switch old.(type) {
+		case nil, map[string]any, []any:
+		default:
+			return nil, d.notObject(at+"."+key, root, rest, path[1], old)
+		}
+		child, err := d.setNested(old, path[1:], at+"."+key, root, rest, leaf)
+		if err != nil {
+			return nil, err
+		}
+		m[key] = child
+		return m, nil
+	case []any:
+		i, isIndex := schema.ArrayIndex(key)
+		if !isIndex {
+			return nil, d.notObject(at, root, rest, key, cur)
+		}
+		if i >= len(c)+maxArrayGrowth {
+			return nil, schema.Errorf(schema.CodeInvalidNestedKey, "Position %d of %s.%s is more than %d past the end of its %d elements.",
+				i, d.class, at, maxArrayGrowth, len(c))
+		}
+		s := make([]any, max(len(c), i+1))
+		copy(s, c)
+		if len(path) == 1 {
+			next, del, err := leaf(s[i], i < len(c))
+			if err != nil {
+				return nil, err
+			}
+			if del {
+				next = nil
+			}
+			s[i] = next
+			return s, nil
+		}
+		switch s[i].(type) {
+		case nil, map[string]any, []any:
+		default:
+			return nil, d.notObject(at+"."+key, root, rest, path[1], s[i])
+		}
+		child, err := d.setNested(s[i], path[1:], at+"."+key, root, rest, leaf)
+		if err != nil {
+			return nil, err
+		}
+		s[i] = child
+		return s, nil
+	}
+	return nil, d.notObject(at, root, rest, key, cur)
+}
+
+// notObject is the 111 for a dotted key through cur, a value that holds
+// no keys: Parse Server's words for a string, number or boolean.
+func (d *draft) notObject(at, root, rest, key string, cur any) error {
+	if msg, ok := cannotCreateProperty(key, cur); ok {
+		return schema.Errorf(schema.CodeIncorrectType, "%s", msg)
+	}
+	return schema.Errorf(schema.CodeIncorrectType, "%s.%s is not an Object: the key %s.%s cannot be set inside it", d.class, at, root, rest)
 }

@@ -1,96 +1,18 @@
 package service
 
-import (
-	"strings"
+import "github.com/quarrydata/quarry/schema"
 
-	"golang.org/x/crypto/bcrypt"
-
-	"github.com/quarrydata/quarry/schema"
-)
-
-// checkNewPassword applies passwordPolicy to the password a _User write
-// sets: the pattern, the username rule and the history. It runs before
-// write takes any lock, since the history compares bcrypt hashes.
+// checkNewPassword has the registered PasswordPolicy (package accounts)
+// judge the password a _User write sets, before write takes any lock.
 func (s *Service) checkNewPassword(op WriteOp, password string) error {
-	acc := &s.opts.Accounts
-	if acc.PasswordPattern == nil && acc.PasswordValidator == "" && !acc.DoNotAllowUsername && acc.MaxPasswordHistory == 0 {
+	if s.passwordPolicy == nil {
 		return nil
 	}
-	var current schema.Object
+	userID := ""
 	if op.Method == MethodUpdate {
-		current, _ = s.userByID(op.ID)
+		userID = op.ID
 	}
-	username, ok := op.Body["username"].(string)
-	if !ok {
-		username = str(current["username"])
-	}
-	if acc.PasswordPattern != nil && !acc.PasswordPattern.MatchString(password) {
-		return s.policyRefusal()
-	}
-	if acc.PasswordValidator != "" && !s.passwordValidated(password, username) {
-		return s.policyRefusal()
-	}
-	if acc.DoNotAllowUsername {
-		if username != "" && strings.Contains(password, username) {
-			return schema.Errorf(codeValidation, "Password cannot contain your username.")
-		}
-	}
-	if acc.MaxPasswordHistory > 0 && current != nil {
-		for _, hash := range recentHashes(current, acc.MaxPasswordHistory) {
-			if bcrypt.CompareHashAndPassword([]byte(hash), bcryptInput(password)) == nil {
-				return schema.Errorf(codeValidation, "New password should not be the same as last %d passwords.", acc.MaxPasswordHistory)
-			}
-		}
-	}
-	return nil
-}
-
-// policyRefusal is the answer to a password the pattern or the validator
-// refuses.
-func (s *Service) policyRefusal() error {
-	msg := s.opts.Accounts.PasswordPatternError
-	if msg == "" {
-		msg = "Password does not meet the Password Policy requirements."
-	}
-	return schema.Errorf(codeValidation, "%s", msg)
-}
-
-// passwordValidated asks passwordPolicy's validator function, with the
-// master key, whether it accepts a password: only a true result does. An
-// error (a throw, or no such function) refuses it too, so that a
-// misconfigured validator never lets weak passwords through; it is
-// logged, without the password.
-func (s *Service) passwordValidated(password, username string) bool {
-	name := s.opts.Accounts.PasswordValidator
-	res, err := s.RunFunction(Auth{Master: true}, name, map[string]any{"password": password, "username": username})
-	if err != nil {
-		if warn := s.opts.Accounts.Warn; warn != nil {
-			msg := err.Error()
-			if pe, ok := schema.AsError(err); ok {
-				msg = pe.Message
-			}
-			warn("passwordPolicy.validatorCallback " + name + " refused a password with an error: " + strings.ReplaceAll(msg, password, "***"))
-		}
-		return false
-	}
-	ok, _ := res.(bool)
-	return ok
-}
-
-// recentHashes are the current password hash and the older ones kept, at
-// most n in all.
-func recentHashes(user schema.Object, n int) []string {
-	var out []string
-	if h, _ := user[schema.KeyHashedPassword].(string); h != "" {
-		out = append(out, h)
-	}
-	hist, _ := user[fieldPasswordHistory].([]any)
-	for i := len(hist) - 1; i >= 0 && len(out) < n; i-- {
-		if h, ok := hist[i].(string); ok {
-			out = append(out, h)
-		}
-	}
-	return out
+	return s.passwordPolicy.CheckNewPassword(userID, op.Body, password)
 }
 
 // rememberPassword records a password change on the draft: when it
@@ -113,16 +35,4 @@ func (s *Service) rememberPassword(d *draft) {
 		hist = hist[len(hist)-keep:]
 	}
 	d.obj[fieldPasswordHistory] = hist
-}
-
-// passwordExpired reports whether maxPasswordAge has passed since the
-// user's password was set. A user without the record (the password
-// predates the policy) has not expired.
-func (s *Service) passwordExpired(user schema.Object) bool {
-	age := s.opts.Accounts.MaxPasswordAge
-	if age <= 0 {
-		return false
-	}
-	changed, ok := dateField(user, fieldPasswordChangedAt)
-	return ok && !s.opts.Now().Before(changed.Add(age))
 }

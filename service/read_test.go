@@ -20,7 +20,7 @@ func TestViewAgreesWithPresent(t *testing.T) {
 		"rel": map[string]any{"__op": "AddRelation", "objects": []any{schema.Pointer("Plain", "x")}}}); err != nil {
 		t.Fatal(err)
 	}
-	u, _, err := s.SignUp(master, map[string]any{"username": "ann", "password": "pw", "email": "ann@example.com",
+	u, err := s.Create(master, classUser, map[string]any{"username": "ann", "password": "pw", "email": "ann@example.com",
 		"authData": map[string]any{"anonymous": map[string]any{"id": "a1"}}})
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,9 @@
 // in-memory index current and announces every change.
 //
 // service never speaks HTTP; transport calls it with decoded values.
-// Components around the core (jobs) call it through narrow interfaces of
-// their own; service never imports them.
+// Components around the core (jobs, accounts) call it through narrow
+// interfaces of their own, and take part in its work only through hooks
+// it defines (account_hooks.go); service never imports them.
 package service
 
 import (
@@ -107,14 +108,11 @@ type Options struct {
 	AllowPublicExplain bool
 	// AllowExpiredAuthDataToken logs a user in with authData equal to
 	// the stored one without asking the provider again
-	// (allowExpiredAuthDataToken; authdata_expired.go).
+	// (allowExpiredAuthDataToken; package accounts).
 	AllowExpiredAuthDataToken bool
 	// Denylist is requestKeywordDenylist (denylist.go); nil is Parse
 	// Server's default, empty refuses nothing.
 	Denylist []DeniedKeyword
-	// ExtendSessionOnUse moves a session's expiry to SessionLength from
-	// now when it is used past half its life (extendSessionOnUse).
-	ExtendSessionOnUse bool
 	// QueryTimeout bounds one query's scans (error 124 beyond it).
 	QueryTimeout time.Duration
 	// NearSphereMaxDistance (radians) limits a $nearSphere that gives no
@@ -137,6 +135,11 @@ type Options struct {
 	// ChangeConsumers receive committed changes too, each from its own
 	// bounded ring in commit order, on its own goroutine (announce.go).
 	ChangeConsumers []ChangeConsumer
+	// RecordPrevious makes every object record a write commits carry the
+	// object's previous version (store.Record.Previous), so that a store's
+	// change log (store.ChangeLog) tells what changed without memory:
+	// server-side subscriptions replay it after a restart or a takeover.
+	RecordPrevious bool
 	// OnSchemaChange receives the classes whose schema this process
 	// changed (fields added, also by a write, or deleted; a class created
 	// or dropped; permissions or indexes changed), after the change
@@ -214,11 +217,13 @@ type Service struct {
 	opts Options
 	// denylist is opts.Denylist compiled (denylist.go).
 	denylist []keywordRule
-	// extending holds the ids of sessions whose expiry is being moved
-	// (extendSessionOnUse), so a burst of requests writes once.
-	extending sync.Map
-	store     store.Adapter
-	data      *index.DB
+	// sessionUse is told of each session Authenticate resolves
+	// (OnSessionUse); nil: nobody listens.
+	sessionUse func(session schema.Object, expiresISO string)
+	// passwordPolicy judges new passwords (SetPasswordPolicy); nil: none.
+	passwordPolicy PasswordPolicy
+	store          store.Adapter
+	data           *index.DB
 
 	// schemaMu serializes schema decisions (schema_lock.go). Writes that
 	// add fields commit after unlocking, their classes kept in
@@ -280,6 +285,9 @@ type Service struct {
 	following follow
 	// logOrder derives changes from a shared store's log (logorder.go).
 	logOrder logOrder
+	// objectQueues decide queued updates of one object in runs
+	// (objectqueue.go).
+	objectQueues objectQueues
 
 	// running are the _JobStatus ids of those jobs (functions.go).
 	running runningJobs

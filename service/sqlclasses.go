@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/quarrydata/quarry/geo"
-	"github.com/quarrydata/quarry/matcher"
 	"github.com/quarrydata/quarry/planner"
 	"github.com/quarrydata/quarry/planner/sqlplan"
 	"github.com/quarrydata/quarry/schema"
@@ -100,9 +99,16 @@ func readers(auth Auth) []string {
 // and pointer-permission where, the translation, the 154 rule on
 // PostgreSQL's estimate, then the page and the count.
 func (s *Service) runSQL(auth Auth, q planner.Query, depth int) (planner.Result, error) {
+	res, _, err := s.runSQLStatement(auth, q, depth)
+	return res, err
+}
+
+// runSQLStatement is runSQL that also returns the statement run (nil
+// when the class has no table).
+func (s *Service) runSQLStatement(auth Auth, q planner.Query, depth int) (planner.Result, *sqlplan.Statement, error) {
 	st, ok, err := s.translateSQL(auth, q, depth)
 	if err != nil || !ok {
-		return planner.Result{Objects: []schema.Object{}}, err
+		return planner.Result{Objects: []schema.Object{}}, nil, err
 	}
 	timeout := s.opts.QueryTimeout
 	if timeout <= 0 {
@@ -112,9 +118,9 @@ func (s *Service) runSQL(auth Auth, q planner.Query, depth int) (planner.Result,
 	defer cancel()
 	res, err := s.selectSQL(ctx, q, st)
 	if errors.Is(err, context.DeadlineExceeded) {
-		return planner.Result{}, planner.ErrTimeout
+		return planner.Result{}, nil, planner.ErrTimeout
 	}
-	return res, err
+	return res, st, err
 }
 
 // translateSQL checks q through its guard (a subquery's when depth > 0)
@@ -330,6 +336,19 @@ func previousVersion(d *draft) ([]byte, error) {
 	return json.Marshal(d.original)
 }
 
+// previousRecord is previousVersion, from the JSON memory keeps of the
+// original when it has it (Options.RecordPrevious: no encoding per write).
+func (s *Service) previousRecord(d *draft) ([]byte, error) {
+	if d.original != nil && !s.isSQLClass(d.class) {
+		if coll := s.data.Collection(d.class, false); coll != nil {
+			if kept := coll.KeptEncoding(d.original); kept != nil {
+				return kept, nil
+			}
+		}
+	}
+	return previousVersion(d)
+}
+
 // foreignSQLObject is another instance's write to a class kept out of
 // memory: nothing to keep, only the change to announce, with the previous
 // version the writer carried in the record, so that LiveQuery decides
@@ -372,17 +391,19 @@ func legacySQLChange(c Change) (Change, bool) {
 
 // findSQL is Find's second half for a class kept out of memory.
 func (s *Service) findSQL(auth Auth, class string, p FindParams, q planner.Query, guards *findGuards, includes [][]string) (FindResult, error) {
-	res, err := s.runSQL(auth, q, 0)
+	res, st, err := s.runSQLStatement(auth, q, 0)
 	if err != nil {
 		return FindResult{}, err
 	}
 	out := FindResult{Results: res.Objects, Count: res.Count, Counted: p.Count, Plan: "sql", Examined: res.Examined}
 	g := guards.main
-	scorer := s.sqlTextScorer(class, p)
+	scored := st != nil && wantsScore(p)
 	for i, o := range res.Objects {
 		out.Results[i] = s.present(class, o, p.Read, g)
-		if scorer != nil {
-			out.Results[i]["$score"] = scorer.Score(o)
+		if scored {
+			if score, ok := st.TextScore(o); ok {
+				out.Results[i]["$score"] = score
+			}
 		}
 	}
 	s.includeAndProject(auth, class, &p, &out, includes, nil)
@@ -393,19 +414,6 @@ func (s *Service) findSQL(auth Auth, class string, p FindParams, q planner.Query
 		return FindResult{}, err
 	}
 	return out, nil
-}
-
-// sqlTextScorer rates a SQL class's results for their "$score" when the
-// find sorts by or selects it (nil otherwise, or without a $text).
-func (s *Service) sqlTextScorer(class string, p FindParams) *matcher.TextScorer {
-	if !wantsScore(p) {
-		return nil
-	}
-	tree, err := where.Parse(p.Where, where.Options{FieldType: func(name string) (schema.Type, bool) { return source{s}.FieldType(class, name) }, Now: s.opts.Now})
-	if err != nil {
-		return nil // the find itself parsed it: not reached
-	}
-	return matcher.NewTextScorer(tree)
 }
 
 // storedObject is one stored object, from memory or, for a class kept out

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/quarrydata/quarry/index"
 	"github.com/quarrydata/quarry/schema"
 )
@@ -25,7 +23,6 @@ const (
 	codePasswordMissing  = 201
 	codeUsernameTaken    = 202
 	codeEmailTaken       = 203
-	codeSessionMissing   = 206
 	codeInvalidEmail     = 125
 	codeInvalidRoleName  = 139
 	codeChangedImmutable = 136
@@ -209,10 +206,7 @@ func newSessionToken() string {
 // createSession stores a session for a user and returns it. Another
 // session of the same user and installation is replaced.
 func (s *Service) createSession(userID, installationID string, createdWith map[string]any, extra map[string]any) (schema.Object, error) {
-	length := s.opts.SessionLength
-	if length <= 0 {
-		length = SessionLength
-	}
+	length := s.SessionLength()
 	body := map[string]any{}
 	for k, v := range extra {
 		body[k] = v
@@ -274,90 +268,6 @@ func (s *Service) revokeSessions(userID, keep string) error {
 	return err
 }
 
-// SignUp creates a user and a session for them. The reply carries the
-// session token.
-func (s *Service) SignUp(a Auth, body map[string]any) (CreateResult, string, error) {
-	res, err := s.Create(a, classUser, body)
-	if err != nil {
-		return CreateResult{}, "", err
-	}
-	if !s.signUpGetsSession(res.ObjectID) { // email_flows.go
-		return res, "", nil
-	}
-	sess, err := s.createSession(res.ObjectID, a.InstallationID,
-		map[string]any{"action": "signup", "authProvider": "password"}, nil)
-	if err != nil {
-		return CreateResult{}, "", err
-	}
-	return res, sess["sessionToken"].(string), nil
-}
-
-// LogIn checks a username (or email) and password and opens a session.
-// It returns the user as the login reply shows it, with sessionToken.
-func (s *Service) LogIn(a Auth, username, email, password any, verifyOnly bool) (schema.Object, error) {
-	u, _ := username.(string)
-	e, _ := email.(string)
-	p, pIsStr := password.(string)
-	if u == "" && e == "" {
-		if username == nil && email == nil {
-			return nil, schema.Errorf(codeUsernameMissing, "username/email is required.")
-		}
-		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
-	}
-	if password == nil {
-		return nil, schema.Errorf(codePasswordMissing, "password is required.")
-	}
-	if !pIsStr {
-		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
-	}
-	if s.opts.LowercaseUsernames {
-		u = strings.ToLower(u)
-	}
-	var user schema.Object
-	var ok bool
-	switch {
-	case u != "" && e != "":
-		user, ok = s.findOne(classUser, "username", u)
-		ok = ok && strings.EqualFold(str(user["email"]), e)
-	case u != "":
-		if user, ok = s.findOne(classUser, "username", u); !ok {
-			user, ok = s.findOne(classUser, schema.KeyEmailLC, strings.ToLower(u))
-		}
-	default:
-		user, ok = s.findOne(classUser, schema.KeyEmailLC, strings.ToLower(e))
-	}
-	hash, _ := user[schema.KeyHashedPassword].(string)
-	match := ok && hash != "" && bcrypt.CompareHashAndPassword([]byte(hash), bcryptInput(p)) == nil
-	if err := s.loginPolicy(a, user, ok, match); err != nil { // lockout.go
-		return nil, err
-	}
-	if !match {
-		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
-	}
-	if acl, isMap := user["ACL"].(map[string]any); isMap && len(acl) == 0 && !a.Master {
-		// A user whose ACL is {} is locked out.
-		return nil, schema.Errorf(schema.CodeObjectNotFound, "Invalid username/password.")
-	}
-	uid := user["objectId"].(string)
-	out := s.present(classUser, user, ReadOptions{}, nil)
-	if verifyOnly {
-		return out, nil
-	}
-	if err := s.loginFactors(a, user); err != nil { // mfa.go
-		return nil, err
-	}
-	if err := s.BeforeLogin(a, out); err != nil {
-		return nil, err
-	}
-	sess, err := s.createSession(uid, a.InstallationID, map[string]any{"action": "login", "authProvider": "password"}, nil)
-	if err != nil {
-		return nil, err
-	}
-	out["sessionToken"] = sess["sessionToken"]
-	s.AfterLogin(a, out, str(sess["sessionToken"]))
-	return out, nil
-}
-
 func str(v any) string { s, _ := v.(string); return s }
 
 // bcryptMaxBytes is the most of a password bcrypt reads.
@@ -371,116 +281,4 @@ func bcryptInput(p string) []byte {
 		p = p[:bcryptMaxBytes]
 	}
 	return []byte(p)
-}
-
-// LogOut deletes the caller's session.
-func (s *Service) LogOut(a Auth) error {
-	if a.SessionToken == "" {
-		return nil
-	}
-	sess, ok := s.sessionByToken(a.SessionToken)
-	if !ok {
-		return schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
-	}
-	_, err := s.write(Auth{Master: true, internal: true},
-		[]WriteOp{{Method: MethodDelete, Class: classSession, ID: sess["objectId"].(string)}}, true)
-	if err == nil {
-		s.afterLogout(a, sess)
-	}
-	return err
-}
-
-// Me returns the caller's own user with their session token.
-func (s *Service) Me(a Auth) (schema.Object, error) {
-	if a.UserID == "" {
-		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "invalid session token")
-	}
-	s.catchUp() // current.go: the user as another instance last wrote it
-	user, ok := s.userByID(a.UserID)
-	if !ok {
-		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "invalid session token")
-	}
-	out := s.present(classUser, user, ReadOptions{}, nil)
-	out["sessionToken"] = a.SessionToken
-	return out, nil
-}
-
-// SessionMe returns the caller's session object, looked up by token even
-// when the token has expired (clients use it to inspect their session).
-func (s *Service) SessionMe(a Auth) (schema.Object, error) {
-	if a.SessionToken == "" {
-		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Session token required.")
-	}
-	sess, ok := s.sessionByToken(a.SessionToken)
-	if !ok {
-		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Session token not found.")
-	}
-	return s.present(classSession, sess, ReadOptions{}, nil), nil
-}
-
-// PairSession attaches an installation id to the caller's session (the
-// specification's PUT /sessions/me).
-func (s *Service) PairSession(a Auth, body map[string]any) (map[string]any, error) {
-	if a.UserID == "" {
-		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Session token required.")
-	}
-	sess, ok := s.sessionByToken(a.SessionToken)
-	if !ok {
-		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Invalid session token")
-	}
-	inst, _ := body["installationId"].(string)
-	if inst == "" {
-		inst = a.InstallationID
-	}
-	if inst == "" {
-		return nil, schema.Errorf(135, "installationId is required to pair a session with an installation")
-	}
-	res, err := s.Update(Auth{Master: true, internal: true}, classSession, sess["objectId"].(string),
-		map[string]any{"installationId": inst})
-	if err != nil {
-		return nil, err
-	}
-	return res.Reply(), nil
-}
-
-// CreateRestrictedSession is POST /sessions: a logged-in caller opens
-// another session for themselves; body keys (other than objectId and user)
-// are copied into it.
-func (s *Service) CreateRestrictedSession(a Auth, body map[string]any) (schema.Object, error) {
-	if a.ReadOnly {
-		return nil, schema.Errorf(schema.CodeOperationForbidden, "read-only masterKey isn't allowed to perform the create operation.")
-	}
-	userID := a.UserID
-	if a.Master {
-		if p, ok := body["user"].(map[string]any); ok {
-			userID, _ = p["objectId"].(string)
-		}
-	}
-	if userID == "" {
-		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "Session token required.")
-	}
-	if _, ok := s.userByID(userID); !ok {
-		return nil, schema.ErrObjectNotFound
-	}
-	extra := map[string]any{}
-	for k, v := range body {
-		switch k {
-		case "objectId", "user", "sessionToken", "createdWith", "expiresAt", "restricted", "ACL":
-			continue
-		}
-		if !schema.ValidKeyName(k) {
-			return nil, schema.Errorf(schema.CodeInvalidKeyName, "Invalid field name: %s.", k)
-		}
-		extra[k] = v
-	}
-	inst, _ := extra["installationId"].(string)
-	delete(extra, "installationId")
-	if inst == "" {
-		inst = a.InstallationID
-	}
-	sess, err := s.createSession(userID, inst, map[string]any{"action": "create"}, extra)
-	if err != nil {
-		return nil, err
-	}
-	return s.present(classSession, sess, ReadOptions{}, nil), nil
 }

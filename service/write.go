@@ -160,7 +160,7 @@ type WriteOp struct {
 	hashedPassword string
 	// authPlan is Body's authData, checked by the provider adapters
 	// before any lock (authdata.go).
-	authPlan *authPlan
+	authPlan *AuthPlan
 	// asServer runs the op with the master key whoever the caller is: the
 	// server's own part of a write, such as the stale installations an
 	// installation save removes in the same commit.
@@ -705,8 +705,8 @@ func (s *Service) commitRecordsOf(newSchemas map[string]*schema.Class, drafts []
 			}
 			rec.Value = d.enc
 		}
-		if s.isSQLClass(d.class) {
-			prev, err := previousVersion(d)
+		if s.isSQLClass(d.class) || s.opts.RecordPrevious {
+			prev, err := s.previousRecord(d)
 			if err != nil {
 				return nil, err
 			}

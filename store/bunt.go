@@ -65,6 +65,7 @@ type buntOptions struct {
 	beforeSync       func(groupSize int) // test hook: called by the committer before each fsync
 	groupWait        time.Duration       // test hook: when set, the fixed wait of gather
 	waiting          func()              // test hook: called by gather when it starts a wait
+	logPruneEvery    time.Duration       // test hook: when set, how often the change log is pruned
 }
 
 func defaultBuntOptions() buntOptions {
@@ -115,6 +116,15 @@ type buntAdapter struct {
 	shrinks   atomic.Uint64 // rewrites of the file
 	fileBytes atomic.Int64  // the file's size after the last fsync
 	observe   atomic.Pointer[func(took time.Duration, commits int)]
+
+	// The change log (bunt_changelog.go).
+	logOn        atomic.Bool
+	logRetention atomic.Int64 // nanoseconds
+	logSeq       int64        // committer-owned after Open: the last id handed out
+	groupLog     int64        // committer-owned: the current group's last id
+	logDurable   atomic.Int64 // the last id fsynced: readers stop there
+	logPruned    atomic.Int64 // ids up to it were pruned
+	logPrunedAt  time.Time    // committer-owned
 }
 
 // Stats implements Instrumented.
@@ -127,9 +137,10 @@ func (a *buntAdapter) ObserveGroups(fn func(took time.Duration, commits int)) { 
 
 // commitReq is one Commit call waiting for the committer.
 type commitReq struct {
-	records []Record
-	size    int
-	done    chan error
+	records  []Record
+	size     int
+	logValue []byte // the change log entry, when changes are kept (bunt_changelog.go)
+	done     chan error
 }
 
 var reqPool = sync.Pool{New: func() any { return &commitReq{done: make(chan error, 1)} }}
@@ -248,6 +259,11 @@ func openBuntLocked(abs string, opts buntOptions) (*buntAdapter, error) {
 		mode:  fi.Mode().Perm(),
 	}
 	a.shrinkBase.Store(liveSize(db))
+	if err := a.openLog(); err != nil { // bunt_changelog.go
+		_ = db.Close()
+		_ = f.Close()
+		return nil, err
+	}
 	go a.run()
 	return a, nil
 }
@@ -266,16 +282,33 @@ func (a *buntAdapter) Commit(records []Record) error {
 		return ErrClosed
 	}
 	size, err := checkRecords(records)
+	a.mu.RUnlock()
 	if err != nil || len(records) == 0 {
-		a.mu.RUnlock()
 		return err
 	}
+	var entry []byte
+	if a.logOn.Load() {
+		if entry, err = encodeLogEntry(time.Now(), records); err != nil {
+			return err
+		}
+	}
+	return a.commit(records, size+len(entry), entry)
+}
+
+// commit queues records (checked already) for the committer and waits
+// until their group is written and fsynced.
+func (a *buntAdapter) commit(records []Record, size int, logValue []byte) error {
+	a.mu.RLock()
+	if a.closed {
+		a.mu.RUnlock()
+		return ErrClosed
+	}
 	r := reqPool.Get().(*commitReq)
-	r.records, r.size = records, size
+	r.records, r.size, r.logValue = records, size, logValue
 	a.queue <- r
 	a.mu.RUnlock()
-	err = <-r.done
-	r.records = nil
+	err := <-r.done
+	r.records, r.logValue = nil, nil
 	reqPool.Put(r)
 	return err
 }
@@ -418,11 +451,15 @@ func (a *buntAdapter) commitGroup(group []*commitReq) {
 		a.syncTook = time.Since(synced)
 		a.groups.Add(1)
 		if err == nil {
+			if a.groupLog > 0 {
+				a.logDurable.Store(a.groupLog)
+			}
 			a.fileBytes.Store(size)
 			if observe := a.observe.Load(); observe != nil {
 				(*observe)(time.Since(start), len(group))
 			}
 			a.maybeShrink(size)
+			a.pruneLog(time.Now())
 		}
 	}
 	a.commits.Add(uint64(len(group)))
@@ -446,6 +483,7 @@ func (a *buntAdapter) writeGroup(group []*commitReq) error {
 	if err := a.syncErr(); err != nil {
 		return err
 	}
+	a.groupLog = a.addLogEntries(group) // bunt_changelog.go
 	a.jbuf = appendJournal(a.jbuf[:0], group)
 	if len(a.jbuf) > 0 {
 		err := a.db.Update(func(tx *buntdb.Tx) error {
@@ -660,11 +698,19 @@ func (m *memoryAdapter) Close() error {
 }
 
 // checkRecords validates one Commit and returns its size for the group limit.
-func checkRecords(records []Record) (int, error) {
+func checkRecords(records []Record) (int, error) { return checkRecordsOf(records, false) }
+
+// checkRecordsOf is checkRecords, accepting the store's own kinds
+// (kindLog, kindCursor) when internal: a journal holds them too.
+func checkRecordsOf(records []Record, internal bool) (int, error) {
 	size := 0
 	for i, r := range records {
 		switch r.Kind {
 		case KindObject, KindSchema, KindJoin, KindMeta:
+		case kindLog, kindCursor:
+			if !internal {
+				return 0, fmt.Errorf("%w: record %d has unknown kind %q", ErrInvalidRecord, i, byte(r.Kind))
+			}
 		default:
 			return 0, fmt.Errorf("%w: record %d has unknown kind %q", ErrInvalidRecord, i, byte(r.Kind))
 		}
@@ -732,9 +778,13 @@ func parseKey(k string) (Record, bool) {
 // loadAll calls fn for every record in key order. Records are copied out
 // loadChunk at a time, and fn runs without buntdb's lock held, so fn may
 // even Commit; Load is then not a snapshot, which start-up never needs.
+const loadFrom = "\x04"
+
 func loadAll(db *buntdb.DB, fn func(Record) error) error {
 	batch := make([]Record, 0, loadChunk)
-	last, started := "", false
+	// Keys below loadFrom are the store's own (journal, change log,
+	// cursors): never records.
+	last, started := loadFrom, false
 	for {
 		batch = batch[:0]
 		more := false

@@ -71,7 +71,7 @@ func decodeJournal(s string) ([]Record, error) {
 		}
 		recs = append(recs, r)
 	}
-	if _, err := checkRecords(recs); err != nil {
+	if _, err := checkRecordsOf(recs, true); err != nil {
 		return nil, fmt.Errorf("%w: %w", errBadJournal, err)
 	}
 	return recs, nil

@@ -2,9 +2,11 @@
 // key) names a class, a where, keys and events, and every matching change
 // is delivered to a webhook (HMAC-signed, retried with backoff) or to a
 // Redis stream (XADD with MAXLEN). Definitions live in the master-only
-// class _Subscription. Each subscription has its own bounded queue and
-// delivery goroutine, so a slow target delays only itself. It reads
-// changes as a service.ChangeConsumer; service never imports it.
+// class _Subscription. Each subscription reads the store's change log
+// (store.ChangeLog) from its saved position on a goroutine of its own, so
+// it resumes after a crash and a slow target delays only itself; on a
+// shared store one instance at a time owns it (store.Leaser). Service
+// never imports it.
 package subscribe
 
 import (
@@ -23,9 +25,6 @@ const ClassName = "_Subscription"
 
 // Limits and Parse error codes.
 const (
-	// DefaultQueueSize is how many undelivered events one subscription
-	// holds before it drops new ones (and tells its target how many).
-	DefaultQueueSize = 10000
 	// MaxNameLength bounds a subscription's name.
 	MaxNameLength = 128
 	// CodeInvalid is a malformed or unknown subscription (Parse's 143,
@@ -69,6 +68,18 @@ type Definition struct {
 	Keys      []string       `json:"keys,omitempty"`
 	Events    []string       `json:"events"`
 	Target    Target         `json:"target"`
+	// Delivery is how this instance stands with it (answers only).
+	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// Delivery is a subscription's state on the instance that answers.
+type Delivery struct {
+	// Position is the last change of the log it handled (on the owner;
+	// elsewhere, where it stood when this instance last owned it).
+	Position int64 `json:"position"`
+	// Delivering says this instance owns it now: on a shared store one
+	// instance at a time does.
+	Delivering bool `json:"delivering"`
 }
 
 // allEvents are the events a subscription gets when it names none.

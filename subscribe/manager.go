@@ -1,8 +1,8 @@
 package subscribe
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -16,6 +16,7 @@ import (
 	"github.com/quarrydata/quarry/outbound"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
+	"github.com/quarrydata/quarry/store"
 )
 
 // Options configure a Manager.
@@ -23,41 +24,55 @@ type Options struct {
 	// Max is the most subscriptions (maxServerSubscriptions); 0 turns
 	// server-side subscriptions off.
 	Max int
-	// QueueSize is each subscription's queue (DefaultQueueSize when 0).
-	QueueSize int
+	// Changes is the store's change log, which deliveries read from their
+	// saved position (required when Max > 0). The service must record
+	// previous versions (service.Options.RecordPrevious).
+	Changes store.ChangeLog
+	// Leaser, on a store several instances share, gives each subscription
+	// to one instance at a time; nil: this instance delivers them all.
+	Leaser store.Leaser
 	// Timeout bounds one delivery attempt (10s when 0).
 	Timeout time.Duration
 	// RetryBase and RetryMax shape the backoff between attempts: the
 	// wait doubles from RetryBase up to RetryMax (200ms and 1m when 0).
 	RetryBase, RetryMax time.Duration
+	// Poll is how often an owner reads the log when nothing woke it
+	// (a write on another instance): 1s, or 100ms with a Leaser.
+	Poll time.Duration
+	// LeaseRetry is how often an instance that does not own a
+	// subscription asks for it (1s when 0), and Sync how often the
+	// definitions are read again from _Subscription (1s when 0): both
+	// bound how soon another instance takes over or sees a change.
+	LeaseRetry, Sync time.Duration
 	// Policy decides which addresses webhooks and Redis targets may reach.
 	Policy outbound.Policy
 	Log    *slog.Logger
 }
 
-// Manager keeps the subscriptions and delivers their events.
+// Manager keeps the subscriptions and runs their deliveries.
 type Manager struct {
 	svc    *service.Service
 	opts   Options
 	client *webhookClient
-	bootID string // makes event ids unique across restarts
 	master service.Auth
+	// decoded shares the decoding of recent changes (deliver.go).
+	decoded decodeCache
 
-	// mu guards subs and serialises the API's writes.
+	// mu guards subs and serialises the API's writes and the syncs.
 	mu   sync.Mutex
 	subs map[string]*sub
+	bad  map[string]bool // objects of _Subscription already reported unusable
 	// byClass is the consumer's read-only view (class → subscriptions),
 	// replaced whole under mu.
-	byClass atomic.Pointer[map[string][]*sub]
-	closed  bool
+	byClass  atomic.Pointer[map[string][]*sub]
+	closed   bool
+	stopSync chan struct{}
+	syncDone chan struct{}
 }
 
-// Open loads the stored subscriptions and starts their deliveries,
-// events left pending by the last clean shutdown first.
+// Open starts the stored subscriptions: each resumes after the last
+// change it delivered.
 func Open(svc *service.Service, opts Options) (*Manager, error) {
-	if opts.QueueSize <= 0 {
-		opts.QueueSize = DefaultQueueSize
-	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
@@ -67,44 +82,119 @@ func Open(svc *service.Service, opts Options) (*Manager, error) {
 	if opts.RetryMax <= 0 {
 		opts.RetryMax = time.Minute
 	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+		if opts.Leaser != nil {
+			opts.Poll = 100 * time.Millisecond
+		}
+	}
+	if opts.LeaseRetry <= 0 {
+		opts.LeaseRetry = time.Second
+	}
+	if opts.Sync <= 0 {
+		opts.Sync = time.Second
+	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
-	var boot [6]byte
-	if _, err := rand.Read(boot[:]); err != nil {
-		return nil, err
-	}
-	m := &Manager{svc: svc, opts: opts, client: newWebhookClient(opts.Policy), bootID: hex.EncodeToString(boot[:]),
-		master: service.Auth{Master: true}, subs: map[string]*sub{}}
+	m := &Manager{svc: svc, opts: opts, client: newWebhookClient(opts.Policy),
+		master: service.Auth{Master: true}, subs: map[string]*sub{}, bad: map[string]bool{}}
 	m.byClass.Store(&map[string][]*sub{})
 	if opts.Max <= 0 {
 		return m, nil
 	}
-	res, err := svc.Find(m.master, ClassName, service.FindParams{Limit: opts.Max})
-	if err != nil {
-		if e, ok := err.(*schema.Error); ok && e.Code == schema.CodeInvalidClassName {
-			return m, nil
-		}
+	if opts.Changes == nil {
+		return nil, fmt.Errorf("server-side subscriptions need a store that keeps a change log (the embedded file or PostgreSQL, not %s)", store.MemoryURI)
+	}
+	if err := m.sync(); err != nil {
 		return nil, fmt.Errorf("server-side subscriptions: %w", err)
 	}
+	m.stopSync, m.syncDone = make(chan struct{}), make(chan struct{})
+	go m.syncLoop()
+	return m, nil
+}
+
+// syncLoop reads the definitions again every opts.Sync: another instance
+// (or the Dashboard) may have created, changed or deleted some.
+func (m *Manager) syncLoop() {
+	defer close(m.syncDone)
+	t := time.NewTicker(m.opts.Sync)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stopSync:
+			return
+		case <-t.C:
+		}
+		if err := m.sync(); err != nil {
+			m.opts.Log.Warn("server-side subscriptions: cannot read _Subscription", "err", err)
+		}
+	}
+}
+
+// sync makes the running subscriptions those _Subscription holds. It
+// reads and acts under mu, so an API write is never undone by a read
+// from before it.
+func (m *Manager) sync() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	res, err := m.svc.Find(m.master, ClassName, service.FindParams{Limit: m.opts.Max})
+	if err != nil {
+		if e, ok := err.(*schema.Error); ok && e.Code == schema.CodeInvalidClassName {
+			res = service.FindResult{} // none made yet
+		} else {
+			return err
+		}
+	}
+	seen := map[string]bool{}
 	for _, obj := range res.Results {
+		id, _ := obj["objectId"].(string)
 		d, err := decodeDefinition(obj)
 		var q *match.Query
 		if err == nil {
 			q, err = d.compile()
 		}
 		if err != nil {
-			opts.Log.Error("server-side subscription not started", "name", obj["name"], "err", err)
+			if !m.bad[id] {
+				m.bad[id] = true
+				m.opts.Log.Error("server-side subscription not started", "name", obj["name"], "err", err)
+			}
 			continue
 		}
-		id, _ := obj["objectId"].(string)
-		s := m.newSub(id, d, q)
-		s.restore(obj["pending"])
-		m.subs[d.Name] = s
-		go s.run()
+		seen[d.Name] = true
+		s := m.subs[d.Name]
+		if s != nil && s.id != id { // deleted and made again elsewhere
+			s.stop()
+			s = nil
+		}
+		if s == nil {
+			start, _ := obj["startAfter"].(float64)
+			s = m.newSub(id, int64(start), d, q)
+			m.subs[d.Name] = s
+			go s.run()
+			continue
+		}
+		if !sameDefinition(s.def(), d) {
+			s.set(d, q)
+		}
+	}
+	for name, s := range m.subs {
+		if !seen[name] {
+			s.stop()
+			delete(m.subs, name)
+		}
 	}
 	m.publish()
-	return m, nil
+	return nil
+}
+
+func sameDefinition(a, b Definition) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // publish replaces the consumer's view; mu is held.
@@ -117,105 +207,59 @@ func (m *Manager) publish() {
 	m.byClass.Store(&view)
 }
 
-// Wants, Deliver and Lost make the manager a service.ChangeConsumer:
-// each committed change is matched against its class's subscriptions and
-// the events queued, never waiting for a target. Wants is cheap.
+// Wants, Deliver and Lost make the manager a service.ChangeConsumer, used
+// only to wake the deliveries of a changed class at once: they read the
+// change itself from the log. Wants is cheap.
 func (m *Manager) Wants(c service.Change) bool { return len((*m.byClass.Load())[c.Class]) > 0 }
 
-// Deliver routes a batch of committed changes, in order.
+// Deliver wakes the subscriptions of the batch's classes.
 func (m *Manager) Deliver(batch []service.Change) {
+	view := *m.byClass.Load()
 	for _, c := range batch {
-		m.route(c)
+		for _, s := range view[c.Class] {
+			s.signal()
+		}
 	}
 }
 
-// Lost tells the subscriptions of classes that count changes never
-// reached them (the change ring overflowed): each sends a "lost" event.
-func (m *Manager) Lost(classes []string, count int) {
+// Lost wakes the subscriptions of classes whose changes the consumer's
+// ring dropped: the log still has them.
+func (m *Manager) Lost(classes []string, _ int) {
 	view := *m.byClass.Load()
 	for _, c := range classes {
 		for _, s := range view[c] {
-			s.lose(count)
+			s.signal()
 		}
 	}
 }
 
-// route queues the events one change means to the class's subscriptions.
-// A master subscription sees every object whole: no ACL, no protected
-// fields; keys narrow it.
-func (m *Manager) route(c service.Change) {
-	subs := (*m.byClass.Load())[c.Class]
-	if len(subs) == 0 {
-		return
-	}
-	deleted := c.Object == nil
-	var object, original schema.Object
-	for _, s := range subs {
-		d, q := s.current()
-		before := c.Original != nil && q.Match(c.Original)
-		after := !deleted && q.Match(c.Object)
-		ev := match.Decide(before, after, c.Original != nil, deleted)
-		if ev == match.None || !d.wants(ev) {
-			continue
-		}
-		if object == nil { // presented once per change, shared by the subscriptions
-			if deleted {
-				object = m.svc.LiveObject(c.Class, c.Original)
-			} else {
-				object = m.svc.LiveObject(c.Class, c.Object)
-				original = m.svc.LiveObject(c.Class, c.Original)
-			}
-		}
-		e := Event{Subscription: d.Name, Op: ev.String(), ClassName: c.Class,
-			Object: match.Project(object, d.Keys, nil), Time: time.Now().UTC().Format(time.RFC3339Nano)}
-		if original != nil && ev != match.Create {
-			e.Original = match.Project(original, d.Keys, nil)
-		}
-		s.enqueue(e)
-	}
-}
-
-// Close stops every delivery (an attempt under way is abandoned and will
-// be made again) and saves each subscription's undelivered events and
-// last delivered event id in its _Subscription object, so that the next
-// Open resends them with the same ids. Call it after the service stopped
-// handing changes over (CloseChanges), before the store closes. A nil
-// Manager has nothing to close.
+// Close stops every delivery; each saves the position of the last change
+// it delivered whole (an attempt under way is made again by whoever
+// resumes). Call it after the service stopped handing changes over
+// (CloseChanges), before the store closes. A nil Manager has nothing to
+// close.
 func (m *Manager) Close() error {
 	if m == nil {
 		return nil
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return nil
 	}
 	m.closed = true
-	var first error
-	for _, s := range m.subs {
-		s.stop()
-		if err := m.save(s); err != nil && first == nil {
-			first = err
-		}
-	}
+	subs := m.subs
 	m.subs = map[string]*sub{}
 	m.publish()
-	return first
-}
-
-// save writes s's pending events and position.
-func (m *Manager) save(s *sub) error {
-	pending, last := s.snapshot()
-	list := make([]any, len(pending))
-	for i, e := range pending {
-		b, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		list[i] = string(b)
+	m.mu.Unlock()
+	if m.stopSync != nil {
+		close(m.stopSync)
+		<-m.syncDone
 	}
-	_, err := m.svc.Update(m.master, ClassName, s.id, map[string]any{"pending": list, "lastEventId": last})
-	return err
+	for _, s := range subs {
+		s.stop()
+	}
+	return nil
 }
 
 // Definitions lists the subscriptions, by name.
@@ -227,7 +271,7 @@ func (m *Manager) Definitions() ([]Definition, error) {
 	defer m.mu.Unlock()
 	out := make([]Definition, 0, len(m.subs))
 	for _, name := range sortedKeys(m.subs) {
-		out = append(out, m.subs[name].def().Shown())
+		out = append(out, m.subs[name].shown())
 	}
 	return out, nil
 }
@@ -243,7 +287,7 @@ func (m *Manager) Definition(name string) (Definition, error) {
 	if s == nil {
 		return Definition{}, schema.Errorf(CodeInvalid, "no server-side subscription named %s", name)
 	}
-	return s.def().Shown(), nil
+	return s.shown(), nil
 }
 
 // Create registers a subscription from a request body: 143 when it is
@@ -271,11 +315,17 @@ func (m *Manager) Create(body map[string]any) (Definition, error) {
 	if len(m.subs) >= m.opts.Max {
 		return d, schema.Errorf(CodeQuotaExceeded, "at most %d server-side subscriptions (maxServerSubscriptions)", m.opts.Max)
 	}
-	res, err := m.svc.Create(m.master, ClassName, d.stored())
+	head, err := m.opts.Changes.ChangesHead(context.Background())
 	if err != nil {
 		return d, err
 	}
-	s := m.newSub(res.ObjectID, d, q)
+	fields := d.stored()
+	fields["startAfter"] = float64(head) // what it is told: every change after its creation
+	res, err := m.svc.Create(m.master, ClassName, fields)
+	if err != nil {
+		return d, err
+	}
+	s := m.newSub(res.ObjectID, head, d, q)
 	m.subs[d.Name] = s
 	m.publish()
 	go s.run()
@@ -321,7 +371,7 @@ func (m *Manager) Update(name string, body map[string]any) (Definition, error) {
 	return d.Shown(), nil
 }
 
-// Delete stops a subscription and drops its undelivered events.
+// Delete stops a subscription; events not yet delivered are not.
 func (m *Manager) Delete(name string) error {
 	if err := m.enabled(); err != nil {
 		return err
@@ -341,12 +391,13 @@ func (m *Manager) Delete(name string) error {
 	return nil
 }
 
-// Stats are one subscription's counters.
+// Stats are one subscription's state and counters on this instance.
 type Stats struct {
 	Name      string
-	Queued    int
+	Position  int64 // the last change of the log it handled
+	Owner     bool  // this instance delivers it now
 	Delivered uint64
-	Lost      uint64
+	Lost      uint64 // changes the log's retention removed before they were read
 	Attempts  uint64 // failed attempts (each was retried)
 }
 

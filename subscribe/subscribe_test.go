@@ -22,7 +22,7 @@ const secret = "s3cret"
 // every attempt and the distinct events accepted, in arrival order.
 type receiver struct {
 	*httptest.Server
-	t    *testing.T
+	t    testing.TB
 	mu   sync.Mutex
 	fail func(e subscribe.Event, attempt int) int
 	// attempts counts the tries per event id; accepted holds the first
@@ -33,7 +33,7 @@ type receiver struct {
 	got      chan subscribe.Event // each accepted event, duplicates included
 }
 
-func newReceiver(t *testing.T, fail func(subscribe.Event, int) int) *receiver {
+func newReceiver(t testing.TB, fail func(subscribe.Event, int) int) *receiver {
 	r := &receiver{t: t, fail: fail, attempts: map[string]int{}, seen: map[string]bool{}, got: make(chan subscribe.Event, 1000)}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.Close)

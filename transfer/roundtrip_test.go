@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarrydata/quarry/accounts"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/service"
 	"github.com/quarrydata/quarry/store"
@@ -52,7 +53,7 @@ func fill(t *testing.T, db string, rng *rand.Rand) {
 		}
 		var id string
 		if rng.IntN(2) == 0 {
-			res, _, err := svc.SignUp(service.Auth{}, body) // makes a _Session too
+			res, _, err := accounts.New(svc).SignUp(service.Auth{}, body) // makes a _Session too
 			must(err)
 			id = res.ObjectID
 		} else {

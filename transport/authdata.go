@@ -8,7 +8,7 @@ import (
 // user's id, token (and made-up username), or 200 and the whole user when
 // the authData logged an existing user in.
 func signUpWithAuthData(s *Server, c *call) (any, error) {
-	r, err := s.svc.SignUpWithAuthData(c.auth, c.body)
+	r, err := s.accounts.SignUpWithAuthData(c.auth, c.body)
 	if err != nil {
 		return nil, err
 	}
@@ -34,5 +34,5 @@ func signUpWithAuthData(s *Server, c *call) (any, error) {
 
 // challenge answers POST /challenge (multi-factor challenges).
 func challenge(s *Server, c *call) (any, error) {
-	return s.svc.Challenge(c.auth, c.body)
+	return s.accounts.Challenge(c.auth, c.body)
 }

@@ -10,14 +10,14 @@ func emailRoutes() []route {
 }
 
 func verificationEmailRequest(s *Server, c *call) (any, error) {
-	if err := s.svc.RequestVerificationEmail(c.allParams()["email"]); err != nil {
+	if err := s.accounts.RequestVerificationEmail(c.allParams()["email"]); err != nil {
 		return nil, err
 	}
 	return map[string]any{}, nil
 }
 
 func requestPasswordReset(s *Server, c *call) (any, error) {
-	if err := s.svc.RequestPasswordReset(c.allParams()["email"]); err != nil {
+	if err := s.accounts.RequestPasswordReset(c.allParams()["email"]); err != nil {
 		return nil, err
 	}
 	return map[string]any{}, nil

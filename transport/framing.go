@@ -129,6 +129,9 @@ func ambiguity(ctx *fasthttp.RequestCtx) string {
 	if why := framingError(&ctx.Request.Header); why != "" {
 		return why
 	}
+	if why := requestLineBareLF(ctx.Conn(), ctx.ConnRequestNum()); why != "" {
+		return why
+	}
 	if hasDotSegment(ctx.Request.Header.RequestURI()) {
 		return "the path has a . or .. segment"
 	}

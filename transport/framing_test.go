@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,6 +62,7 @@ func TestFramingAndDotSegmentsOverTCP(t *testing.T) {
 			"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\ncontent-length: 40\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400, ""},
 		{"bare LF in one header line", "GET " + mount + "/classes/Post HTTP/1.1\r\nHost: 127.0.0.1\nX-Other: 1\r\n" + app + "\r\n", 400, ""},
 		{"bare LF everywhere", "GET " + mount + "/classes/Post HTTP/1.1\nHost: 127.0.0.1\n" + strings.TrimSuffix(app, "\r\n") + "\n\n", 400, ""},
+		{"bare LF ending only the request line", "GET " + mount + "/classes/Post HTTP/1.1\nHost: 127.0.0.1\r\n" + app + "\r\n", 400, ""},
 		{"bare LF ending the head", "GET " + mount + "/classes/Post HTTP/1.1\r\nHost: 127.0.0.1\r\n" + app + "\n", 400, ""},
 		{"dot-dot segment to a file", get(mount + "/files/" + servertest.AppID + "/x/../" + name), 400, "file body"},
 		{"dot segment to a file", get(mount + "/files/" + servertest.AppID + "/./" + name), 400, "file body"},
@@ -84,6 +86,49 @@ func TestFramingAndDotSegmentsOverTCP(t *testing.T) {
 				t.Errorf("the reply holds %q: %s", tc.notInBody, body)
 			}
 		})
+	}
+}
+
+// TestBareLFRequestLineAfterBodies: on one kept-alive connection, bodies
+// holding bare LFs (a Content-Length body, a chunked one) are not taken
+// for request lines, and the request whose own line ends in a bare LF is
+// the one refused.
+func TestBareLFRequestLineAfterBodies(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	u, _ := url.Parse(srv.URL)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	head := func(method, lineEnd string) string {
+		return method + " " + u.Path + "/classes/Post HTTP/1.1" + lineEnd + "Host: 127.0.0.1\r\nX-Parse-Application-Id: " +
+			servertest.AppID + "\r\nContent-Type: application/json\r\n"
+	}
+	body := "{\n\"text\": \"GET / HTTP/1.1\"\n}"
+	steps := []struct {
+		name, request string
+		status        int
+	}{
+		{"a body with bare LFs", head("POST", "\r\n") + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body, 201},
+		{"a chunked body with bare LFs", head("POST", "\r\n") + "Transfer-Encoding: chunked\r\n\r\n" +
+			strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n0\r\n\r\n", 201},
+		{"a well-framed get", head("GET", "\r\n") + "\r\n", 200},
+		{"a request line ending in a bare LF", head("GET", "\n") + "\r\n", 400},
+	}
+	for _, step := range steps {
+		if _, err := io.WriteString(conn, step.request); err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		io.Copy(io.Discard, res.Body)
+		if res.StatusCode != step.status {
+			t.Fatalf("%s: status %d, want %d", step.name, res.StatusCode, step.status)
+		}
 	}
 }
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/accounts"
 	"github.com/quarrydata/quarry/schema"
-	"github.com/quarrydata/quarry/service"
 )
 
 // PagesOptions configure the pages the emailed links open, under
@@ -18,9 +18,9 @@ import (
 type PagesOptions struct {
 	AppName string
 	Custom  map[string]string
-	// RouterParams adds the page parameters of Parse Server's pages
-	// router (appId, appName, publicServerUrl) to every redirect.
-	RouterParams bool
+	// Router, when set, serves Parse Server's pages router
+	// (pages.enableRouter) in place of these pages.
+	Router *PagesRouterOptions
 }
 
 // The pages, by Parse Server's names (the customPages keys in comments).
@@ -49,6 +49,10 @@ func (s *Server) servePages(ctx *fasthttp.RequestCtx, path string) bool {
 	// The pages carry tokens in their URLs: never pass them on.
 	ctx.Response.Header.Set("Referrer-Policy", "no-referrer")
 	ctx.Response.Header.Set("X-Frame-Options", "DENY")
+	if s.opts.Pages.Router != nil {
+		s.serveRouterPages(ctx, rel)
+		return true
+	}
 	q := ctx.QueryArgs()
 	method := string(ctx.Method())
 	if page, isPage := strings.CutSuffix(rel, ".html"); isPage && method == "GET" && pageTexts[page].title != "" {
@@ -62,21 +66,21 @@ func (s *Server) servePages(ctx *fasthttp.RequestCtx, path string) bool {
 	}
 	switch {
 	case action == "verify_email" && method == "GET":
-		username, err := s.svc.VerifyEmail(string(q.Peek("token")))
+		username, err := s.accounts.VerifyEmail(string(q.Peek("token")))
 		if err != nil {
 			s.pageError(ctx, pageInvalidVerificationLink, err, nil)
 			return true
 		}
 		s.redirectPage(ctx, pageVerifyEmailSuccess, url.Values{"username": {username}})
 	case action == "resend_verification_email" && method == "POST":
-		if err := s.svc.RequestVerificationEmail(string(ctx.PostArgs().Peek("email"))); err != nil {
+		if err := s.accounts.RequestVerificationEmail(string(ctx.PostArgs().Peek("email"))); err != nil {
 			s.redirectPage(ctx, pageLinkSendFail, nil)
 			return true
 		}
 		s.redirectPage(ctx, pageLinkSendSuccess, nil)
 	case action == "request_password_reset" && method == "GET":
 		token := string(q.Peek("token"))
-		username, err := s.svc.ResetTokenUser(token)
+		username, err := s.accounts.ResetTokenUser(token)
 		if err != nil {
 			s.pageError(ctx, pageInvalidLink, err, nil)
 			return true
@@ -99,12 +103,12 @@ func (s *Server) resetPassword(ctx *fasthttp.RequestCtx) {
 	var err error
 	var username string
 	if confirm := form.Peek("confirm_password"); confirm != nil && string(confirm) != password {
-		username, err = s.svc.ResetTokenUser(token)
+		username, err = s.accounts.ResetTokenUser(token)
 		if err == nil {
 			err = schema.Errorf(codeValidationFailed, "The two passwords differ.")
 		}
 	} else {
-		username, err = s.svc.ResetPassword(token, password)
+		username, err = s.accounts.ResetPassword(token, password)
 	}
 	switch {
 	case xhr && err != nil:
@@ -113,7 +117,7 @@ func (s *Server) resetPassword(ctx *fasthttp.RequestCtx) {
 		writeJSON(ctx, fasthttp.StatusOK, map[string]any{})
 	case err == nil:
 		s.redirectPage(ctx, pagePasswordResetSuccess, url.Values{"username": {username}})
-	case errors.Is(err, service.ErrInvalidLink):
+	case errors.Is(err, accounts.ErrInvalidLink):
 		s.redirectPage(ctx, pageInvalidLink, nil)
 	default:
 		s.pageError(ctx, pageChoosePassword, err, url.Values{"token": {token}, "username": {username}})
@@ -143,11 +147,6 @@ func (s *Server) redirectPage(ctx *fasthttp.RequestCtx, page string, v url.Value
 	}
 	v.Set("id", s.opts.AppID)
 	v.Set("app", s.appName())
-	if s.opts.Pages.RouterParams {
-		v.Set("appId", s.opts.AppID)
-		v.Set("appName", s.appName())
-		v.Set("publicServerUrl", s.baseURL(ctx))
-	}
 	target := s.baseURL(ctx) + "/apps/" + page + ".html"
 	if custom := s.opts.Pages.Custom[page]; custom != "" {
 		target = custom

@@ -19,6 +19,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/quarrydata/quarry/accounts"
+	"github.com/quarrydata/quarry/hangup"
 	"github.com/quarrydata/quarry/jobs"
 	"github.com/quarrydata/quarry/logring"
 	"github.com/quarrydata/quarry/metrics"
@@ -125,6 +127,7 @@ type Server struct {
 	opts     Options
 	svc      *service.Service
 	jobs     *jobs.Schedules
+	accounts *accounts.Accounts
 	table    routeTable
 	routes   []route
 	masterIP []netip.Prefix
@@ -192,7 +195,7 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc), log: opts.Logger,
+	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc), accounts: accounts.New(svc), log: opts.Logger,
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
 		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
 	s.diskFull = logring.NewThrottled(s.log, slog.LevelError, "write refused: the data file's disk is full", refusedWriteLogEvery)
@@ -394,6 +397,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 			s.writeError(ctx, err)
 			return
 		}
+		// A query of a class kept in PostgreSQL stops when its client
+		// hangs up (nothing is watched for work answered from memory).
+		clientGone := hangup.Watch(ctx.Conn())
+		defer clientGone.Stop()
+		c.auth = c.auth.WithContext(clientGone)
 		ctx.SetUserValue(callKey, c)
 	}
 	s.route(ctx, c, path)

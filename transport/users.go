@@ -80,14 +80,14 @@ func signUp(s *Server, c *call) (any, error) {
 	if _, ok := c.body["authData"]; ok {
 		return signUpWithAuthData(s, c) // authdata.go
 	}
-	res, token, err := s.svc.SignUp(c.auth, c.body)
+	res, token, err := s.accounts.SignUp(c.auth, c.body)
 	if err != nil {
 		return nil, err
 	}
 	c.status = fasthttp.StatusCreated
 	c.location = c.base + "/users/" + res.ObjectID
 	out := map[string]any{"objectId": res.ObjectID, "createdAt": res.CreatedAt, "sessionToken": token}
-	if token == "" { // the email must be verified first (email_flows.go)
+	if token == "" { // the email must be verified first (accounts.SignUp)
 		delete(out, "sessionToken")
 	}
 	for k, v := range res.Echo { // operator results and a beforeSave's changes
@@ -105,7 +105,7 @@ func me(s *Server, c *call) (any, error) {
 	if err != nil || a.UserID == "" {
 		return nil, schema.Errorf(schema.CodeInvalidSessionToken, "invalid session token")
 	}
-	return s.svc.Me(a)
+	return s.accounts.Me(a)
 }
 
 func getUser(s *Server, c *call) (any, error) {
@@ -142,22 +142,22 @@ func logIn(s *Server, c *call) (any, error) {
 	u, e, p := loginParams(c)
 	a := c.auth
 	a.LoginAuthData, _ = c.allParams()["authData"].(map[string]any) // the mfa token
-	return s.svc.LogIn(a, u, e, p, false)
+	return s.accounts.LogIn(a, u, e, p, false)
 }
 
 // logInAs takes userId from the body or, as Parse Server allows, the URL.
 func logInAs(s *Server, c *call) (any, error) {
 	id, _ := c.param("userId")
-	return s.svc.LogInAs(c.auth, id)
+	return s.accounts.LogInAs(c.auth, id)
 }
 
 func verifyPassword(s *Server, c *call) (any, error) {
 	u, e, p := loginParams(c)
-	return s.svc.LogIn(c.auth, u, e, p, true)
+	return s.accounts.LogIn(c.auth, u, e, p, true)
 }
 
 func logOut(s *Server, c *call) (any, error) {
-	return map[string]any{}, s.svc.LogOut(c.auth)
+	return map[string]any{}, s.accounts.LogOut(c.auth)
 }
 
 func upgradeSession(s *Server, c *call) (any, error) {
@@ -169,18 +169,18 @@ func upgradeSession(s *Server, c *call) (any, error) {
 	return nil, schema.Errorf(schema.CodeInvalidSessionToken, "invalid legacy session token")
 }
 
-func sessionMe(s *Server, c *call) (any, error) { return s.svc.SessionMe(c.auth) }
+func sessionMe(s *Server, c *call) (any, error) { return s.accounts.SessionMe(c.auth) }
 
 func pairSession(s *Server, c *call) (any, error) {
 	a, err := s.svc.Authenticate(c.auth)
 	if err != nil {
 		return nil, err
 	}
-	return s.svc.PairSession(a, c.body)
+	return s.accounts.PairSession(a, c.body)
 }
 
 func createSession(s *Server, c *call) (any, error) {
-	out, err := s.svc.CreateRestrictedSession(c.auth, c.body)
+	out, err := s.accounts.CreateRestrictedSession(c.auth, c.body)
 	if err != nil {
 		return nil, err
 	}

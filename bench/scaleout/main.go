@@ -120,7 +120,7 @@ func (p plan) measure(redisURL string) error {
 			"write p50", "write p99", "errors", "delay p50 ms", "delay p99 ms", "probes", "load average before -> after")
 	} else {
 		fmt.Printf("%d closed-loop clients spread round-robin over the instances, %s per workload, %d seeded items\n", p.workers, p.d, p.items)
-		fmt.Printf("%-13s %-9s %-12s %8s %8s %8s %6s  %s\n", "server", "instances", "workload", "ops/s", "p50 ms", "p99 ms", "errors", "load average before -> after")
+		fmt.Printf("%-13s %-9s %-12s %8s %8s %8s %6s %9s %9s  %s\n", "server", "instances", "workload", "ops/s", "p50 ms", "p99 ms", "errors", "srv µs/op", "pg µs/op", "load average before -> after")
 	}
 	servers := []string{"quarry"}
 	if p.parse != "" && p.parseOnly {
@@ -191,14 +191,18 @@ func (p plan) once(server string, n int) (err error) {
 	if p.workloads == nil {
 		p.mix(c, instances, ids)
 	}
+	probe := cpuProbe{admin: p.admin, db: db.name, servers: instances}
 	for _, name := range p.workloads {
 		loadBefore := loadAverage()
+		cpuBefore := probe.sample()
 		res := runOne(c, instances, ids, p.workers, p.d, workloads[name])
+		srvCPU, pgCPU := probe.sample().since(cpuBefore)
 		if res.errors > 0 {
 			fmt.Fprintf(os.Stderr, "%s, %d instances, %s: %d errors, the first: %v\n", server, n, name, res.errors, res.firstErr)
 		}
 		p50, p99 := summary(res.latencies)
-		fmt.Printf("%-13s %-9d %-12s %8.0f %8.2f %8.2f %6d  %s -> %s\n", server, n, name, float64(res.ops)/res.elapsed.Seconds(), p50, p99, res.errors, loadBefore, loadAverage())
+		fmt.Printf("%-13s %-9d %-12s %8.0f %8.2f %8.2f %6d %9.0f %9.0f  %s -> %s\n", server, n, name, float64(res.ops)/res.elapsed.Seconds(), p50, p99, res.errors,
+			perOp(srvCPU, res.ops), perOp(pgCPU, res.ops), loadBefore, loadAverage())
 	}
 	if p.rate > 0 && n > 1 {
 		loadBefore := loadAverage()

@@ -2,7 +2,8 @@
 
 // Differences from Parse Server the official SDK's own specs showed
 // (#33 item 3): a nested Increment under a value that is not an object,
-// deleting a class that does not exist, loginAs answering as Parse does.
+// deleting a class that does not exist, loginAs answering as Parse does;
+// positions of arrays in dotted keys (#33, third round).
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
@@ -75,4 +76,24 @@ test('Parse.User.loginAs needs the master key and a user id', async () => {
   assert.ok(as.getSessionToken().startsWith('r:'));
   assert.equal(as.get('password'), undefined);
   await Parse.User.logOut();
+});
+
+test('positions of arrays in dotted keys: the SDK increments and queries inside an array of an Object', async () => {
+  const obj = new Parse.Object('NestedArray');
+  obj.set('stats', { rounds: [{ score: 1 }, { score: 5 }] });
+  obj.set('tags', ['a', 'b']);
+  await obj.save();
+  obj.increment('stats.rounds.1.score', 2);
+  await obj.save();
+  assert.equal(obj.get('stats').rounds[1].score, 7);
+  const fresh = await new Parse.Query('NestedArray').get(obj.id);
+  assert.deepEqual(fresh.get('stats'), { rounds: [{ score: 1 }, { score: 7 }] });
+  const found = await new Parse.Query('NestedArray').equalTo('stats.rounds.1.score', 7).find();
+  assert.deepEqual(found.map((o) => o.id), [obj.id]);
+  const none = await new Parse.Query('NestedArray').equalTo('stats.rounds.0.score', 7).find();
+  assert.equal(none.length, 0);
+  // A dotted key into an Array field is Parse Server's schema mismatch.
+  const raw = await server.rest('PUT', `/classes/NestedArray/${obj.id}`, { body: { 'tags.0': 'z' } });
+  assert.equal(raw.status, 400);
+  assert.deepEqual(raw.body, { code: 111, error: 'schema mismatch for NestedArray.tags; expected Array but got Object' });
 });

@@ -61,6 +61,27 @@ type Statement struct {
 	// Skip and Limit are the page Go cuts when the statement is not exact.
 	Skip, Limit int
 	match       matcher.Matcher
+	root        *where.Node         // the parsed where, for its $text's rating
+	scorer      *matcher.TextScorer // made from root when first asked
+	scorerMade  bool
+}
+
+// TextScore is obj's "$score" for the query's $text (false when the query
+// has none), rated in Go as the in-memory planner rates it.
+func (st *Statement) TextScore(obj schema.Object) (float64, bool) {
+	scorer := st.textScorer()
+	if scorer == nil {
+		return 0, false
+	}
+	return scorer.Score(obj), true
+}
+
+// textScorer rates objects for the where's $text (nil without one).
+func (st *Statement) textScorer() *matcher.TextScorer {
+	if !st.scorerMade {
+		st.scorer, st.scorerMade = matcher.NewTextScorer(st.root), true
+	}
+	return st.scorer
 }
 
 // Exact reports whether SQL answers the whole query: rows, order, page
@@ -88,7 +109,7 @@ func Translate(t store.Table, q Query) (*Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Statement{Skip: q.Skip, Limit: q.Limit}
+	st := &Statement{Skip: q.Skip, Limit: q.Limit, root: tree}
 	if len(b.loose) > 0 {
 		st.Residual = b.residual(tree)
 		var r matcher.Resolver
@@ -107,16 +128,12 @@ func Translate(t store.Table, q Query) (*Statement, error) {
 	order, inGo := b.orderBy(q.Order, b.nearOf(tree))
 	if inGo {
 		order = ""
-		var scorer *matcher.TextScorer
 		for _, k := range q.Order {
 			key := matcher.SortKey{Path: k.Path, Desc: k.Desc}
 			if k.Path == "$score" {
 				// The $text's rating, computed in Go as the in-memory
 				// planner does, so both stores page alike.
-				if scorer == nil {
-					scorer = matcher.NewTextScorer(tree)
-				}
-				if scorer != nil {
+				if scorer := st.textScorer(); scorer != nil {
 					key.Score = scorer.Score
 				}
 			}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -223,7 +224,11 @@ func (c *committer) run(batch []*pending, ids []int64) error {
 		if p.stale = c.staleness(p); p.stale != nil {
 			continue
 		}
-		for _, r := range p.records {
+		rewritten := rewrittenLater(p.records)
+		for i, r := range p.records {
+			if rewritten != nil && rewritten[i] {
+				continue // its row is written whole by a later record
+			}
 			if err := c.apply(r); err != nil {
 				return err
 			}
@@ -254,6 +259,32 @@ func (c *committer) run(batch []*pending, ids []int64) error {
 	}
 	c.queued.Queue("COMMIT")
 	return mayHaveCommitted(c.flush())
+}
+
+// rewrittenLater marks the object records of one Commit that a later
+// record of the same object replaces: each version stays in _changes,
+// but the object's row is written once, by the last (an upsert writes
+// the whole row). nil when none is.
+func rewrittenLater(records []store.Record) []bool {
+	if len(records) < 2 {
+		return nil
+	}
+	var out []bool
+	last := make(map[[2]string]int, len(records))
+	for i, r := range records {
+		if r.Kind != store.KindObject {
+			continue
+		}
+		k := [2]string{r.Class, r.Key}
+		if j, ok := last[k]; ok {
+			if out == nil {
+				out = make([]bool, len(records))
+			}
+			out[j] = true
+		}
+		last[k] = i
+	}
+	return out
 }
 
 // begin opens the transaction, takes the commit lock and reads the state
@@ -297,7 +328,7 @@ func (c *committer) begin(batch []*pending) error {
 			}
 			for _, class := range classes {
 				raw, ok := found[class]
-				t, err := newTableState(class, ok, raw)
+				t, err := c.a.tableState(class, ok, raw)
 				if err != nil {
 					return err
 				}
@@ -474,6 +505,36 @@ func (c *committer) table(class string, create bool) (*tableState, error) {
 		}
 		t.exists = true
 	}
+	return t, nil
+}
+
+// cachedTable is a class's table as a commit last read its _SCHEMA row:
+// the stored bytes, and the schema and layout parsed from them (never
+// modified), reused by every commit that reads the same bytes: each
+// commit group reads the row, and parsing it was a good part of a small
+// commit's CPU.
+type cachedTable struct {
+	raw    []byte
+	schema *schema.Class
+	layout *layout
+}
+
+// tableState is newTableState, from the cache while raw is the bytes
+// the cached state was parsed from.
+func (a *Adapter) tableState(class string, exists bool, raw []byte) (*tableState, error) {
+	if !exists || raw == nil {
+		return newTableState(class, exists, raw)
+	}
+	if v, ok := a.tables.Load(class); ok {
+		if ct := v.(*cachedTable); bytes.Equal(ct.raw, raw) {
+			return &tableState{exists: true, schema: ct.schema, layout: ct.layout}, nil
+		}
+	}
+	t, err := newTableState(class, exists, raw)
+	if err != nil {
+		return nil, err
+	}
+	a.tables.Store(class, &cachedTable{raw: bytes.Clone(raw), schema: t.schema, layout: t.layout})
 	return t, nil
 }
 

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/quarrydata/quarry/bench/cputime"
 	"github.com/quarrydata/quarry/store"
 	"github.com/quarrydata/quarry/store/postgres/pgtest"
 )
@@ -63,6 +65,10 @@ func Benchmark_CommitGuarded_OneObject(b *testing.B) {
 	loadAll(b, a)
 	commit(b, a, sch("Bench", benchSchema))
 	b.ResetTimer()
+	cpu := cputime.Used()
+	defer func() {
+		b.ReportMetric(float64(cputime.Used()-cpu)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+	}()
 	for i := range b.N {
 		k := fmt.Sprint("k", i%100)
 		err := a.CommitGuarded([]store.Record{obj("Bench", k, fmt.Sprintf(`{"n":%d,"s":"v"}`, i))},

@@ -278,3 +278,45 @@ func TestCommitFailureLeavesNothing(t *testing.T) {
 		t.Fatalf("%d changes, want 9 (the schema and the good commits)", changes)
 	}
 }
+
+// TestCommitSeveralVersionsOfOneObject: a Commit holding an object's
+// versions one after the other (updates of one object decided in a run)
+// leaves the last in its row, and the others follow every version in
+// order, each a record of the one change.
+func TestCommitSeveralVersionsOfOneObject(t *testing.T) {
+	uri := pgtest.NewDatabase(t)
+	a, b := open(t, uri), open(t, uri)
+	commit(t, a, obj("C", "x", `{"objectId":"x","n":0}`))
+	loadAll(t, b)
+	got := newCollector()
+	stop, err := b.Follow(b.Position(), got.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	commit(t, a, obj("C", "x", `{"objectId":"x","n":1}`), obj("C", "y", `{"objectId":"y"}`),
+		obj("C", "x", `{"objectId":"x","n":2}`), obj("C", "x", `{"objectId":"x","n":3}`))
+	commit(t, a, obj("C", "z", `{"objectId":"z"}`), del(store.KindObject, "C", "z"))
+	got.waitKeys(t, "x", "z") // each commit by its first record
+	var versions []string
+	for _, r := range got.commits[0] {
+		versions = append(versions, string(r.Value))
+	}
+	want := []string{`{"objectId":"x","n":1}`, `{"objectId":"y"}`, `{"objectId":"x","n":2}`, `{"objectId":"x","n":3}`}
+	if fmt.Sprint(versions) != fmt.Sprint(want) {
+		t.Fatalf("followed %q, want %q", versions, want)
+	}
+	rows := map[string]string{}
+	for _, r := range loadAll(t, open(t, uri)) {
+		if r.Kind == store.KindObject {
+			rows[r.Key] = string(r.Value)
+		}
+	}
+	if len(rows) != 2 || rows["y"] == "" {
+		t.Fatalf("rows %v, want x and y (z created and deleted in one commit)", rows)
+	}
+	var n map[string]any
+	if err := json.Unmarshal([]byte(rows["x"]), &n); err != nil || n["n"] != 3.0 {
+		t.Fatalf("x's row holds %s, want its last version (n 3)", rows["x"])
+	}
+}

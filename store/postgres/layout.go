@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -78,6 +79,10 @@ type layout struct {
 	class string
 	table string
 	cols  []column // sorted by key
+	// upsertOnce makes upsertSQL once: a layout is shared by the commits
+	// that read the same schema (cachedTable).
+	upsertOnce sync.Once
+	upsertSQL  string
 }
 
 // layoutOf derives the table of class from its schema; a nil schema (a
@@ -172,6 +177,11 @@ func (l *layout) selectList() string {
 
 // upsert is the INSERT ... ON CONFLICT statement writing one object.
 func (l *layout) upsert() string {
+	l.upsertOnce.Do(func() { l.upsertSQL = l.makeUpsert() })
+	return l.upsertSQL
+}
+
+func (l *layout) makeUpsert() string {
 	names := []string{quote(colID)}
 	params := []string{"$1"}
 	for _, c := range l.cols {

@@ -83,8 +83,11 @@ type Adapter struct {
 	groupsDone chan struct{} // closed when runGroups returned
 
 	commits, groups atomic.Uint64
-	faults          faultState // faults.go
-	observe         atomic.Pointer[func(took time.Duration, commits int)]
+	// tables are the class tables' shapes as commits last read them from
+	// _SCHEMA (class name -> *cachedTable, commit.go).
+	tables  sync.Map
+	faults  faultState // faults.go
+	observe atomic.Pointer[func(took time.Duration, commits int)]
 
 	pruneCtx  context.Context
 	pruneStop context.CancelFunc
@@ -103,6 +106,7 @@ type Adapter struct {
 	heads     heads       // coalesced reads of the head of _changes (applied.go)
 	applied   applied     // how far the follower stands (applied.go)
 	serial    serialState // LockKeys (serialize.go)
+	leases    leases      // TryLease (changelog.go)
 
 	// keepOut are the classes kept out of memory (query.go).
 	keepOut map[string]bool
@@ -231,6 +235,7 @@ func (a *Adapter) prepare(ctx context.Context) error {
 			"CREATE TABLE IF NOT EXISTS " + quote(tablePruned) + ` ("one" boolean PRIMARY KEY DEFAULT true CHECK ("one"), "upTo" bigint NOT NULL)`,
 			"INSERT INTO " + quote(tablePruned) + ` ("upTo") VALUES (0) ON CONFLICT DO NOTHING`,
 			"CREATE TABLE IF NOT EXISTS " + quote(tableVersions) + ` ("key" text COLLATE "C" PRIMARY KEY, "id" bigint NOT NULL, "origin" text NOT NULL)`,
+			"CREATE TABLE IF NOT EXISTS " + quote(tableCursors) + ` ("name" text PRIMARY KEY, "position" bigint NOT NULL)`,
 		} {
 			if _, err := tx.Exec(ctx, stmt); err != nil {
 				return err
@@ -267,6 +272,7 @@ func (a *Adapter) Close() error {
 	for _, stop := range stops {
 		stop()
 	}
+	a.closeLeases()
 	a.pruneStop()
 	<-a.pruneDone
 	a.gmu.Lock()

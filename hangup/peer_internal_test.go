@@ -1,6 +1,7 @@
-package graphql
+package hangup
 
 import (
+	"context"
 	"net"
 	"testing"
 	"time"
@@ -49,14 +50,58 @@ func TestPeerClosed(t *testing.T) {
 	}
 }
 
-// Benchmark_WatchHangup_ShortRequest is what the hang-up watch adds to a
-// request that ends before the first look at the connection.
-func Benchmark_WatchHangup_ShortRequest(b *testing.B) {
+// TestContextEndsOnHangup: a watched request's context ends once its
+// client closes the connection, and a stopped watch never ends it.
+func TestContextEndsOnHangup(t *testing.T) {
+	server, client := tcpPair(t)
+	hc := Watch(server)
+	done := hc.Done()
+	if hc.Err() != nil {
+		t.Fatal("ended before the client left")
+	}
+	client.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the context did not end after the client hung up")
+	}
+	if hc.Err() != context.Canceled {
+		t.Fatalf("Err = %v, want context.Canceled", hc.Err())
+	}
+
+	server, client = tcpPair(t)
+	hc = Watch(server)
+	done = hc.Done()
+	hc.Stop()
+	client.Close()
+	time.Sleep(3 * Poll)
+	select {
+	case <-done:
+		t.Fatal("a stopped watch ended its context")
+	default:
+	}
+}
+
+// Benchmark_Watch_ShortRequest is what the hang-up watch adds to a
+// request answered without asking for Done (from memory).
+func Benchmark_Watch_ShortRequest(b *testing.B) {
 	server, _ := tcpPair(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		_, stop := watchHangup(server)
-		stop()
+		Watch(server).Stop()
+	}
+}
+
+// Benchmark_Watch_Started is the watch of a request whose work asked
+// for Done (a query of a class kept in PostgreSQL) and ended before the
+// first look.
+func Benchmark_Watch_Started(b *testing.B) {
+	server, _ := tcpPair(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		hc := Watch(server)
+		hc.Done()
+		hc.Stop()
 	}
 }
 

@@ -1,4 +1,4 @@
-package service_test
+package accounts_test
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // default bcrypt cost on an on-disk store. Hashing runs before any lock,
 // so sign-ups/s grows with the cores: compare -cpu 1,2.
 func Benchmark_SignUp_Concurrent16(b *testing.B) {
-	s := openTestService(b, service.Options{})
+	f := open(b, func(o *service.Options) { o.PasswordHashCost = 0 }) // bcrypt's default cost
 	const clients = 16
 	b.SetParallelism((clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	var n atomic.Int64
@@ -22,7 +22,7 @@ func Benchmark_SignUp_Concurrent16(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := n.Add(1)
-			if _, _, err := s.SignUp(service.Auth{}, map[string]any{"username": fmt.Sprint("user", i), "password": "pw"}); err != nil {
+			if _, _, err := f.acc.SignUp(service.Auth{}, map[string]any{"username": fmt.Sprint("user", i), "password": "pw"}); err != nil {
 				b.Error(err)
 				return
 			}
