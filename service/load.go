@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"sync"
 
 	"github.com/quarrydata/quarry/memtune"
@@ -74,48 +73,12 @@ func (s *Service) load() error {
 	return failed
 }
 
-// loadGCPercent is the collector's target (GOGC) while a store loads.
-// Nearly all a load allocates stays live, so at the default of 100 the
-// collections during a load mostly mark the growing data again and again
-// (a third of a start's CPU on 1M objects); at 400 they run about half as
-// often, and the heap's peak barely moves, as there is little garbage to
-// let pile up.
-const loadGCPercent = 400
+// loadGCPercent is the collector's target while a store loads (memtune).
+const loadGCPercent = memtune.LoadGCPercent
 
-// loadGC counts the loads in progress: the first raises the target, the
-// last puts back what it found (an operator's GOGC, or off).
-var loadGC struct {
-	sync.Mutex
-	loads int
-	prev  int
-}
-
-// raiseGCForLoad raises the collector's target to loadGCPercent unless
-// it is off or higher already, and returns the function that restores it.
-// The GC headroom policy (memtune), which re-sets the target after each
-// collection, stands aside meanwhile and applies again at the end; the
-// target it had set was for the heap before the load (on a small heap,
-// far above loadGCPercent), so it is not kept.
-func raiseGCForLoad() (restore func()) {
-	release, tuned := memtune.Hold()
-	loadGC.Lock()
-	defer loadGC.Unlock()
-	if loadGC.loads == 0 {
-		loadGC.prev = debug.SetGCPercent(loadGCPercent)
-		if !tuned && (loadGC.prev < 0 || loadGC.prev > loadGCPercent) {
-			debug.SetGCPercent(loadGC.prev)
-		}
-	}
-	loadGC.loads++
-	return func() {
-		loadGC.Lock()
-		defer loadGC.Unlock()
-		if loadGC.loads--; loadGC.loads == 0 {
-			debug.SetGCPercent(loadGC.prev)
-		}
-		release()
-	}
-}
+// raiseGCForLoad raises the collector's target for a load
+// (memtune.RaiseForLoad) and returns the function that restores it.
+func raiseGCForLoad() (restore func()) { return memtune.RaiseForLoad() }
 
 // loadObjects stores a batch of object records as their bytes: nothing
 // is decoded (index.Collection.PutLoaded reads the objectId and the ACL

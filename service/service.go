@@ -27,7 +27,6 @@ import (
 	"github.com/quarrydata/quarry/auth"
 	"github.com/quarrydata/quarry/fanout"
 	"github.com/quarrydata/quarry/index"
-	"github.com/quarrydata/quarry/memtune"
 	"github.com/quarrydata/quarry/schema"
 	"github.com/quarrydata/quarry/store"
 )
@@ -325,11 +324,11 @@ func Open(adapter store.Adapter, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s.denylist = rules
-	// The GC headroom policy (memtune) waits for the indexes too: the
-	// builds' sorts make garbage in bulk, and a headroom sized for the
-	// loaded data would collect it many times over.
-	release, _ := memtune.Hold()
-	defer release()
+	// The load's collector target (and the GC headroom policy standing
+	// aside) lasts through the index builds too: the builds' sorts make
+	// garbage in bulk over a heap that is nearly all live data, and a
+	// target sized for it would mark it many times over.
+	defer raiseGCForLoad()()
 	s.data.BeginLoad()
 	if err := s.load(); err != nil {
 		return nil, fmt.Errorf("loading store: %w", err)

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/buntdb"
+
+	"github.com/quarrydata/quarry/memtune"
 )
 
 // Group commit limits. One fsync covers at most maxGroupCommits callers and
@@ -226,7 +228,11 @@ func openBuntLocked(abs string, opts buntOptions) (*buntAdapter, error) {
 		_ = f.Close()
 		return nil, err
 	}
+	// Reading the file is most of a large store's heap arriving at once:
+	// collect as during the service's load (memtune.RaiseForLoad).
+	restoreGC := memtune.RaiseForLoad()
 	db, err := buntdb.Open(abs)
+	restoreGC()
 	if err != nil {
 		_ = f.Close()
 		return nil, err
