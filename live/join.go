@@ -312,8 +312,11 @@ func (s *Server) joinDecide(sub *subscription, obj, original schema.Object, crea
 	var ev match.Event
 	switch {
 	case now && was:
-		if fromInner {
-			return // an inner change that does not change the answer
+		if fromInner || created {
+			// An inner change that does not change the answer, or the
+			// create of an object the subscribe-time find already counted
+			// (committed before the subscription, dispatched after it).
+			return
 		}
 		ev = match.Update
 	case now && created:
