@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -32,10 +33,13 @@ const (
 )
 
 // awaitMarkers stand for a top-level await during the rewrite: unary
-// operators with await's precedence, the first one the file never uses.
+// operators with await's precedence. The first one whose text (absent)
+// the file does not hold is used, when the rewritten code holds it once
+// per await. A one-character operator must be absent altogether: in
+// "~(await x)" the parentheses go and "~~~~~~x" would be ambiguous.
 // "typeof" is one byte longer: columns after it on its line shift by one.
 var awaitMarkers = []struct{ marker, absent string }{
-	{"void ", "void"},
+	{"void ", "void "},
 	{"~~~~~", "~"},
 	{"typeof", "typeof"},
 }
@@ -54,12 +58,10 @@ func transformModule(path string, src []byte) ([]byte, error) {
 	out := esbuildCJS(path, src, false)
 	marker := ""
 	if awaits := topLevelAwaits(out.Errors); len(awaits) > 0 {
-		marked, m, err := markAwaits(path, src, awaits)
-		if err != nil {
+		var err error
+		if out, marker, err = rewriteAwaits(path, src, awaits); err != nil {
 			return nil, err
 		}
-		src, marker = marked, m
-		out = esbuildCJS(path, src, true)
 	}
 	if len(out.Errors) > 0 {
 		return nil, syntaxError(path, out.Errors[0])
@@ -78,11 +80,6 @@ func transformModule(path string, src []byte) ([]byte, error) {
 	code = importLine.ReplaceAllString(code,
 		"${1}(__quarryESM.isPending(__quarryModule = __quarryImport($2)) ? await __quarryESM.ready(__quarryModule) : __quarryModule)")
 	if marker != "" {
-		// esbuild drops or folds an operator over a constant ("await 1"):
-		// then a marker is missing and the module would not wait there.
-		if strings.Count(code, marker) != strings.Count(string(src), marker) {
-			return nil, fmt.Errorf("SyntaxError: %s: top-level await of a constant is not supported (await a promise or a call)", path)
-		}
 		code = strings.ReplaceAll(code, marker, "await ")
 	}
 	return []byte(code), nil
@@ -130,40 +127,59 @@ func topLevelAwaits(errs []api.Message) []api.Location {
 	return out
 }
 
-// markAwaits swaps each top-level await for the first marker the file
-// does not use. A top-level "for await" or "await using" has no such
-// stand-in: it is refused with its line.
-func markAwaits(path string, src []byte, awaits []api.Location) ([]byte, string, error) {
-	marker := ""
-	for _, m := range awaitMarkers {
-		if !bytes.Contains(src, []byte(m.absent)) {
-			marker = m.marker
-			break
-		}
-	}
+// rewriteAwaits runs the wrapped rewrite with the top-level awaits
+// swapped for the first marker that comes out once per await. A top-level
+// "for await" or "await using" has no such stand-in: it is refused with
+// its line, and so is an await of a constant, which esbuild folds away.
+func rewriteAwaits(path string, src []byte, awaits []api.Location) (api.TransformResult, string, error) {
 	lines := lineStarts(src)
-	out := bytes.Clone(src)
-	// Later places first, so that a longer marker does not move the others.
-	for i := len(awaits) - 1; i >= 0; i-- {
-		loc := awaits[i]
+	offsets := make([]int, len(awaits))
+	for i, loc := range awaits {
 		if loc.Line < 1 || loc.Line > len(lines) {
-			return nil, "", fmt.Errorf("SyntaxError: %s: Line %d: %s", path, loc.Line, tlaError)
+			return api.TransformResult{}, "", fmt.Errorf("SyntaxError: %s: Line %d: %s", path, loc.Line, tlaError)
 		}
 		off := lines[loc.Line-1] + loc.Column
 		if off+5 > len(src) || string(src[off:off+5]) != "await" {
-			return nil, "", fmt.Errorf("SyntaxError: %s: Line %d:%d unexpected top-level await", path, loc.Line, loc.Column+1)
+			return api.TransformResult{}, "", fmt.Errorf("SyntaxError: %s: Line %d:%d unexpected top-level await", path, loc.Line, loc.Column+1)
 		}
 		before := strings.TrimRight(string(src[lines[loc.Line-1]:off]), " \t")
 		after := strings.TrimLeft(string(src[off+5:min(len(src), off+64)]), " \t\r\n")
 		if strings.HasSuffix(before, "for") || strings.HasPrefix(after, "using") {
-			return nil, "", fmt.Errorf("SyntaxError: %s: Line %d:%d a top-level \"for await\" or \"await using\" is not supported: put it in an async function and await that", path, loc.Line, loc.Column+1)
+			return api.TransformResult{}, "", fmt.Errorf("SyntaxError: %s: Line %d:%d a top-level \"for await\" or \"await using\" is not supported: put it in an async function and await that", path, loc.Line, loc.Column+1)
 		}
-		if marker == "" {
-			return nil, "", fmt.Errorf("SyntaxError: %s: Line %d:%d top-level await is not supported in a file that uses void, ~ and typeof", path, loc.Line, loc.Column+1)
-		}
-		out = append(out[:off], append([]byte(marker), out[off+5:]...)...)
+		offsets[i] = off
 	}
-	return out, marker, nil
+	sort.Ints(offsets)
+	folded := false
+	for _, m := range awaitMarkers {
+		marker := m.marker
+		if bytes.Contains(src, []byte(m.absent)) {
+			continue // the file has the text itself
+		}
+		out := esbuildCJS(path, markAwaits(src, offsets, marker), true)
+		if len(out.Errors) > 0 {
+			return out, "", nil
+		}
+		if strings.Count(string(out.Code), marker) == len(awaits) {
+			return out, marker, nil
+		}
+		folded = true
+	}
+	if folded {
+		return api.TransformResult{}, "", fmt.Errorf("SyntaxError: %s: top-level await of a constant is not supported (await a promise or a call)", path)
+	}
+	return api.TransformResult{}, "", fmt.Errorf("SyntaxError: %s: Line %d:%d this top-level await could not be rewritten", path, awaits[0].Line, awaits[0].Column+1)
+}
+
+// markAwaits swaps the "await" at each offset for marker.
+func markAwaits(src []byte, offsets []int, marker string) []byte {
+	out := make([]byte, 0, len(src)+len(offsets))
+	last := 0
+	for _, off := range offsets {
+		out = append(append(out, src[last:off]...), marker...)
+		last = off + 5
+	}
+	return append(out, src[last:]...)
 }
 
 // lineStarts are the byte offsets where src's lines start.

@@ -72,6 +72,12 @@ func TestTopLevelAwaitLoad(t *testing.T) {
 		{name: "a file that uses void and ~", files: map[string]string{
 			"main.js": "const n = ~~(await Promise.resolve(3.5));\nvoid 0;\nParse.Cloud.define('n', () => n);\n"},
 			fn: "n", want: "3"},
+		{name: "a file that says avoid and negates awaits", files: map[string]string{
+			"main.js": "const note = 'avoid void ';\nconst n = !(await Promise.resolve(false)) && -(await Promise.resolve(-3));\nParse.Cloud.define('n', () => [note, n, typeof n]);\n"},
+			fn: "n", want: `["avoid void ",3,"number"]`},
+		{name: "a file that uses void, ~ and typeof", files: map[string]string{
+			"main.js": "void 0;\nconst n = ~(await Promise.resolve(-3));\nParse.Cloud.define('n', () => typeof n);\n"},
+			err: []string{"main.js: Line 2:", "could not be rewritten"}},
 		{name: "CommonJS with top-level await", files: map[string]string{
 			"main.js": "const lib = require('./lib.js');\nconst v = await lib.later();\nParse.Cloud.define('c', () => v);\n",
 			"lib.js":  "exports.later = async () => 'cjs';\n"},
@@ -93,7 +99,13 @@ func TestTopLevelAwaitLoad(t *testing.T) {
 			"main.js": "const it = [];\nfor await (const x of it) {}\n"},
 			err: []string{"main.js: Line 2:5", `"for await"`}},
 		{name: "await of a constant", files: map[string]string{
-			"main.js": "await 1;\nexport const a = 1;\n"},
+			"main.js": "await 1;\nconst a = await 2;\nParse.Cloud.define('a', () => a);\n"},
+			fn: "a", want: "2"},
+		{name: "await of a constant in a file that uses typeof", files: map[string]string{
+			"main.js": "await 1;\nParse.Cloud.define('t', () => typeof 1);\n"},
+			fn: "t", want: `"number"`},
+		{name: "await of a constant in a file that uses void and ~", files: map[string]string{
+			"main.js": "void globalThis;\n~globalThis.x;\nawait 1;\n"},
 			err: []string{"main.js: top-level await of a constant"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
