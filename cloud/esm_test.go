@@ -15,14 +15,15 @@ import (
 // (import, export, export default, import(), import.meta, .mjs, an
 // ESM-only npm package, the parse package imported by name) with an npm
 // package using syntax goja rejects (async generators, for await, a
-// hashbang), and runs its functions through REST.
+// hashbang), and runs its functions through REST. An import takes the
+// "import" condition of a package's "exports", as in Node.
 func TestESModules(t *testing.T) {
 	srv := servertest.StartLogged(t, quiet, func(o *config.Options) {
 		o.Cloud = filepath.Join("testdata", "esmapp", "main.js")
 	})
 	run(t, srv, []scenario{
 		{name: "static imports of files, built-ins and packages", method: "POST", path: "/functions/esmImports", status: 200,
-			has: []string{`"slug":"hello-es-world"`, `"words":3`, `"cents":125`, `"hash":"11f6ad8e"`, `"shout":"HI!"`, `"flavor":"cjs"`, `"double":42`, `"version":3`, `"sameParse":true`}},
+			has: []string{`"slug":"hello-es-world"`, `"words":3`, `"cents":125`, `"hash":"11f6ad8e"`, `"shout":"HI!"`, `"flavor":"esm"`, `"double":42`, `"version":3`, `"sameParse":true`}},
 		{name: "dynamic import() and import.meta", method: "POST", path: "/functions/esmDynamic", status: 200,
 			has: []string{`{"result":{"at":true,"lazy":true}}`}},
 		{name: "an npm package's async generators and for await", method: "POST", path: "/functions/forAwait", status: 200,

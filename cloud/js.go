@@ -33,7 +33,7 @@ var preludeFS embed.FS
 // preludeParts are the prelude's files in the order they are joined: the
 // body of one function, opened in core.js and closed in invoke.js, so
 // that the parts share its private scope.
-var preludeParts = []string{"core.js", "objects.js", "query.js", "geo.js", "sdkobjects.js", "sdkquery.js", "cloud.js", "sdkglobal.js", "node.js", "invoke.js"}
+var preludeParts = []string{"core.js", "objects.js", "query.js", "geo.js", "sdkobjects.js", "sdkquery.js", "cloud.js", "sdkglobal.js", "node.js", "esm.js", "invoke.js"}
 
 // preludeProgram is compiled once and shared by every runtime.
 var preludeProgram = goja.MustCompile(preludeName, joinPrelude(), true)
@@ -125,6 +125,8 @@ type jsRuntime struct {
 	// request clears its keep-alive timer that way).
 	timers, inflight int
 	queued           bool
+	// loading is main.js's completion while its top-level await runs.
+	loading *goja.Promise
 	// One call at a time: what it runs, its answer, and the job's message
 	// callback. run and the callbacks are made once per runtime, so that
 	// a call allocates none of them.
@@ -207,6 +209,9 @@ func (s *Scripts) newRuntime(register bool) (*jsRuntime, error) {
 		rt.vm = vm
 		err = s.setup(rt, vm, register)
 	})
+	if err == nil && rt.loading != nil {
+		err = s.awaitMain(rt)
+	}
 	if err != nil {
 		rt.loop.Terminate()
 		return nil, err
@@ -234,6 +239,7 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 	enableNode(vm)
 	natives := s.natives(rt, vm, register)
 	natives["node"] = s.nodeNatives(vm)
+	natives["promiseState"] = promiseState
 	natives["appId"], natives["serverURL"], natives["masterKey"] = s.appID, s.serverURL, s.masterKey
 	vm.Set("__quarry", natives)
 	if _, err := vm.RunProgram(preludeProgram); err != nil {
@@ -245,7 +251,8 @@ func (s *Scripts) setup(rt *jsRuntime, vm *goja.Runtime, register bool) (err err
 	}
 	rt.invoke = inv
 	rt.answerTo(vm)
-	require.Require(vm, s.main) // panics (recovered above) when main.js fails to load
+	exports := require.Require(vm, s.main) // panics (recovered above) when main.js fails to load
+	rt.loading = pendingModule(vm, exports)
 	return nil
 }
 

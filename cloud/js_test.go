@@ -156,7 +156,7 @@ func TestLoadErrors(t *testing.T) {
 		{"throw", "\n\nthrow new Error('bad start');\n", "bad start"},
 		{"missing require", "require('./nope.js');\n", "nope.js"},
 		{"syntax in an ES module", "import x from './x.js';\n\nexport const = 1;\n", "main.js: Line 3:14 Expected identifier but found \"=\""},
-		{"top-level await", "import x from './x.js';\nawait x();\n", "main.js: Line 2:1 Top-level await is currently not supported with the \"cjs\" output format"},
+		{"missing import before a top-level await", "import x from './x.js';\nawait x();\n", "Cannot find module './x.js'."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -3,13 +3,11 @@ package cloud
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"path/filepath"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
-	"github.com/evanw/esbuild/pkg/api"
 )
 
 // ES modules and syntax goja lacks. goja runs CommonJS scripts only and
@@ -55,51 +53,23 @@ func scriptSource(path string, src []byte) ([]byte, error) {
 	if gojaCompiles(path, src) {
 		return src, nil
 	}
-	out := api.Transform(string(src), api.TransformOptions{
-		Loader:     api.LoaderJS,
-		Format:     api.FormatCommonJS,
-		Platform:   api.PlatformNode,
-		Target:     api.ESNext,
-		Supported:  gojaLacks,
-		Sourcemap:  api.SourceMapInline,
-		Sourcefile: filepath.Base(path),
-		// The map's sources name the file; its text is on disk already.
-		SourcesContent: api.SourcesContentExclude,
-		LogLevel:       api.LogLevelSilent,
-		Define:         importMeta(path),
-	})
-	if len(out.Errors) > 0 {
-		m := out.Errors[0]
-		if m.Location == nil {
-			return nil, fmt.Errorf("SyntaxError: %s: %s", path, m.Text)
-		}
-		return nil, fmt.Errorf("SyntaxError: %s: Line %d:%d %s", path, m.Location.Line, m.Location.Column+1, m.Text)
-	}
-	return out.Code, nil
+	return transformModule(path, src)
 }
-
-// exportConditions are the conditions of a package's "exports" require()
-// follows, in order. "import" comes last: an ES module entry loads too,
-// rewritten by esbuild.
-var exportConditions = []string{"require", "node", "default", "import"}
 
 // packageMain makes goja_nodejs, which reads only a package.json's
 // "main", load the file the package's "exports" names for the package
-// itself, as Node does ("exports" wins over "main"; packages published as
-// ES modules often have no "main"). A package.json without "exports", or
-// whose "exports" names no entry for ".", is returned unchanged; subpaths
-// ("pkg/feature") still resolve as files.
+// itself under require()'s conditions, as Node does ("exports" wins over
+// "main"; packages published as ES modules often have no "main"). A
+// package.json without "exports", or whose "exports" names no entry for
+// ".", is returned unchanged. (require() resolves bare names through
+// resolveExports first; this covers a package loaded by its folder.)
 func packageMain(src []byte) []byte {
+	target, has, err := exportsTarget(src, ".", requireConditions)
+	if !has || err != nil {
+		return src
+	}
 	var pkg map[string]json.RawMessage
 	if json.Unmarshal(src, &pkg) != nil {
-		return src
-	}
-	exports, ok := pkg["exports"]
-	if !ok {
-		return src
-	}
-	target := exportTarget(exports, true)
-	if target == "" {
 		return src
 	}
 	pkg["main"], _ = json.Marshal(target)
@@ -108,41 +78,6 @@ func packageMain(src []byte) []byte {
 		return src
 	}
 	return out
-}
-
-// exportTarget is the file an "exports" value names for the package
-// itself: a string, the first usable entry of an array, an object of
-// conditions, or (at the top only) an object of subpaths whose "." entry
-// it follows.
-func exportTarget(raw json.RawMessage, top bool) string {
-	var target string
-	if json.Unmarshal(raw, &target) == nil {
-		return target
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) == nil {
-		for _, e := range list {
-			if t := exportTarget(e, false); t != "" {
-				return t
-			}
-		}
-		return ""
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return ""
-	}
-	if dot, ok := m["."]; ok && top {
-		return exportTarget(dot, false)
-	}
-	for _, cond := range exportConditions {
-		if v, ok := m[cond]; ok {
-			if t := exportTarget(v, false); t != "" {
-				return t
-			}
-		}
-	}
-	return ""
 }
 
 // gojaCompiles reports whether goja compiles src as require would: some

@@ -28,7 +28,7 @@ import (
 
 // nodeModules are the modules require() answers from the prelude's
 // node.js (global __quarryNode), also as "node:<name>".
-var nodeModules = []string{"crypto", "path", "querystring", "events", "util", "process", "string_decoder", "timers"}
+var nodeModules = []string{"crypto", "path", "querystring", "events", "util", "process", "string_decoder", "timers", "module"}
 
 // parseModules are the parse npm package's entry points apps require or
 // import.
@@ -37,7 +37,7 @@ var parseModules = []string{"parse", "parse/node"}
 // refusedModules reach the file system, processes or the network around
 // the outbound policy: require() names them and says so.
 var refusedModules = []string{"fs", "fs/promises", "child_process", "net", "tls", "dgram", "http", "https", "http2", "cluster",
-	"worker_threads", "vm", "os", "dns", "module", "v8", "inspector", "readline", "repl"}
+	"worker_threads", "vm", "os", "dns", "v8", "inspector", "readline", "repl"}
 
 // maxRandomBytes bounds one crypto.randomBytes call.
 const maxRandomBytes = 1 << 20

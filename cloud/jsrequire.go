@@ -47,14 +47,29 @@ func (s *Scripts) under(path string) bool {
 	}
 }
 
-// enableRequire replaces the runtime's require with one that names the
-// module that failed (goja_nodejs says "Invalid module", or names the
-// last path it probed) and never shows where the app is installed.
+// enableRequire replaces the runtime's require with one that resolves
+// packages' "exports" maps and names the module that failed (goja_nodejs
+// says "Invalid module", or names the last path it probed) without
+// showing where the app is installed. __quarryImport is the same under
+// import's conditions: esbuild's rewrite of an ES module calls it for
+// its import declarations and import().
 func (s *Scripts) enableRequire(vm *goja.Runtime) {
 	rm := s.req.Enable(vm)
-	vm.Set("require", func(call goja.FunctionCall) goja.Value {
+	vm.Set("require", s.requireFunc(vm, rm, requireConditions))
+	vm.Set("__quarryImport", s.requireFunc(vm, rm, importConditions))
+}
+
+func (s *Scripts) requireFunc(vm *goja.Runtime, rm *require.RequireModule, conds []string) func(goja.FunctionCall) goja.Value {
+	return func(call goja.FunctionCall) goja.Value {
 		name := call.Argument(0).String()
-		v, err := rm.Require(name)
+		target, err := s.resolveExports(callerDir(vm, s.dir), name, conds)
+		var v goja.Value
+		if err == nil {
+			if target == "" {
+				target = name
+			}
+			v, err = rm.Require(target)
+		}
 		if err == nil {
 			return v
 		}
@@ -75,7 +90,19 @@ func (s *Scripts) enableRequire(vm *goja.Runtime) {
 			err = fmt.Errorf("Cannot load module '%s': %s", shown, s.relative(err.Error()))
 		}
 		panic(vm.NewGoError(err))
-	})
+	}
+}
+
+// callerDir is the folder of the file that called require, as
+// goja_nodejs finds it (the frame below the native function); dir when
+// Go called it.
+func callerDir(vm *goja.Runtime, dir string) string {
+	var buf [2]goja.StackFrame
+	frames := vm.CaptureCallStack(2, buf[:0])
+	if len(frames) < 2 || frames[1].SrcName() == "" || !filepath.IsAbs(frames[1].SrcName()) {
+		return dir
+	}
+	return filepath.Dir(frames[1].SrcName())
 }
 
 // relative removes the cloud folder from paths in text.

@@ -317,6 +317,55 @@
   if (typeof global.structuredClone !== 'function') {
     global.structuredClone = function (v) { return v === undefined ? undefined : JSON.parse(JSON.stringify(v)); };
   }
+  // url: goja_nodejs gives URL and URLSearchParams; ES modules turn
+  // import.meta.url into a path with fileURLToPath, and older apps call
+  // the legacy parse, format and resolve.
+  var NODE_BUILTINS = ['buffer', 'crypto', 'events', 'module', 'path', 'process', 'querystring', 'string_decoder', 'timers', 'url', 'util'];
+  var RELATIVE_BASE = 'http://relative.invalid/'; // parses paths without a scheme
+  var urlModule = global.require('url');
+  urlModule.fileURLToPath = function (u) {
+    var parsed = typeof u === 'string' ? new URL(u) : u;
+    if (!parsed || parsed.protocol !== 'file:') { throw new TypeError('The URL must be of scheme file'); }
+    return decodeURIComponent(parsed.pathname);
+  };
+  urlModule.pathToFileURL = function (p) {
+    var u = new URL('file:///');
+    u.pathname = path.resolve(String(p));
+    return u;
+  };
+  urlModule.parse = function (text, parseQuery) {
+    text = String(text);
+    var absolute = /^[a-z][a-z0-9+.-]*:/i.test(text);
+    var u = new URL(text, absolute ? undefined : RELATIVE_BASE);
+    var out = {
+      protocol: absolute ? u.protocol : null, slashes: absolute && /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? true : null,
+      auth: u.username ? decodeURIComponent(u.username) + (u.password ? ':' + decodeURIComponent(u.password) : '') : null,
+      host: absolute && u.host ? u.host : null, port: absolute && u.port ? u.port : null, hostname: absolute && u.hostname ? u.hostname : null,
+      hash: u.hash || null, search: u.search || null, pathname: u.pathname || null
+    };
+    out.query = parseQuery ? querystring.parse(u.search.slice(1)) : (u.search ? u.search.slice(1) : null);
+    if (parseQuery && !u.search) { out.search = ''; }
+    out.path = (out.pathname || '') + (u.search || '');
+    out.href = absolute ? u.href : out.path + (u.hash || '');
+    return out;
+  };
+  urlModule.format = function (u) {
+    if (typeof u === 'string') { return u; }
+    if (u instanceof URL) { return u.href; }
+    var host = u.host || ((u.hostname || '') + (u.port ? ':' + u.port : ''));
+    var search = u.search || (u.query && typeof u.query === 'object' && Object.keys(u.query).length ? '?' + querystring.stringify(u.query) : '');
+    var proto = u.protocol ? (u.protocol.slice(-1) === ':' ? u.protocol : u.protocol + ':') : '';
+    return proto + (host || u.slashes ? '//' : '') + (u.auth ? u.auth + '@' : '') + host + (u.pathname || '') + search + (u.hash || '');
+  };
+  urlModule.resolve = function (from, to) {
+    from = String(from); to = String(to);
+    if (/^[a-z][a-z0-9+.-]*:/i.test(to)) { return new URL(to).href; }
+    var base = /^[a-z][a-z0-9+.-]*:/i.test(from) ? new URL(from) : null;
+    if (to.slice(0, 2) === '//') { return base ? base.protocol + to : to; }
+    var fromPath = base ? base.pathname : from.split(/[?#]/)[0];
+    var target = to.charAt(0) === '/' ? to : path.resolve(fromPath.slice(0, fromPath.lastIndexOf('/') + 1) || '/', to) + (/\/$/.test(to) ? '/' : '');
+    return base ? base.origin + target : target;
+  };
   // console loaded goja_nodejs's util already (cached by require):
   // complete that one object, so that every require('util') agrees.
   var loadedUtil = global.require('util');
@@ -325,6 +374,10 @@
   global.__quarryNode = {
     crypto: crypto, path: path, querystring: querystring, events: EventEmitter, util: util, process: nodeProcess,
     stringdecoder: { StringDecoder: function (enc) { this.write = function (b) { return bytes(b).toString(enc || 'utf8'); }; this.end = function (b) { return b ? this.write(b) : ''; }; } },
+    // module: ES modules get a require with createRequire(import.meta.url);
+    // the require given resolves from the file that calls it, which is
+    // that file in this idiom.
+    module: { createRequire: function () { return global.require; }, builtinModules: NODE_BUILTINS.slice() },
     timers: { setTimeout: global.setTimeout, clearTimeout: global.clearTimeout, setInterval: global.setInterval,
       clearInterval: global.clearInterval, setImmediate: global.setImmediate, clearImmediate: global.clearImmediate }
   };

@@ -1,0 +1,1 @@
+export const value = await new Promise((resolve) => setTimeout(() => resolve('slow done'), 1));
