@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/quarrydata/quarry/bench/cluster"
 )
 
 const (
@@ -98,32 +99,11 @@ func (s *server) stop() {
 	os.Remove(s.log.Name())
 }
 
-// cpu is the process's user+system CPU time so far (Linux, 100 ticks/s).
-func (s *server) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
-}
+// cpu is the process's user+system CPU time so far.
+func (s *server) cpu() time.Duration { return cluster.ProcessCPU(s.cmd.Process.Pid) }
 
 // rss is the process's resident size in bytes.
-func (s *server) rss() int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
-}
+func (s *server) rss() int64 { return cluster.ProcessRSS(s.cmd.Process.Pid) }
 
 // settledRSS is the least resident size of readings a second apart, taken
 // until three in a row are no lower (the runtime returns memory a little

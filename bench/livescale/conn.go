@@ -66,7 +66,7 @@ func dialAll(o *options, ins []*instance) ([]*liveConn, error) {
 
 func dial(in *instance) (*liveConn, error) {
 	d := websocket.Dialer{HandshakeTimeout: handshakeTimeout, ReadBufferSize: 4096, WriteBufferSize: 4096}
-	ws, _, err := d.Dial(wsURL(in.base), http.Header{})
+	ws, _, err := d.Dial(wsURL(in.URL), http.Header{})
 	if err != nil {
 		return nil, err
 	}

@@ -151,8 +151,8 @@ func run(o *options) (lost int64, err error) {
 		return 0, err
 	}
 	atExit(func() {
-		if derr := db.drop(); derr != nil {
-			fmt.Fprintln(os.Stderr, "livescale: dropping", db.name, ":", derr)
+		if derr := db.Drop(); derr != nil {
+			fmt.Fprintln(os.Stderr, "livescale: dropping", db.Name, ":", derr)
 		}
 	})
 	dir, err := os.MkdirTemp("", "livescale-")
@@ -175,7 +175,7 @@ func run(o *options) (lost int64, err error) {
 		if err != nil {
 			return 0, err
 		}
-		atExit(in.stop)
+		atExit(in.Stop)
 		ins = append(ins, in)
 		// One at a time: the first creates the schema tables.
 		if err := in.waitHealthy(2 * time.Minute); err != nil {

@@ -69,14 +69,14 @@ type footprint struct{ heap, rss int64 }
 func sample(ins []*instance) (f footprint) {
 	for _, in := range ins {
 		f.heap += in.heap()
-		f.rss += in.rss()
+		f.rss += in.RSS()
 	}
 	return f
 }
 
 func cpuOf(ins []*instance) (d time.Duration) {
 	for _, in := range ins {
-		d += in.cpu()
+		d += in.CPU()
 	}
 	return d
 }
@@ -118,14 +118,14 @@ func awaitCount(ins []*instance, class string, n int) error {
 			var out struct {
 				Count int `json:"count"`
 			}
-			if err := call("GET", in.base+"/classes/"+class+"?count=1&limit=0", nil, &out); err != nil {
+			if err := call("GET", in.URL+"/classes/"+class+"?count=1&limit=0", nil, &out); err != nil {
 				return err
 			}
 			if out.Count >= n {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%s at %s: %d %s, want %d", in.base, class, out.Count, class, n)
+				return fmt.Errorf("%s at %s: %d %s, want %d", in.URL, class, out.Count, class, n)
 			}
 			time.Sleep(50 * time.Millisecond) // following a log: polled
 		}
@@ -142,12 +142,12 @@ func measure(o *options, ins []*instance) (int64, error) {
 	var owners []string
 	if m.nJoin > 0 {
 		var err error
-		if owners, err = createOwners(ins[0].base, m.tiers); err != nil {
+		if owners, err = createOwners(ins[0].URL, m.tiers); err != nil {
 			return 0, err
 		}
 	}
 	// The class Item exists before anyone subscribes to it.
-	if err := call("POST", ins[0].base+"/classes/Item", write{}.body(-1, owners), nil); err != nil {
+	if err := call("POST", ins[0].URL+"/classes/Item", write{}.body(-1, owners), nil); err != nil {
 		return 0, err
 	}
 	if err := awaitCount(ins, "Owner", len(owners)); err != nil {
@@ -294,7 +294,7 @@ func pacedWrites(o *options, ins []*instance, m *model, owners []string) ([]writ
 			for seq := range jobs {
 				body := writes[seq].body(seq, owners)
 				body = append(body[:len(body)-1], fmt.Sprintf(`,"at":%d}`, time.Now().UnixNano())...)
-				if err := call("POST", ins[seq%len(ins)].base+"/classes/Item", body, nil); err != nil {
+				if err := call("POST", ins[seq%len(ins)].URL+"/classes/Item", body, nil); err != nil {
 					mu.Lock()
 					failed++
 					writes[seq].expected = 0

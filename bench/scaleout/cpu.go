@@ -2,48 +2,16 @@ package main
 
 import (
 	"context"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/quarrydata/quarry/bench/cluster"
 )
 
 // On a machine shared with other work, ops/s mostly measures the wait for
 // a core; the CPU time the servers and their database sessions used per
 // op measures what an op costs. Read from /proc (Linux); elsewhere the
 // columns read 0.
-
-// clockTick is the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100 on
-// every Linux the tool runs on).
-const clockTick = 10 * time.Millisecond
-
-// processCPU is the user and system CPU time process pid has used so far
-// (0 when it cannot be read: gone, or not Linux).
-func processCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces: count from its ")".
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	// utime and stime are fields 14 and 15 of the line, 12 and 13 after ")".
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return time.Duration(u+st) * clockTick
-}
 
 // cpuProbe samples the CPU time of a run's server processes and of the
 // PostgreSQL sessions connected to its database.
@@ -82,10 +50,10 @@ func (p cpuProbe) backendPIDs() []int {
 func (p cpuProbe) sample() cpuSample {
 	s := cpuSample{backends: map[int]time.Duration{}}
 	for _, in := range p.servers {
-		s.servers += processCPU(in.cmd.Process.Pid)
+		s.servers += cluster.ProcessCPU(in.Cmd.Process.Pid)
 	}
 	for _, pid := range p.backendPIDs() {
-		s.backends[pid] = processCPU(pid)
+		s.backends[pid] = cluster.ProcessCPU(pid)
 	}
 	return s
 }

@@ -72,7 +72,7 @@ func seed(c *client, instances []*instance, items int) ([]string, error) {
 	var first struct {
 		ObjectID string `json:"objectId"`
 	}
-	if err := c.do("POST", instances[0].url+"/classes/Item", map[string]any{"category": "c0", "n": 0}, 201, &first); err != nil {
+	if err := c.do("POST", instances[0].URL+"/classes/Item", map[string]any{"category": "c0", "n": 0}, 201, &first); err != nil {
 		return nil, err
 	}
 	ids := []string{first.ObjectID}
@@ -88,7 +88,7 @@ func seed(c *client, instances []*instance, items int) ([]string, error) {
 			} `json:"success"`
 			Error any `json:"error"`
 		}
-		if err := c.do("POST", instances[0].url+"/batch", map[string]any{"requests": reqs}, 200, &replies); err != nil {
+		if err := c.do("POST", instances[0].URL+"/batch", map[string]any{"requests": reqs}, 200, &replies); err != nil {
 			return nil, err
 		}
 		for _, r := range replies {
@@ -106,7 +106,7 @@ func seed(c *client, instances []*instance, items int) ([]string, error) {
 		}
 		// With a where: Parse Server on PostgreSQL answers a count without
 		// one from the table's statistics, 0 before an ANALYZE.
-		if err := c.do("GET", last.url+"/classes/Item?count=1&limit=0&where="+url.QueryEscape(`{"n":{"$gte":0}}`), nil, 200, &reply); err != nil {
+		if err := c.do("GET", last.URL+"/classes/Item?count=1&limit=0&where="+url.QueryEscape(`{"n":{"$gte":0}}`), nil, 200, &reply); err != nil {
 			return nil, err
 		}
 		if reply.Count >= items {
@@ -206,14 +206,14 @@ func operation(c *client, in *instance, ids []string, r *rand.Rand) (write bool,
 	}
 	switch {
 	case p < 7:
-		return false, c.do("GET", in.url+"/classes/Item/"+ids[r.IntN(len(ids))], nil, 200, nil)
+		return false, c.do("GET", in.URL+"/classes/Item/"+ids[r.IntN(len(ids))], nil, 200, nil)
 	case p == 7:
 		where := fmt.Sprintf(`{"category":"c%d"}`, r.IntN(categories))
-		return false, c.do("GET", in.url+"/classes/Item?limit=10&where="+url.QueryEscape(where), nil, 200, nil)
+		return false, c.do("GET", in.URL+"/classes/Item?limit=10&where="+url.QueryEscape(where), nil, 200, nil)
 	case p == 8:
-		return true, c.do("POST", in.url+"/classes/Item", map[string]any{"category": fmt.Sprintf("c%d", r.IntN(categories)), "n": r.IntN(1000)}, 201, nil)
+		return true, c.do("POST", in.URL+"/classes/Item", map[string]any{"category": fmt.Sprintf("c%d", r.IntN(categories)), "n": r.IntN(1000)}, 201, nil)
 	default:
-		return true, c.do("PUT", in.url+"/classes/Item/"+ids[r.IntN(len(ids))], map[string]any{"n": map[string]any{"__op": "Increment", "amount": 1}}, 200, nil)
+		return true, c.do("PUT", in.URL+"/classes/Item/"+ids[r.IntN(len(ids))], map[string]any{"n": map[string]any{"__op": "Increment", "amount": 1}}, 200, nil)
 	}
 }
 
@@ -234,11 +234,11 @@ func probe(ctx context.Context, c *client, instances []*instance, res *result) {
 		var created struct {
 			ObjectID string `json:"objectId"`
 		}
-		if err := c.do("POST", from.url+"/classes/Probe", map[string]any{"k": k}, 201, &created); err != nil {
+		if err := c.do("POST", from.URL+"/classes/Probe", map[string]any{"k": k}, 201, &created); err != nil {
 			continue
 		}
 		answered := time.Now()
-		query := to.url + "/classes/Probe?limit=1&where=" + url.QueryEscape(`{"objectId":"`+created.ObjectID+`"}`)
+		query := to.URL + "/classes/Probe?limit=1&where=" + url.QueryEscape(`{"objectId":"`+created.ObjectID+`"}`)
 		var missedFrom time.Duration
 		for {
 			began := time.Since(answered)

@@ -157,14 +157,14 @@ func (p plan) once(server string, n int) (err error) {
 		return err
 	}
 	defer func() {
-		if dropErr := db.drop(); dropErr != nil && err == nil {
-			err = fmt.Errorf("dropping %s: %w", db.name, dropErr)
+		if dropErr := db.Drop(); dropErr != nil && err == nil {
+			err = fmt.Errorf("dropping %s: %w", db.Name, dropErr)
 		}
 	}()
 	var instances []*instance
 	defer func() {
 		for _, in := range instances {
-			in.stop()
+			in.Stop()
 		}
 	}()
 	c := newClient(p.workers)
@@ -180,7 +180,7 @@ func (p plan) once(server string, n int) (err error) {
 		}
 		instances = append(instances, in)
 		// One at a time: the first creates the tables.
-		if err := in.waitHealthy(c.http, 120*time.Second); err != nil {
+		if err := in.WaitHealthy(c.http, 120*time.Second); err != nil {
 			return err
 		}
 	}
@@ -191,7 +191,7 @@ func (p plan) once(server string, n int) (err error) {
 	if p.workloads == nil {
 		p.mix(c, instances, ids)
 	}
-	probe := cpuProbe{admin: p.admin, db: db.name, servers: instances}
+	probe := cpuProbe{admin: p.admin, db: db.Name, servers: instances}
 	for _, name := range p.workloads {
 		loadBefore := loadAverage()
 		cpuBefore := probe.sample()

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/quarrydata/quarry/bench/cluster"
 )
 
 // startParse runs Parse Server from the npm project parseDir (its
@@ -13,7 +15,7 @@ import (
 // free port against the database, with the same app id and master key as
 // the quarry instances, so the same load drives it.
 func startParse(parseDir, dir string, i int, db *database) (*instance, error) {
-	port, err := freePort()
+	port, err := cluster.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +28,7 @@ func startParse(parseDir, dir string, i int, db *database) (*instance, error) {
 		return nil, fmt.Errorf("-parse %s: no Parse Server installed there (npm ci in that directory): %w", parseDir, err)
 	}
 	cfg, err := json.Marshal(map[string]any{
-		"appId": appID, "masterKey": masterKey, "databaseURI": db.uri,
+		"appId": appID, "masterKey": masterKey, "databaseURI": db.URI,
 		"host": "127.0.0.1", "port": port, "mountPath": "/parse",
 		"serverURL": fmt.Sprintf("http://127.0.0.1:%d/parse", port),
 		"logLevel":  "error", "logsFolder": filepath.Join(dir, fmt.Sprintf("parse-logs-%d", i)),
@@ -48,5 +50,5 @@ func startParse(parseDir, dir string, i int, db *database) (*instance, error) {
 		logf.Close()
 		return nil, err
 	}
-	return &instance{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d/parse", port), log: logf}, nil
+	return &instance{Cmd: cmd, URL: fmt.Sprintf("http://127.0.0.1:%d/parse", port), Log: logf}, nil
 }

@@ -16,25 +16,25 @@ import (
 var workloads = map[string]func(c *client, in *instance, ids []string, r *rand.Rand) error{
 	// get: a seeded item by id.
 	"get": func(c *client, in *instance, ids []string, r *rand.Rand) error {
-		return c.do("GET", in.url+"/classes/Item/"+ids[r.IntN(len(ids))], nil, 200, nil)
+		return c.do("GET", in.URL+"/classes/Item/"+ids[r.IntN(len(ids))], nil, 200, nil)
 	},
 	// query-equal: ten items of one value of the indexed category.
 	"query-equal": func(c *client, in *instance, ids []string, r *rand.Rand) error {
 		where := fmt.Sprintf(`{"category":"c%d"}`, r.IntN(categories))
-		return c.do("GET", in.url+"/classes/Item?limit=10&where="+url.QueryEscape(where), nil, 200, nil)
+		return c.do("GET", in.URL+"/classes/Item?limit=10&where="+url.QueryEscape(where), nil, 200, nil)
 	},
 	// create: a new item.
 	"create": func(c *client, in *instance, ids []string, r *rand.Rand) error {
-		return c.do("POST", in.url+"/classes/Item", map[string]any{"category": fmt.Sprintf("c%d", r.IntN(categories)), "n": r.IntN(1000)}, 201, nil)
+		return c.do("POST", in.URL+"/classes/Item", map[string]any{"category": fmt.Sprintf("c%d", r.IntN(categories)), "n": r.IntN(1000)}, 201, nil)
 	},
 	// update-inc: an Increment of a random seeded item.
 	"update-inc": func(c *client, in *instance, ids []string, r *rand.Rand) error {
-		return c.do("PUT", in.url+"/classes/Item/"+ids[r.IntN(len(ids))], map[string]any{"n": map[string]any{"__op": "Increment", "amount": 1}}, 200, nil)
+		return c.do("PUT", in.URL+"/classes/Item/"+ids[r.IntN(len(ids))], map[string]any{"n": map[string]any{"__op": "Increment", "amount": 1}}, 200, nil)
 	},
 	// same-object: every client, through every instance, Increments one
 	// item: the contended write.
 	"same-object": func(c *client, in *instance, ids []string, r *rand.Rand) error {
-		return c.do("PUT", in.url+"/classes/Item/"+ids[0], map[string]any{"n": map[string]any{"__op": "Increment", "amount": 1}}, 200, nil)
+		return c.do("PUT", in.URL+"/classes/Item/"+ids[0], map[string]any{"n": map[string]any{"__op": "Increment", "amount": 1}}, 200, nil)
 	},
 }
 
@@ -113,7 +113,7 @@ func paced(c *client, instances []*instance, rate int, d time.Duration) *result 
 			defer wg.Done()
 			for k := range due {
 				in := instances[k%len(instances)]
-				if err := c.do("POST", in.url+"/classes/Item", map[string]any{"category": "paced", "n": k}, 201, nil); err != nil {
+				if err := c.do("POST", in.URL+"/classes/Item", map[string]any{"category": "paced", "n": k}, 201, nil); err != nil {
 					if ctx.Err() == nil {
 						errs.Add(1)
 					}
