@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -35,11 +34,11 @@ type server struct {
 }
 
 func startServer(o *options) (*server, time.Duration, error) {
-	port, err := freePort()
+	port, err := cluster.FreePort()
 	if err != nil {
 		return nil, 0, err
 	}
-	pport, err := freePort()
+	pport, err := cluster.FreePort()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -349,12 +348,3 @@ func runWorkload(client *http.Client, s *server, w workload, o *options) result 
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
