@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/quarrydata/quarry/config"
+	"github.com/quarrydata/quarry/live"
 	"github.com/quarrydata/quarry/server/servertest"
 )
 
@@ -305,5 +306,27 @@ func TestLiveJoinAppliesTheInnerClassRules(t *testing.T) {
 	call(t, s, "PUT", "/classes/Room/"+room, map[string]any{"open": true}, master)
 	if obj, _ := c.event("enter", 3); obj["room"] == nil {
 		t.Fatalf("enter %v", obj)
+	}
+}
+
+// TestLiveJoinLateCreateIsNotNews: a create committed before a live-join
+// subscription but dispatched after it (its object already in the
+// subscribe-time answer) sends nothing; the next event is the sentinel's.
+func TestLiveJoinLateCreateIsNotNews(t *testing.T) {
+	s := startLive(t, "Message", "Room")
+	master := servertest.Master()
+	closed := call(t, s, "POST", "/classes/Room", map[string]any{"open": false}, master)["objectId"].(string)
+	m := call(t, s, "POST", "/classes/Message", map[string]any{"room": ptr("Room", closed), "n": 1}, master)["objectId"].(string)
+	stored := call(t, s, "GET", "/classes/Message/"+m, nil, master)
+	stored["className"] = "Message"
+
+	c := dial(t, wsURL(s))
+	c.connect(nil)
+	c.subscribe(1, "Message", inOpenRooms("$notInQuery"), nil)
+	s.Live.Publish(live.Change{Class: "Message", Object: stored})
+	call(t, s, "PUT", "/classes/Message/"+m, map[string]any{"n": 2}, master)
+	obj, _ := c.event("update", 1)
+	if obj["n"] != 2.0 {
+		t.Fatalf("first event's object %v, want the sentinel update (n 2): the late create was sent", obj)
 	}
 }
