@@ -403,28 +403,15 @@ func (d *draft) setNested(cur any, path []string, at, root, rest string, leaf ne
 			m = map[string]any{}
 		}
 		old, exists := m[key]
-		if len(path) == 1 {
-			next, del, err := leaf(old, exists)
-			if err != nil {
-				return nil, err
-			}
-			if del {
-				delete(m, key)
-			} else {
-				m[key] = next
-			}
-			return m, nil
-		}
-		switch old.(type) {
-		case nil, map[string]any, []any:
-		default:
-			return nil, d.notObject(at+"."+key, root, rest, path[1], old)
-		}
-		child, err := d.setNested(old, path[1:], at+"."+key, root, rest, leaf)
+		next, del, err := d.nestedStep(old, exists, path, at, root, rest, leaf)
 		if err != nil {
 			return nil, err
 		}
-		m[key] = child
+		if del {
+			delete(m, key)
+		} else {
+			m[key] = next
+		}
 		return m, nil
 	case []any:
 		i, isIndex := schema.ArrayIndex(key)
@@ -437,30 +424,34 @@ func (d *draft) setNested(cur any, path []string, at, root, rest string, leaf ne
 		}
 		s := make([]any, max(len(c), i+1))
 		copy(s, c)
-		if len(path) == 1 {
-			next, del, err := leaf(s[i], i < len(c))
-			if err != nil {
-				return nil, err
-			}
-			if del {
-				next = nil
-			}
-			s[i] = next
-			return s, nil
-		}
-		switch s[i].(type) {
-		case nil, map[string]any, []any:
-		default:
-			return nil, d.notObject(at+"."+key, root, rest, path[1], s[i])
-		}
-		child, err := d.setNested(s[i], path[1:], at+"."+key, root, rest, leaf)
+		next, del, err := d.nestedStep(s[i], i < len(c), path, at, root, rest, leaf)
 		if err != nil {
 			return nil, err
 		}
-		s[i] = child
+		if del {
+			next = nil // a position deleted stays, as null
+		}
+		s[i] = next
 		return s, nil
 	}
 	return nil, d.notObject(at, root, rest, key, cur)
+}
+
+// nestedStep is the new value at path[0] of the container at, whose old
+// value there is old: leaf's answer at the path's end, else the copy
+// setNested makes of old with the rest of the path applied.
+func (d *draft) nestedStep(old any, exists bool, path []string, at, root, rest string, leaf nestedLeaf) (any, bool, error) {
+	if len(path) == 1 {
+		return leaf(old, exists)
+	}
+	at += "." + path[0]
+	switch old.(type) {
+	case nil, map[string]any, []any:
+	default:
+		return nil, false, d.notObject(at, root, rest, path[1], old)
+	}
+	child, err := d.setNested(old, path[1:], at, root, rest, leaf)
+	return child, false, err
 }
 
 // notObject is the 111 for a dotted key through cur, a value that holds
