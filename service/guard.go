@@ -118,7 +118,7 @@ func (s *Service) queryVisible(g *readGuard, class string) func(schema.Object) b
 // aclFilters reports whether a non-master read of class must test each
 // object's ACL and the class's own rules right now (see queryVisible).
 func (s *Service) aclFilters(class string) bool {
-	if class == classSession {
+	if !flagDecidesVisibility(class) {
 		return true
 	}
 	c := s.data.Collection(class, false)
