@@ -282,17 +282,18 @@ func (a *buntAdapter) Commit(records []Record) error {
 		return ErrClosed
 	}
 	size, err := checkRecords(records)
-	a.mu.RUnlock()
 	if err != nil || len(records) == 0 {
+		a.mu.RUnlock()
 		return err
 	}
 	var entry []byte
 	if a.logOn.Load() {
 		if entry, err = encodeLogEntry(time.Now(), records); err != nil {
+			a.mu.RUnlock()
 			return err
 		}
 	}
-	return a.commit(records, size+len(entry), entry)
+	return a.queueLocked(records, size+len(entry), entry)
 }
 
 // commit queues records (checked already) for the committer and waits
@@ -303,6 +304,12 @@ func (a *buntAdapter) commit(records []Record, size int, logValue []byte) error 
 		a.mu.RUnlock()
 		return ErrClosed
 	}
+	return a.queueLocked(records, size, logValue)
+}
+
+// queueLocked hands records to the committer, releases the read lock the
+// caller took (one per commit, on every commit's path), and waits.
+func (a *buntAdapter) queueLocked(records []Record, size int, logValue []byte) error {
 	r := reqPool.Get().(*commitReq)
 	r.records, r.size, r.logValue = records, size, logValue
 	a.queue <- r

@@ -188,8 +188,8 @@ func (a *buntAdapter) pruneLog(now time.Time) {
 			if !ok || id >= newest {
 				return false
 			}
-			c, err := decodeLogEntry(id, []byte(v))
-			if err != nil || c.At.UnixNano() >= cutoff {
+			at, err := logEntryAt([]byte(v))
+			if err != nil || at.UnixNano() >= cutoff {
 				return false
 			}
 			keys, upTo = append(keys, k), id

@@ -102,6 +102,19 @@ func encodeLogEntry(at time.Time, records []Record) ([]byte, error) {
 	return json.Marshal(e)
 }
 
+// logEntryAt reads only an entry's time: pruning tests up to
+// logPruneBatch entries at once, inside the committer's write, and needs
+// none of their records (decoding them would copy every value).
+func logEntryAt(b []byte) (time.Time, error) {
+	var e struct {
+		At int64 `json:"at"`
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		return time.Time{}, err
+	}
+	return time.Unix(0, e.At), nil
+}
+
 func decodeLogEntry(id int64, b []byte) (LoggedChange, error) {
 	var e loggedEntry
 	if err := json.Unmarshal(b, &e); err != nil {
