@@ -37,8 +37,8 @@ func (c *subscriptionsConsumer) consumer() service.ChangeConsumer {
 }
 
 // openSubscriptions starts the stored server-side subscriptions when
-// maxServerSubscriptions allows any; nil otherwise (the routes then
-// answer 119).
+// maxServerSubscriptions allows any; otherwise the Manager it returns is
+// empty (and the routes, left unmounted, answer 119).
 func openSubscriptions(opts *config.Options, svc *service.Service, adapter store.Adapter, policy outbound.Policy, log *slog.Logger, into *subscriptionsConsumer) (*subscribe.Manager, error) {
 	changes, _ := adapter.(store.ChangeLog)
 	leaser, _ := adapter.(store.Leaser)
