@@ -19,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 
 	"github.com/quarrydata/quarry/accounts"
+	"github.com/quarrydata/quarry/fileapi"
 	"github.com/quarrydata/quarry/hangup"
 	"github.com/quarrydata/quarry/ratelimit"
 	"github.com/quarrydata/quarry/schema"
@@ -79,10 +80,11 @@ type Options struct {
 
 // Handler serves GraphQL requests over a service.
 type Handler struct {
-	svc  *service.Service
-	acc  *accounts.Accounts
-	opts Options
-	log  *slog.Logger
+	svc   *service.Service
+	acc   *accounts.Accounts
+	files *fileapi.Files
+	opts  Options
+	log   *slog.Logger
 
 	mu      sync.Mutex
 	current *model
@@ -113,7 +115,7 @@ func New(svc *service.Service, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Handler{svc: svc, acc: accounts.New(svc), opts: opts, log: opts.Logger}
+	return &Handler{svc: svc, acc: accounts.New(svc), files: fileapi.New(svc), opts: opts, log: opts.Logger}
 }
 
 // Model returns the generated schema for the current class schemas,

@@ -125,7 +125,7 @@ func (e *executor) save(v any) (fileapi.SavedFile, error) {
 	if !ok {
 		return fileapi.SavedFile{}, schema.Errorf(schema.CodeFileSaveError, "upload must be a file part of a multipart request.")
 	}
-	fa := fileapi.New(e.h.svc)
+	fa := e.h.files
 	if !fa.FilesEnabled() {
 		return fileapi.SavedFile{}, schema.Errorf(schema.CodeFileSaveError, "No files adapter is configured.")
 	}

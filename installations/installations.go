@@ -253,7 +253,7 @@ func (x *Installations) saveIdentified(auth service.Auth, id, iid, iidBody, toke
 	return InstallationResult{ObjectID: save.target, Reply: last.Update.Reply()}, nil
 }
 
-// lockInstallIdentity takes the installation locks of an installationId and
+// lockIdentity takes the installation locks of an installationId and
 // a deviceToken, in a fixed order.
 func (x *Installations) lockIdentity(iid, token string) (unlock func()) {
 	var idx []int

@@ -130,12 +130,7 @@ func (s *Server) pageError(ctx *fasthttp.RequestCtx, page string, err error, v u
 	if v == nil {
 		v = url.Values{}
 	}
-	if pe, ok := schema.AsError(err); ok {
-		v.Set("error", pe.Message)
-	} else {
-		s.log.Error("email page", "page", page, "err", err)
-		v.Set("error", "Something went wrong. Please try again later.")
-	}
+	v.Set("error", s.pageErrorText(err))
 	s.redirectPage(ctx, page, v)
 }
 
