@@ -331,6 +331,7 @@ func OpenWithCloud(opts *config.Options, log *slog.Logger, reg *cloud.Registry) 
 		IdempotencyPaths: opts.Idempotency.Paths,
 		IdempotencyTTL:   time.Duration(opts.Idempotency.TTL) * time.Second,
 		Requests:         requests,
+		Accounts:         acc,
 		Webhooks:         reg.Webhooks(), // made by startCloud's Attach
 		SlowQuery:        time.Duration(opts.SlowQueryMs) * time.Millisecond,
 		CloudCode:        cloudCode,

@@ -93,6 +93,10 @@ type Options struct {
 	IdempotencyTTL   time.Duration
 	// Requests claims the request ids; nil: one of the service's own.
 	Requests *idempotency.Requests
+	// Accounts is the accounts component the server registered into the
+	// core (its session-extension state is the process's); nil: one of
+	// the transport's own.
+	Accounts *accounts.Accounts
 	// Webhooks keeps the /hooks definitions; nil: one without cloud code
 	// (definitions refused with 119).
 	Webhooks *webhooks.Registry
@@ -211,10 +215,13 @@ func New(svc *service.Service, opts Options) (*Server, error) {
 	if opts.Requests == nil {
 		opts.Requests = idempotency.New(svc)
 	}
+	if opts.Accounts == nil {
+		opts.Accounts = accounts.New(svc)
+	}
 	if opts.Webhooks == nil {
 		opts.Webhooks = webhooks.New(svc, nil)
 	}
-	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc, opts.Requests), accounts: accounts.New(svc), requests: opts.Requests, webhooks: opts.Webhooks, files: fileapi.New(svc), installs: installations.New(svc), log: opts.Logger,
+	s := &Server{opts: opts, svc: svc, jobs: jobs.New(svc, opts.Requests), accounts: opts.Accounts, requests: opts.Requests, webhooks: opts.Webhooks, files: fileapi.New(svc), installs: installations.New(svc), log: opts.Logger,
 		reqLog:       requestLog{sample: opts.RequestLogSample, slow: opts.SlowQuery},
 		allowHeaders: []byte(corsAllowHeaders(opts.AllowHeaders))}
 	s.diskFull = logring.NewThrottled(s.log, slog.LevelError, "write refused: the data file's disk is full", refusedWriteLogEvery)
