@@ -494,7 +494,7 @@ func (c *committer) table(class string, create bool) (*tableState, error) {
 		if err != nil && err != pgx.ErrNoRows {
 			return nil, err
 		}
-		if t, err = newTableState(class, err == nil, raw); err != nil {
+		if t, err = c.a.tableState(class, err == nil, raw); err != nil {
 			return nil, err
 		}
 		c.tables[class] = t
